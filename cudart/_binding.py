@@ -1,0 +1,90 @@
+"""Lazy binding of a generated module's functions to the loaded libcudart.
+
+A generated module hands its function table to bind_lazily() and installs the
+returned __getattr__ (PEP 562). The first lookup of a name resolves the symbol, sets
+argtypes/restype and stores the ctypes function in the module, so every later call is
+a bare ctypes call with no Python wrapper in between.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from ._loader import load_runtime
+from .errors import FunctionNotFoundError
+
+FLAG_DEPRECATED = 1
+
+
+class CudaDeprecationWarning(DeprecationWarning):
+    """A function the CUDA headers mark deprecated was called."""
+
+
+def bind_lazily(namespace: dict, functions: dict):
+    module = namespace["__name__"]
+    bindings_version = namespace["CUDA_VERSION"]
+
+    def __getattr__(name: str):
+        entry = functions.get(name)
+        if entry is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        bound = _bind(name, entry, module, bindings_version)
+        namespace[name] = bound
+        return bound
+
+    def __dir__():
+        return sorted(set(namespace) | set(functions))
+
+    return __getattr__, __dir__
+
+
+def _bind(name: str, entry: tuple, module: str, bindings_version: int):
+    symbol, restype, argtypes, flags = entry
+    runtime = load_runtime()
+    try:
+        # Indexing (not getattr) gives a fresh function object: CDLL caches attribute
+        # lookups, and two generated modules must not share one set of argtypes.
+        fn = runtime.cdll[symbol]
+    except AttributeError:
+        return _missing(name, symbol, module, bindings_version, runtime)
+    fn.restype = restype
+    fn.argtypes = argtypes
+    fn.__name__ = name
+    if flags & FLAG_DEPRECATED:
+        return _warn_once(name, fn)
+    return fn
+
+
+def _missing(name, symbol, module, bindings_version, runtime):
+    from ._loader import format_version
+
+    via = "" if symbol == name else f" (symbol {symbol})"
+    message = (
+        f"{name}{via} is declared by the CUDA {format_version(bindings_version)} headers "
+        f"({module}) but the loaded libcudart {runtime.version_text} ({runtime.path}) "
+        "does not export it; it needs a newer CUDA runtime"
+    )
+
+    def unavailable(*args, **kwargs):
+        raise FunctionNotFoundError(message)
+
+    unavailable.__name__ = name
+    unavailable.__doc__ = message
+    return unavailable
+
+
+def _warn_once(name: str, fn):
+    warned = False
+
+    def deprecated(*args):
+        nonlocal warned
+        if not warned:
+            warned = True
+            warnings.warn(
+                f"{name} is deprecated in the CUDA runtime", CudaDeprecationWarning, stacklevel=2
+            )
+        return fn(*args)
+
+    deprecated.__name__ = name
+    deprecated.__wrapped__ = fn
+    return deprecated

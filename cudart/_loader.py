@@ -1,0 +1,128 @@
+"""Find and load libcudart, once per process.
+
+Search order: $CUDART_LIBRARY, the NVIDIA runtime wheels in this environment,
+$CUDA_HOME / $CUDA_PATH, then the system loader. The first library that loads wins;
+a $CUDART_LIBRARY that does not load is an error, not a reason to look elsewhere.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import LibraryNotFoundError
+
+LIBRARY_ENV = "CUDART_LIBRARY"
+
+# (folder inside the `nvidia` namespace package, file) per CUDA major, newest first.
+# A new major is one more line here and one more family in the manifest.
+WHEEL_LIBRARIES = (
+    ("cu13/lib", "libcudart.so.13"),
+    ("cuda_runtime/lib", "libcudart.so.12"),
+)
+SONAMES = ("libcudart.so.13", "libcudart.so.12", "libcudart.so")
+TOOLKIT_ENVS = ("CUDA_HOME", "CUDA_PATH")
+TOOLKIT_LIB_DIRS = ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib")
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The loaded libcudart and what it says of itself."""
+
+    path: str  # as handed to dlopen
+    found_by: str  # which step of the search found it
+    cdll: ctypes.CDLL
+    version: int  # cudaRuntimeGetVersion, e.g. 12050
+
+    @property
+    def version_text(self) -> str:
+        return format_version(self.version)
+
+
+def format_version(version: int) -> str:
+    return f"{version // 1000}.{version % 1000 // 10}"
+
+
+def candidates() -> list[tuple[str, str]]:
+    """(path or soname, how it was found), in search order."""
+    found: list[tuple[str, str]] = []
+    explicit = os.environ.get(LIBRARY_ENV)
+    if explicit:
+        return [(explicit, f"${LIBRARY_ENV}")]
+    for root in _nvidia_roots():
+        for folder, name in WHEEL_LIBRARIES:
+            path = root / folder / name
+            if path.is_file():
+                found.append((str(path), "the nvidia runtime wheel"))
+    for env in TOOLKIT_ENVS:
+        home = os.environ.get(env)
+        if not home:
+            continue
+        for sub in TOOLKIT_LIB_DIRS:
+            for name in SONAMES:
+                path = Path(home) / sub / name
+                if path.is_file():
+                    found.append((str(path), f"${env}"))
+    found.extend((name, "the system loader") for name in SONAMES)
+    return found
+
+
+def _nvidia_roots() -> list[Path]:
+    # find_spec on the namespace package reads no module code and loads nothing.
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [Path(p) for p in spec.submodule_search_locations]
+
+
+_lock = threading.Lock()
+_runtime: Runtime | None = None
+
+
+def load_runtime() -> Runtime:
+    """The process's libcudart, loaded on first call."""
+    global _runtime
+    if _runtime is not None:
+        return _runtime
+    with _lock:
+        if _runtime is None:
+            _runtime = _load_first()
+    return _runtime
+
+
+def _load_first() -> Runtime:
+    tried = []
+    for path, how in candidates():
+        try:
+            cdll = ctypes.CDLL(path)
+        except OSError as exc:
+            tried.append(f"{path} ({how}): {exc}")
+            if how == f"${LIBRARY_ENV}":
+                break
+            continue
+        return Runtime(path, how, cdll, _runtime_version(cdll, path))
+    raise LibraryNotFoundError(
+        "libcudart not found. Install it with `pip install nvidia-cuda-runtime-cu12`, "
+        f"or set ${LIBRARY_ENV} to its path. Tried: " + "; ".join(tried)
+    )
+
+
+def _runtime_version(cdll: ctypes.CDLL, path: str) -> int:
+    try:
+        fn = cdll["cudaRuntimeGetVersion"]
+    except AttributeError:
+        raise LibraryNotFoundError(f"{path} is not libcudart: no cudaRuntimeGetVersion") from None
+    fn.argtypes = (ctypes.c_void_p,)
+    fn.restype = ctypes.c_int
+    version = ctypes.c_int()
+    status = fn(ctypes.byref(version))
+    if status != 0:
+        raise LibraryNotFoundError(f"cudaRuntimeGetVersion failed in {path} (error {status})")
+    return version.value

@@ -1,0 +1,107 @@
+"""cudart-bindgen: generate, check and add CUDA versions' bindings.
+
+Every failure the user can cause or meet (unknown version, network, checksum, parse
+diagnostics) ends in one line on stderr and exit status 2; `check` finding stale
+files exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from .fetch import FetchError, resolve_newest
+from .generate import GENERATED, compare_tree, render_all, render_version, write_tree
+from .manifest import DEFAULT_MANIFEST_PATH, Manifest, ManifestError
+from .parse import ParseError
+from .ctypes_map import RenderError
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def cmd_generate(args) -> int:
+    manifest = Manifest.load(args.manifest)
+    started = time.perf_counter()
+    if args.all or not args.version:
+        keys = manifest.keys()
+        write_tree(render_all(manifest, keys, _progress), args.output, replace_all=True)
+    else:
+        keys = [args.version]
+        name, text = render_version(manifest, args.version, _progress)
+        write_tree({name: text}, args.output)
+    _progress(f"generated {len(keys)} version(s) into {args.output} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def cmd_check(args) -> int:
+    manifest = Manifest.load(args.manifest)
+    files = render_all(manifest, manifest.keys(), _progress)
+    problems = compare_tree(files, args.output)
+    if problems:
+        print(f"{args.output} does not match the generator ({len(problems)} file(s)):")
+        for line in problems:
+            print(f"  {line}")
+        print("run `cudart-bindgen generate --all` and commit the result")
+        return 1
+    print(f"{args.output} matches the generator for CUDA {', '.join(manifest.keys())}")
+    return 0
+
+
+def cmd_add(args) -> int:
+    manifest = Manifest.load(args.manifest)
+    pin = resolve_newest(manifest, args.version, _progress)
+    candidate = manifest.with_version(pin)
+    # Generate before touching the manifest: a version whose headers do not parse
+    # must leave both the manifest and generated/ as they were.
+    name, text = render_version(candidate, pin.key, _progress)
+    write_tree({name: text}, args.output)
+    candidate.save(args.manifest)
+    _progress(
+        f"pinned {pin.runtime.package}=={pin.runtime.version} and "
+        f"{pin.crt.package}=={pin.crt.version}; wrote {args.output / name}"
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cudart-bindgen", description=__doc__.splitlines()[0])
+    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST_PATH)
+    parser.add_argument("--output", type=Path, default=GENERATED, help="the generated/ folder")
+    sub = parser.add_subparsers(dest="command", required=True)
+    gen = sub.add_parser("generate", help="(re)generate one version, or all of the manifest")
+    gen.add_argument("version", nargs="?", help="a CUDA version of the manifest, e.g. 12.5")
+    gen.add_argument("--all", action="store_true", help="every version of the manifest")
+    gen.set_defaults(func=cmd_generate)
+    check = sub.add_parser("check", help="regenerate in memory and compare with generated/")
+    check.set_defaults(func=cmd_check)
+    add = sub.add_parser("add", help="pin the newest patch release of a CUDA minor and generate it")
+    add.add_argument("version", help="a CUDA major.minor, e.g. 12.6")
+    add.set_defaults(func=cmd_add)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "all", False) and args.version:
+        print("cudart-bindgen: error: give a version or --all, not both", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except ParseError as exc:
+        # Diagnostics span lines; the first line says what failed.
+        print(f"cudart-bindgen: error: {exc}", file=sys.stderr)
+        return 2
+    except (ManifestError, FetchError, RenderError, ValueError) as exc:
+        print(f"cudart-bindgen: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("cudart-bindgen: interrupted; generated/ is unchanged", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

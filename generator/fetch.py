@@ -1,0 +1,364 @@
+"""Download the pinned CUDA header wheels from PyPI and unpack what the generator needs.
+
+Layout of the cache (see cache_root()):
+
+    wheels/<wheel filename>                      verified wheels, kept so a later
+                                                 fetch need not download again
+    <package>-<version>-<sha256[:12]>/           the extracted subset of one wheel,
+        .complete                                written before the directory is
+                                                 renamed into place
+
+All downloads go through pip (run as ``sys.executable -m pip``) so that the
+user's index, proxy and certificate settings apply unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Callable
+
+from .manifest import Manifest, VersionPin, WheelPin, parse_version_key
+
+__all__ = [
+    "ChecksumMismatchError",
+    "FetchError",
+    "HeaderSet",
+    "NetworkError",
+    "cache_root",
+    "fetch_version",
+    "resolve_newest",
+]
+
+Progress = Callable[[str], None]
+
+# The headers are platform independent, but the wheels are only published for
+# specific platforms; x86_64 is pinned so every host hashes the same file.
+PIP_PLATFORMS = (
+    "manylinux2014_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_28_x86_64",
+)
+PIP_PYTHON_VERSION = "3.11"
+
+COMPLETE_MARKER = ".complete"
+
+
+class FetchError(Exception):
+    """Getting or unpacking a header wheel failed; the message is one line."""
+
+
+class ChecksumMismatchError(FetchError):
+    pass
+
+
+class NetworkError(FetchError):
+    pass
+
+
+def print_to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def cache_root() -> Path:
+    explicit = os.environ.get("CUDART_BINDGEN_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "cudart-bindgen"
+    return Path.home() / ".cache" / "cudart-bindgen"
+
+
+@dataclass(frozen=True)
+class HeaderSet:
+    key: str
+    include_dirs: tuple[Path, ...]
+    runtime_header: Path
+    library: Path
+
+
+# --------------------------------------------------------------------------- pip
+
+
+class _NoMatchingRelease(Exception):
+    """pip reached the index, but no release satisfies the requirement."""
+
+
+_NOISE_PREFIXES = (
+    "WARNING: Location ",  # file:// extra indexes without the package
+    "[notice]",
+    "WARNING: You are using pip version",
+)
+_FETCH_FAIL_RE = re.compile(r"Could not fetch URL (\S+?): (.*?)(?: - skipping)?$")
+_CONN_REASON_RES = (
+    re.compile(r"Failed to establish a new connection: ([^'\")]+)"),
+    re.compile(r"(Read timed out[^'\")]*)"),
+    re.compile(r"(Connection to \S+ timed out[^'\")]*)"),
+    re.compile(r"(Temporary failure in name resolution|Name or service not known)"),
+    re.compile(r"(certificate verify failed[^'\")]*)"),
+)
+_VERSIONS_RE = re.compile(r"\(from versions: ([^)]*)\)")
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _meaningful_lines(stderr: str) -> list[str]:
+    lines = []
+    for raw in stderr.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(_NOISE_PREFIXES):
+            continue
+        lines.append(line)
+    return lines
+
+
+def _fetch_failure(log_text: str) -> str | None:
+    """The last 'could not reach the index' reason in pip's debug log, condensed."""
+    found = None
+    for raw in log_text.splitlines():
+        m = _FETCH_FAIL_RE.search(raw)
+        if m is None:
+            continue
+        url, reason = m.group(1), m.group(2)
+        for rx in _CONN_REASON_RES:
+            r = rx.search(reason)
+            if r:
+                reason = r.group(1).strip()
+                break
+        found = f"could not fetch {url} ({reason})"
+    return found
+
+
+def _pip_download(requirement: str, dest: Path, progress: Progress) -> Path:
+    """Run pip download for one requirement into an empty dest; return the wheel.
+
+    Raises _NoMatchingRelease when the index answered but had nothing that fits,
+    NetworkError for every other pip failure.
+    """
+    progress(f"downloading {requirement}")
+    # pip reports unreachable indexes only at debug level; its --log file is
+    # always at debug level, so it tells a network failure from "no such
+    # release" without making the console output verbose.
+    log_path = dest.parent / f".{dest.name}.pip.log"
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    for plat in PIP_PLATFORMS:
+        cmd += ["--platform", plat]
+    cmd += ["--python-version", PIP_PYTHON_VERSION, "--log", str(log_path), "-d", str(dest), requirement]
+
+    show = sys.stderr.isatty()
+    try:
+        # pip writes its progress bar to stdout; on a terminal we route it to
+        # our stderr so the caller's stdout stays clean.
+        proc = subprocess.run(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=sys.stderr if show else subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+        )
+        if show and proc.stderr:
+            sys.stderr.write(proc.stderr)
+        log_text = log_path.read_text(errors="replace") if log_path.exists() else ""
+    finally:
+        log_path.unlink(missing_ok=True)
+
+    if proc.returncode != 0:
+        stderr = proc.stderr or ""
+        fetch_fail = _fetch_failure(log_text)
+        no_match = "No matching distribution found" in stderr or "Could not find a version" in stderr
+        m = _VERSIONS_RE.search(stderr)
+        index_answered = m is not None and m.group(1).strip() not in ("", "none")
+        if no_match and (index_answered or fetch_fail is None):
+            raise _NoMatchingRelease(requirement)
+        lines = _meaningful_lines(stderr)
+        reason = fetch_fail or (lines[-1] if lines else f"pip exited with status {proc.returncode}")
+        raise NetworkError(_one_line(f"pip could not download {requirement}: {reason}"))
+
+    wheels = sorted(dest.glob("*.whl"))
+    if len(wheels) != 1:
+        names = ", ".join(p.name for p in wheels) or "nothing"
+        raise FetchError(f"pip download of {requirement} produced {names}, expected one wheel")
+    return wheels[0]
+
+
+# ------------------------------------------------------------------ wheel cache
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _check_sha(path: Path, pin: WheelPin) -> None:
+    actual = _sha256(path)
+    if actual != pin.sha256:
+        raise ChecksumMismatchError(f"sha256 mismatch for {pin.wheel}: expected {pin.sha256}, got {actual}")
+
+
+def _ensure_wheel(pin: WheelPin, root: Path, progress: Progress) -> Path:
+    wheels_dir = root / "wheels"
+    cached = wheels_dir / pin.wheel
+    if cached.is_file():
+        try:
+            _check_sha(cached, pin)
+        except ChecksumMismatchError:
+            # A damaged cache entry (say, an interrupted copy) must not wedge
+            # later runs; the fresh download below is verified again.
+            progress(f"cached {pin.wheel} is damaged, downloading again")
+            cached.unlink()
+        else:
+            progress(f"verified sha256 of cached {pin.wheel}")
+            return cached
+
+    wheels_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root, prefix=".download-") as tmp:
+        requirement = f"{pin.package}=={pin.version}"
+        try:
+            downloaded = _pip_download(requirement, Path(tmp) / "d", progress)
+        except _NoMatchingRelease:
+            raise FetchError(f"no release of {pin.package} matches =={pin.version}") from None
+        if downloaded.name != pin.wheel:
+            raise FetchError(
+                f"pip chose {downloaded.name} for {requirement}, but the manifest pins {pin.wheel}"
+            )
+        _check_sha(downloaded, pin)
+        progress(f"verified sha256 of {pin.wheel}")
+        os.replace(downloaded, cached)
+    return cached
+
+
+# ------------------------------------------------------------------- extraction
+
+
+def _extract(
+    pin: WheelPin, wanted: Callable[[str], bool], required: tuple[str, ...], root: Path, progress: Progress
+) -> Path:
+    """Unpack the wanted members of a pinned wheel into its cache directory.
+
+    The tree is built under a temporary name and renamed into place only when
+    complete, so a crash or a concurrent run never sees half of it.
+    """
+    target = root / f"{pin.package}-{pin.version}-{pin.sha256[:12]}"
+    if (target / COMPLETE_MARKER).is_file():
+        progress(f"using cached {target.name}")
+        return target
+
+    root.mkdir(parents=True, exist_ok=True)
+    wheel = _ensure_wheel(pin, root, progress)
+    progress(f"extracting {pin.wheel}")
+    staging = Path(tempfile.mkdtemp(dir=root, prefix=f".extract-{target.name}-"))
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            names = set()
+            for info in zf.infolist():
+                name = info.filename
+                if info.is_dir() or not wanted(name):
+                    continue
+                parts = PurePosixPath(name).parts
+                if name.startswith("/") or ".." in parts:
+                    raise FetchError(f"{pin.wheel} holds an unsafe path: {name}")
+                zf.extract(info, staging)
+                names.add(name)
+        missing = [r for r in required if r not in names and not any(n.startswith(r + "/") for n in names)]
+        if missing:
+            raise FetchError(f"{pin.wheel} lacks {', '.join(missing)}; check the manifest's family paths")
+        (staging / COMPLETE_MARKER).write_text(f"{pin.wheel}\n{pin.sha256}\n")
+        if target.exists():
+            # Only a directory without the marker can be here: not ours to trust.
+            shutil.rmtree(target)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if not (target / COMPLETE_MARKER).is_file():
+                raise
+            # Another process finished the same extraction first; theirs is as good.
+            shutil.rmtree(staging, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def _under(prefix: str) -> Callable[[str], bool]:
+    prefix = prefix.rstrip("/") + "/"
+    return lambda name: name.startswith(prefix)
+
+
+def fetch_version(manifest: Manifest, key: str, progress: Progress = print_to_stderr) -> HeaderSet:
+    """Make the headers and libcudart of a pinned CUDA version available locally."""
+    pin = manifest.get(key)
+    family = manifest.families[pin.family]
+    root = cache_root()
+
+    runtime_inc = family.runtime_include.rstrip("/")
+    in_runtime_inc = _under(runtime_inc)
+    runtime_dir = _extract(
+        pin.runtime,
+        lambda n: in_runtime_inc(n) or n == family.library,
+        (f"{runtime_inc}/cuda_runtime_api.h", family.library),
+        root,
+        progress,
+    )
+    crt_sub = family.crt_include.rstrip("/") + "/crt"
+    crt_dir = _extract(pin.crt, _under(crt_sub), (f"{crt_sub}/host_defines.h",), root, progress)
+
+    include_dirs = (runtime_dir / runtime_inc, crt_dir / family.crt_include.rstrip("/"))
+    return HeaderSet(
+        key=key,
+        include_dirs=include_dirs,
+        runtime_header=include_dirs[0] / "cuda_runtime_api.h",
+        library=runtime_dir / family.library,
+    )
+
+
+# -------------------------------------------------------------------- resolving
+
+
+def _resolve_one(package: str, key: str, root: Path, progress: Progress) -> WheelPin:
+    spec = f"{key}.*"
+    wheels_dir = root / "wheels"
+    wheels_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root, prefix=".download-") as tmp:
+        try:
+            wheel = _pip_download(f"{package}=={spec}", Path(tmp) / "d", progress)
+        except _NoMatchingRelease:
+            raise FetchError(f"no release of {package} matches {spec}") from None
+        # Wheel names are {distribution}-{version}-{tags}.whl; the version
+        # never contains '-' (PEP 427 escapes it).
+        parts = wheel.name.split("-")
+        if len(parts) < 5:
+            raise FetchError(f"cannot read a version from wheel name {wheel.name}")
+        version = parts[1]
+        sha = _sha256(wheel)
+        progress(f"resolved {package}=={version} (sha256 {sha[:12]}...)")
+        # Keep it: the fetch that normally follows `add` can use it as is.
+        os.replace(wheel, wheels_dir / wheel.name)
+    return WheelPin(package=package, version=version, wheel=wheel.name, sha256=sha)
+
+
+def resolve_newest(manifest: Manifest, key: str, progress: Progress = print_to_stderr) -> VersionPin:
+    """Pin the newest patch release of CUDA ``key`` (e.g. "12.6") within its family."""
+    parse_version_key(key)
+    family = manifest.family_for(key)
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    runtime = _resolve_one(family.runtime_package, key, root, progress)
+    crt = _resolve_one(family.crt_package, key, root, progress)
+    return VersionPin(key=key, family=family.name, runtime=runtime, crt=crt)

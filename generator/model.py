@@ -1,0 +1,162 @@
+"""The intermediate model: what the headers declare, free of libclang.
+
+parse.py fills it; resolve.py refines it; render.py reads it and nothing else.
+Every list keeps header order, so output order never depends on hashing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+# ---------------------------------------------------------------- C types
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A C arithmetic type or void, spelled as C spells it ("unsigned int")."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Pointer:
+    pointee: "CType"
+    # Whether the pointee is const: `const void *` is an input, `void *` may be written.
+    pointee_const: bool = False
+
+
+@dataclass(frozen=True)
+class Array:
+    element: "CType"
+    length: int | None  # None for an incomplete array `T x[]`
+
+
+@dataclass(frozen=True)
+class RecordRef:
+    name: str  # model name of the Record (a tag, a typedef name or a synthesized name)
+
+
+@dataclass(frozen=True)
+class EnumRef:
+    name: str
+
+
+@dataclass(frozen=True)
+class TypedefRef:
+    name: str
+
+
+@dataclass(frozen=True)
+class FunctionProto:
+    result: "CType"
+    params: tuple["CType", ...]
+    variadic: bool = False
+
+
+CType = Union[Builtin, Pointer, Array, RecordRef, EnumRef, TypedefRef, FunctionProto]
+
+# ---------------------------------------------------------------- declarations
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str  # for an anonymous member, a synthesized name (see `anonymous`)
+    type: CType
+    offset: int  # bytes from the start of the record
+    bit_width: int | None = None
+    anonymous: bool = False  # C's `union { ... };` member: its fields read as the parent's
+
+
+@dataclass(frozen=True)
+class Record:
+    name: str
+    kind: str  # "struct" or "union"
+    fields: tuple[Field, ...]
+    size: int | None  # None when the record is opaque (declared, never defined)
+    align: int | None
+    # A C type expression gcc accepts in sizeof/offsetof, e.g. "struct dim3"; None for a
+    # record nested as an anonymous member, which C cannot name.
+    c_spelling: str | None = None
+    nested_in: str | None = None  # the enclosing record, for records defined inside another
+    header: str = ""
+
+    @property
+    def opaque(self) -> bool:
+        return self.size is None
+
+
+@dataclass(frozen=True)
+class Enumerator:
+    name: str
+    value: int
+
+
+@dataclass(frozen=True)
+class Enum:
+    name: str  # the tag, or the typedef name for `typedef enum { ... } name;`
+    underlying: Builtin
+    enumerators: tuple[Enumerator, ...]
+    c_spelling: str = ""
+    header: str = ""
+
+
+@dataclass(frozen=True)
+class Typedef:
+    name: str
+    target: CType
+    # Declared by a system header (size_t, uint64_t): the renderer maps it, not defines it.
+    system: bool = False
+    header: str = ""
+    # A macro naming a type (`#define cudaStreamAttrValue cudaLaunchAttributeValue`).
+    from_macro: bool = False
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: CType
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str  # the C name as declared, which is also the exported symbol
+    result: CType
+    params: tuple[Param, ...]
+    variadic: bool = False
+    deprecated: bool = False
+    header: str = ""
+
+
+@dataclass(frozen=True)
+class Macro:
+    name: str
+    value: int
+    # "int": an integer constant expression; "pointer": an integer cast to a pointer
+    # type, such as cudaStreamLegacy ((cudaStream_t)0x1).
+    kind: str = "int"
+    header: str = ""
+
+
+@dataclass(frozen=True)
+class SymbolAlias:
+    """A macro that renames a function: C code calling `public` calls `symbol`."""
+
+    public: str
+    symbol: str
+
+
+@dataclass
+class ApiModel:
+    cuda_version: int  # CUDART_VERSION as the headers define it, e.g. 12050
+    header_sha256: str  # of cuda_runtime_api.h
+    records: list[Record] = field(default_factory=list)
+    enums: list[Enum] = field(default_factory=list)
+    typedefs: list[Typedef] = field(default_factory=list)
+    functions: list[Function] = field(default_factory=list)
+    macros: list[Macro] = field(default_factory=list)
+    aliases: list[SymbolAlias] = field(default_factory=list)
+
+    def by_name(self, kind: str) -> dict:
+        """Name -> declaration for one of records, enums, typedefs, functions, macros."""
+        return {item.name: item for item in getattr(self, kind)}

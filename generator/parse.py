@@ -1,0 +1,571 @@
+"""libclang -> model. The only module that imports clang.
+
+The headers are parsed as C, the way a C program including cuda_runtime_api.h sees
+them, with the standard headers of the system C compiler: the same compiler the ABI
+tests hold the bindings against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from ctypes import c_char_p, c_int, c_longlong, c_uint, c_ulonglong, c_void_p
+from dataclasses import dataclass
+from pathlib import Path
+
+import clang.cindex as ci
+
+from .model import (
+    ApiModel,
+    Array,
+    Builtin,
+    CType,
+    Enum,
+    Enumerator,
+    EnumRef,
+    Field,
+    Function,
+    FunctionProto,
+    Macro,
+    Param,
+    Pointer,
+    Record,
+    RecordRef,
+    SymbolAlias,
+    Typedef,
+    TypedefRef,
+)
+
+
+class ParseError(Exception):
+    """The headers did not parse cleanly; the message carries clang's diagnostics."""
+
+
+@dataclass(frozen=True)
+class ParseInput:
+    header: Path  # cuda_runtime_api.h (or a test header)
+    include_dirs: tuple[Path, ...]
+    system_include_dirs: tuple[Path, ...] = ()
+    # Only declarations from files under these folders enter the model; system
+    # headers' declarations are used but not bound.
+    own_dirs: tuple[Path, ...] = ()
+
+
+_BUILTINS = {
+    ci.TypeKind.VOID: "void",
+    ci.TypeKind.BOOL: "_Bool",
+    ci.TypeKind.CHAR_S: "char",
+    ci.TypeKind.CHAR_U: "char",
+    ci.TypeKind.SCHAR: "signed char",
+    ci.TypeKind.UCHAR: "unsigned char",
+    ci.TypeKind.SHORT: "short",
+    ci.TypeKind.USHORT: "unsigned short",
+    ci.TypeKind.INT: "int",
+    ci.TypeKind.UINT: "unsigned int",
+    ci.TypeKind.LONG: "long",
+    ci.TypeKind.ULONG: "unsigned long",
+    ci.TypeKind.LONGLONG: "long long",
+    ci.TypeKind.ULONGLONG: "unsigned long long",
+    ci.TypeKind.FLOAT: "float",
+    ci.TypeKind.DOUBLE: "double",
+    ci.TypeKind.LONGDOUBLE: "long double",
+    ci.TypeKind.INT128: "__int128",
+    ci.TypeKind.UINT128: "unsigned __int128",
+}
+_INTEGER_KINDS = {
+    k for k, v in _BUILTINS.items() if v not in ("void", "float", "double", "long double")
+}
+_RECORD_CURSORS = (ci.CursorKind.STRUCT_DECL, ci.CursorKind.UNION_DECL)
+
+
+def system_include_dirs(compiler: str = "cc") -> tuple[Path, ...]:
+    """The include search list of the system C compiler, in its order.
+
+    libclang from PyPI ships without clang's own headers (stddef.h, limits.h), so we
+    borrow the C compiler's, which also keeps the parse faithful to what gcc sees.
+    """
+    try:
+        proc = subprocess.run(
+            [compiler, "-xc", "-E", "-v", "-"],
+            input="",
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise ParseError(
+            f"no C compiler '{compiler}' on PATH: it is needed to find the standard C headers"
+        ) from None
+    lines = proc.stderr.splitlines()
+    try:
+        start = lines.index("#include <...> search starts here:") + 1
+        end = lines.index("End of search list.")
+    except ValueError:
+        raise ParseError(f"could not read the include search list of '{compiler}'") from None
+    return tuple(Path(line.strip()) for line in lines[start:end])
+
+
+def clang_args(inp: ParseInput) -> list[str]:
+    args = ["-x", "c", "-std=gnu11", "-nostdinc"]
+    for d in inp.include_dirs:
+        args += ["-I", str(d)]
+    for d in inp.system_include_dirs:
+        args += ["-isystem", str(d)]
+    return args
+
+
+def parse(inp: ParseInput) -> ApiModel:
+    index = ci.Index.create()
+    options = (
+        ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+        | ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES
+    )
+    tu = index.parse(str(inp.header), args=clang_args(inp), options=options)
+    _raise_on_diagnostics(tu, "parsing " + inp.header.name)
+    walker = _Walker(inp)
+    walker.walk(tu)
+    macros, aliases = _evaluate_macros(index, inp, walker)
+    model = ApiModel(
+        cuda_version=next((m.value for m in macros if m.name == "CUDART_VERSION"), 0),
+        header_sha256=hashlib.sha256(inp.header.read_bytes()).hexdigest(),
+        records=walker.records,
+        enums=walker.enums,
+        typedefs=walker.typedefs,
+        functions=walker.functions,
+        macros=macros,
+        aliases=aliases,
+    )
+    return model
+
+
+def _raise_on_diagnostics(tu: ci.TranslationUnit, what: str) -> None:
+    bad = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Warning]
+    if bad:
+        shown = "\n".join(_format_diagnostic(d) for d in bad[:20])
+        more = f"\n... and {len(bad) - 20} more" if len(bad) > 20 else ""
+        raise ParseError(f"{len(bad)} diagnostic(s) {what}:\n{shown}{more}")
+
+
+def _format_diagnostic(d: ci.Diagnostic) -> str:
+    severity = {2: "warning", 3: "error", 4: "fatal"}.get(d.severity, "note")
+    loc = d.location
+    where = f"{loc.file.name}:{loc.line}:{loc.column}" if loc.file else "<unknown>"
+    return f"{where}: {severity}: {d.spelling}"
+
+
+class _Walker:
+    """One pass over the translation unit, collecting declarations in header order."""
+
+    def __init__(self, inp: ParseInput) -> None:
+        self.own_dirs = tuple(str(d.resolve()) for d in (inp.own_dirs or inp.include_dirs))
+        self.records: list[Record] = []
+        self.enums: list[Enum] = []
+        self.typedefs: list[Typedef] = []
+        self.functions: list[Function] = []
+        self.macro_cursors: list[ci.Cursor] = []
+        self._record_names: dict[tuple, str] = {}  # definition location -> model name
+        self._seen_records: set[str] = set()
+        self._seen_enums: set[str] = set()
+        self._seen_typedefs: set[str] = set()
+        self._seen_functions: set[str] = set()
+        self._typedef_for_anonymous: dict[tuple, str] = {}
+
+    # -- helpers
+
+    def is_own(self, cursor: ci.Cursor) -> bool:
+        f = cursor.location.file
+        return f is not None and str(Path(f.name).resolve()).startswith(self.own_dirs)
+
+    def header_of(self, cursor: ci.Cursor) -> str:
+        f = cursor.location.file
+        return Path(f.name).name if f else ""
+
+    @staticmethod
+    def _key(cursor: ci.Cursor) -> tuple:
+        loc = cursor.location
+        return (loc.file.name if loc.file else "", loc.offset)
+
+    # -- walk
+
+    def walk(self, tu: ci.TranslationUnit) -> None:
+        top = [c for c in tu.cursor.get_children() if self.is_own(c)]
+        for c in top:
+            if c.kind == ci.CursorKind.TYPEDEF_DECL:
+                decl = c.underlying_typedef_type.get_declaration()
+                if decl.kind in _RECORD_CURSORS + (ci.CursorKind.ENUM_DECL,) and decl.is_anonymous():
+                    self._typedef_for_anonymous.setdefault(self._key(decl), c.spelling)
+        for c in top:
+            if c.kind in _RECORD_CURSORS:
+                self.visit_record(c)
+            elif c.kind == ci.CursorKind.ENUM_DECL:
+                self.visit_enum(c)
+            elif c.kind == ci.CursorKind.TYPEDEF_DECL:
+                self.visit_typedef(c)
+            elif c.kind == ci.CursorKind.FUNCTION_DECL:
+                self.visit_function(c)
+            elif c.kind == ci.CursorKind.MACRO_DEFINITION:
+                self.macro_cursors.append(c)
+
+    def record_name(self, decl: ci.Cursor) -> str:
+        defn = decl.get_definition() or decl
+        key = self._key(defn)
+        if key in self._record_names:
+            return self._record_names[key]
+        if not defn.is_anonymous():
+            name = defn.spelling
+        elif key in self._typedef_for_anonymous:
+            name = self._typedef_for_anonymous[key]
+        else:
+            # Nested unnamed records are named when their parent is visited; reaching
+            # one here first means the parent is visited now.
+            raise ParseError(f"unnamed record outside a parent at {key[0]}:{key[1]}")
+        self._record_names[key] = name
+        return name
+
+    def visit_record(
+        self, cursor: ci.Cursor, name: str | None = None, c_spelling: str | None = None,
+        nested_in: str | None = None,
+    ) -> None:
+        defn = cursor.get_definition()
+        if name is None:
+            if cursor.is_anonymous() and self._key(defn or cursor) not in self._typedef_for_anonymous:
+                return  # an unnamed record used only as a field type: its parent names it
+            name = self.record_name(cursor)
+        else:
+            self._record_names[self._key(defn or cursor)] = name
+        if name in self._seen_records and (defn is None or any(r.name == name and not r.opaque for r in self.records)):
+            return
+        kind = "union" if cursor.kind == ci.CursorKind.UNION_DECL else "struct"
+        if c_spelling is None and nested_in is None:
+            c_spelling = name if cursor.is_anonymous() else f"{kind} {name}"
+        if defn is None:
+            self._seen_records.add(name)
+            self.records.append(
+                Record(name, kind, (), None, None, c_spelling, nested_in, self.header_of(cursor))
+            )
+            return
+        # A forward declaration seen earlier is replaced by the definition, in place.
+        self.records = [r for r in self.records if r.name != name]
+        self._seen_records.add(name)
+        fields: list[Field] = []
+        anonymous_count = 0
+        nested: list[tuple[ci.Cursor, str, str | None]] = []
+        for f in defn.type.get_fields():
+            fname = f.spelling
+            anonymous = False
+            decl = _strip_to_declaration(f.type)
+            if decl is not None and decl.kind in _RECORD_CURSORS and decl.is_anonymous():
+                if _is_anonymous_member(decl):
+                    anonymous = True
+                    fname = f"_anon{anonymous_count}"
+                    anonymous_count += 1
+                    nested_c = None  # C cannot name the type of an anonymous member
+                else:
+                    nested_c = f"__typeof__((({c_spelling} *)0)->{fname})" if c_spelling else None
+                nested_name = f"{name}_{fname}"
+                self._record_names[self._key(decl.get_definition() or decl)] = nested_name
+                nested.append((decl, nested_name, nested_c))
+            fields.append(
+                Field(
+                    name=fname,
+                    type=self.convert(f.type),
+                    offset=f.get_field_offsetof() // 8,
+                    bit_width=f.get_bitfield_width() if f.is_bitfield() else None,
+                    anonymous=anonymous,
+                )
+            )
+        # Nested records precede their parent so every list is in dependency order.
+        for decl, nested_name, nested_c in nested:
+            self.visit_record(decl, name=nested_name, c_spelling=nested_c, nested_in=name)
+        self.records.append(
+            Record(
+                name=name,
+                kind=kind,
+                fields=tuple(fields),
+                size=defn.type.get_size(),
+                align=defn.type.get_align(),
+                c_spelling=c_spelling,
+                nested_in=nested_in,
+                header=self.header_of(defn),
+            )
+        )
+
+    def visit_enum(self, cursor: ci.Cursor) -> None:
+        if not cursor.is_definition():
+            return
+        if cursor.is_anonymous():
+            name = self._typedef_for_anonymous.get(self._key(cursor), "")
+            c_spelling = name
+        else:
+            name = cursor.spelling
+            c_spelling = f"enum {name}"
+        if name and name in self._seen_enums:
+            return
+        self._seen_enums.add(name)
+        underlying = _BUILTINS[cursor.enum_type.get_canonical().kind]
+        self.enums.append(
+            Enum(
+                name=name,
+                underlying=Builtin(underlying),
+                enumerators=tuple(
+                    Enumerator(c.spelling, c.enum_value)
+                    for c in cursor.get_children()
+                    if c.kind == ci.CursorKind.ENUM_CONSTANT_DECL
+                ),
+                c_spelling=c_spelling,
+                header=self.header_of(cursor),
+            )
+        )
+
+    def visit_typedef(self, cursor: ci.Cursor) -> None:
+        name = cursor.spelling
+        if name in self._seen_typedefs:
+            return
+        target = self.convert(cursor.underlying_typedef_type)
+        if isinstance(target, (RecordRef, EnumRef)) and target.name == name:
+            return  # `typedef struct dim3 dim3;` adds no name
+        self._seen_typedefs.add(name)
+        self.typedefs.append(Typedef(name, target, header=self.header_of(cursor)))
+
+    def visit_function(self, cursor: ci.Cursor) -> None:
+        if cursor.is_definition() or cursor.spelling in self._seen_functions:
+            return
+        if cursor.linkage != ci.LinkageKind.EXTERNAL:
+            return
+        self._seen_functions.add(cursor.spelling)
+        ftype = cursor.type
+        self.functions.append(
+            Function(
+                name=cursor.spelling,
+                result=self.convert(ftype.get_result()),
+                params=tuple(
+                    Param(a.spelling or f"arg{i}", self.convert(a.type))
+                    for i, a in enumerate(cursor.get_arguments())
+                ),
+                variadic=ftype.kind == ci.TypeKind.FUNCTIONPROTO and ftype.is_function_variadic(),
+                deprecated=cursor.availability == ci.AvailabilityKind.DEPRECATED,
+                header=self.header_of(cursor),
+            )
+        )
+
+    # -- types
+
+    def convert(self, t: ci.Type) -> CType:
+        kind = t.kind
+        if kind == ci.TypeKind.ELABORATED:
+            return self.convert(t.get_named_type())
+        if kind == ci.TypeKind.TYPEDEF:
+            decl = t.get_declaration()
+            name = decl.spelling
+            if not self.is_own(decl) and name not in self._seen_typedefs:
+                self._seen_typedefs.add(name)
+                self.typedefs.append(
+                    Typedef(name, self.convert(t.get_canonical()), system=True,
+                            header=self.header_of(decl))
+                )
+            if self.is_own(decl):
+                # `typedef struct dim3 dim3;` adds no name: refer to the record itself.
+                target = self.convert(decl.underlying_typedef_type)
+                if isinstance(target, (RecordRef, EnumRef)) and target.name == name:
+                    return target
+            return TypedefRef(name)
+        if kind in _BUILTINS:
+            return Builtin(_BUILTINS[kind])
+        if kind == ci.TypeKind.POINTER:
+            pointee = t.get_pointee()
+            return Pointer(self.convert(pointee), pointee.is_const_qualified())
+        if kind == ci.TypeKind.CONSTANTARRAY:
+            return Array(self.convert(t.element_type), t.element_count)
+        if kind == ci.TypeKind.INCOMPLETEARRAY:
+            return Array(self.convert(t.element_type), None)
+        if kind == ci.TypeKind.RECORD:
+            return RecordRef(self.record_name(t.get_declaration()))
+        if kind == ci.TypeKind.ENUM:
+            decl = t.get_declaration()
+            name = decl.spelling
+            if decl.is_anonymous():
+                name = self._typedef_for_anonymous.get(self._key(decl), "")
+            return EnumRef(name)
+        if kind == ci.TypeKind.FUNCTIONPROTO:
+            return FunctionProto(
+                self.convert(t.get_result()),
+                tuple(self.convert(a) for a in t.argument_types()),
+                t.is_function_variadic(),
+            )
+        if kind == ci.TypeKind.FUNCTIONNOPROTO:
+            return FunctionProto(self.convert(t.get_result()), ())
+        raise ParseError(f"unsupported C type '{t.spelling}' ({kind})")
+
+
+def _strip_to_declaration(t: ci.Type) -> ci.Cursor | None:
+    while t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.ELABORATED):
+        t = t.element_type if t.kind != ci.TypeKind.ELABORATED else t.get_named_type()
+    if t.kind == ci.TypeKind.RECORD:
+        return t.get_declaration()
+    return None
+
+
+def _is_anonymous_member(decl: ci.Cursor) -> bool:
+    # clang distinguishes `union { int a; };` (an anonymous member, whose fields belong
+    # to the parent) from `union { int a; } u;` (an unnamed type of a named field).
+    check = getattr(decl, "is_anonymous_record_decl", None)
+    if check is not None:
+        return bool(check())
+    return "(anonymous" in decl.type.spelling
+
+
+# ---------------------------------------------------------------- macros
+
+_PROBE_PREFIX = "__cudart_probe_"
+
+
+def _evaluator():
+    lib = ci.conf.lib
+    signatures = {
+        "clang_Cursor_Evaluate": (c_void_p, [ci.Cursor]),
+        "clang_EvalResult_getKind": (c_int, [c_void_p]),
+        "clang_EvalResult_getAsLongLong": (c_longlong, [c_void_p]),
+        "clang_EvalResult_isUnsignedInt": (c_uint, [c_void_p]),
+        "clang_EvalResult_getAsUnsigned": (c_ulonglong, [c_void_p]),
+        "clang_EvalResult_getAsStr": (c_char_p, [c_void_p]),
+        "clang_EvalResult_dispose": (None, [c_void_p]),
+    }
+    for fname, (restype, argtypes) in signatures.items():
+        fn = getattr(lib, fname)
+        fn.restype, fn.argtypes = restype, argtypes
+    return lib
+
+
+_EVAL_INT = 1
+_EVAL_STRING_KINDS = {3, 4, 5, 6}
+
+
+def _evaluate(lib, cursor: ci.Cursor):
+    """clang's own constant evaluation of a variable's initializer."""
+    result = lib.clang_Cursor_Evaluate(cursor)
+    if not result:
+        return None
+    try:
+        kind = lib.clang_EvalResult_getKind(result)
+        if kind == _EVAL_INT:
+            if lib.clang_EvalResult_isUnsignedInt(result):
+                return lib.clang_EvalResult_getAsUnsigned(result)
+            return lib.clang_EvalResult_getAsLongLong(result)
+        if kind in _EVAL_STRING_KINDS:
+            return lib.clang_EvalResult_getAsStr(result).decode()
+        return None
+    finally:
+        lib.clang_EvalResult_dispose(result)
+
+
+def _macro_candidates(walker: _Walker) -> list[tuple[str, str]]:
+    """Object-like, public macros with a body, in header order: (name, header)."""
+    seen: dict[str, str] = {}
+    for c in walker.macro_cursors:
+        name = c.spelling
+        if name.startswith("_") or ci.conf.lib.clang_Cursor_isMacroFunctionLike(c):
+            continue
+        tokens = list(c.get_tokens())
+        if len(tokens) < 2:
+            continue
+        seen.setdefault(name, walker.header_of(c))
+    return list(seen.items())
+
+
+_PROBE_PREAMBLE = '#define __cudart_str(x) #x\n#define __cudart_xstr(x) __cudart_str(x)\n'
+_PROBE_FIRST_LINE = 1 + _PROBE_PREAMBLE.count("\n") + 1
+
+
+def _probe_tu(index, inp: ParseInput, body: str) -> tuple[ci.TranslationUnit, str]:
+    probe_name = str(inp.header.parent / "__cudart_probe__.c")
+    source = f'#include "{inp.header.name}"\n{_PROBE_PREAMBLE}{body}'
+    return index.parse(
+        probe_name,
+        args=clang_args(inp) + ["-ferror-limit=0"],
+        unsaved_files=[(probe_name, source)],
+        options=ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES,
+    ), probe_name
+
+
+def _probe_values(index, inp, lines: dict[str, str]) -> dict[str, object]:
+    """Evaluate one C declaration per name; names whose line does not compile are dropped."""
+    names = list(lines)
+    for _ in range(2):
+        body = "".join(lines[n] + "\n" for n in names)
+        tu, probe_name = _probe_tu(index, inp, body)
+        failing = {
+            d.location.line - _PROBE_FIRST_LINE
+            for d in tu.diagnostics
+            if d.severity >= ci.Diagnostic.Error and d.location.file
+            and d.location.file.name == probe_name
+        }
+        others = [
+            d for d in tu.diagnostics
+            if d.severity >= ci.Diagnostic.Error
+            and not (d.location.file and d.location.file.name == probe_name)
+        ]
+        if others:
+            _raise_on_diagnostics(tu, "evaluating macros")
+        if not failing:
+            lib = _evaluator()
+            values = {}
+            for c in tu.cursor.get_children():
+                if c.kind == ci.CursorKind.VAR_DECL and c.spelling.startswith(_PROBE_PREFIX):
+                    values[c.spelling[len(_PROBE_PREFIX):]] = (c, _evaluate(lib, c))
+            return values
+        names = [n for i, n in enumerate(names) if i not in failing]
+    raise ParseError("macro probe still fails after dropping the macros that do not compile")
+
+
+def _evaluate_macros(index, inp: ParseInput, walker: _Walker) -> tuple[list[Macro], list[SymbolAlias]]:
+    candidates = _macro_candidates(walker)
+    headers = dict(candidates)
+    function_names = {f.name for f in walker.functions}
+    expansions = _probe_values(
+        index,
+        inp,
+        {n: f"static const char {_PROBE_PREFIX}{n}[] = __cudart_xstr({n});" for n, _ in candidates},
+    )
+    aliases: list[SymbolAlias] = []
+    alias_names: set[str] = set()
+    for name, _ in candidates:
+        expanded = expansions.get(name, (None, None))[1]
+        if isinstance(expanded, str) and expanded in function_names and expanded != name:
+            aliases.append(SymbolAlias(public=name, symbol=expanded))
+            alias_names.add(name)
+    type_refs: dict[str, CType] = {e.name: EnumRef(e.name) for e in walker.enums if e.name}
+    type_refs |= {r.name: RecordRef(r.name) for r in walker.records}
+    type_refs |= {t.name: TypedefRef(t.name) for t in walker.typedefs}
+    type_aliases: list[Typedef] = []
+    for name, header in candidates:
+        expanded = expansions.get(name, (None, None))[1]
+        if name not in alias_names and expanded in type_refs and expanded != name:
+            type_aliases.append(Typedef(name, type_refs[expanded], header=header, from_macro=True))
+            alias_names.add(name)
+    walker.typedefs.extend(type_aliases)
+    value_names = [n for n, _ in candidates if n not in alias_names and n not in function_names]
+    typed = _probe_values(
+        index, inp, {n: f"static const __auto_type {_PROBE_PREFIX}{n} = ({n});" for n in value_names}
+    )
+    pointer_names = [
+        n for n, (c, _) in typed.items()
+        if c.type.get_canonical().kind == ci.TypeKind.POINTER
+    ]
+    as_integer = _probe_values(
+        index,
+        inp,
+        {n: f"static const unsigned long long {_PROBE_PREFIX}{n} = (unsigned long long)({n});"
+         for n in pointer_names},
+    ) if pointer_names else {}
+    macros: list[Macro] = []
+    for name in value_names:
+        if name not in typed:
+            continue
+        cursor, value = typed[name]
+        kind = cursor.type.get_canonical().kind
+        if kind in _INTEGER_KINDS and isinstance(value, int):
+            macros.append(Macro(name, value, "int", headers[name]))
+        elif name in as_integer and isinstance(as_integer[name][1], int):
+            macros.append(Macro(name, as_integer[name][1], "pointer", headers[name]))
+    return macros, aliases
+

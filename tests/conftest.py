@@ -1,0 +1,51 @@
+"""Shared fixtures: the pinned header sets, their real libraries, and subprocess runs.
+
+Each test that loads a libcudart does so in a fresh interpreter: a process can hold
+only one libcudart.so.12, and the package loads it once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator.fetch import HeaderSet, fetch_version
+from generator.manifest import Manifest
+
+REPO = Path(__file__).resolve().parent.parent
+GENERATED = REPO / "generated"
+
+
+def _quiet(message: str) -> None:
+    pass
+
+
+@pytest.fixture(scope="session")
+def manifest() -> Manifest:
+    return Manifest.load(REPO / "cuda_headers_manifest.toml")
+
+
+def version_keys() -> list[str]:
+    return Manifest.load(REPO / "cuda_headers_manifest.toml").keys()
+
+
+@pytest.fixture(scope="session")
+def header_sets(manifest) -> dict[str, HeaderSet]:
+    """Every manifest version's headers and library, fetched (or cached) once."""
+    return {key: fetch_version(manifest, key, _quiet) for key in manifest.keys()}
+
+
+def run_python(code: str, env: dict[str, str] | None = None, python: str = sys.executable,
+               check: bool = True) -> subprocess.CompletedProcess:
+    """Run code in a fresh interpreter that imports this checkout's packages."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDART_", "CUDA_HOME", "CUDA_PATH"))}
+    full_env["PYTHONPATH"] = str(REPO)
+    full_env.update(env or {})
+    proc = subprocess.run([python, "-c", code], capture_output=True, text=True, env=full_env, cwd=REPO)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"subprocess failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc

@@ -1,0 +1,252 @@
+"""Tests for the manifest and the header fetcher.
+
+These talk to the real PyPI: the point of the fetcher is pip, pins and
+checksums behaving as they do against the real index, which a mock would
+only restate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from generator.fetch import (
+    ChecksumMismatchError,
+    FetchError,
+    HeaderSet,
+    NetworkError,
+    cache_root,
+    fetch_version,
+    resolve_newest,
+)
+from generator.manifest import (
+    DEFAULT_MANIFEST_PATH,
+    Manifest,
+    ManifestError,
+    UnknownVersionError,
+    VersionPin,
+    WheelPin,
+)
+
+network = pytest.mark.network
+
+
+@pytest.fixture(scope="session")
+def manifest() -> Manifest:
+    return Manifest.load(DEFAULT_MANIFEST_PATH)
+
+
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cudart-bindgen-cache")
+
+
+def _extracted_dirs(root: Path) -> list[str]:
+    if not root.exists():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.name != "wheels")
+
+
+# ------------------------------------------------------------------- manifest
+
+
+def test_manifest_round_trip_is_canonical(manifest):
+    text = DEFAULT_MANIFEST_PATH.read_text(encoding="utf-8")
+    assert manifest.dumps() == text
+
+
+def test_manifest_pins(manifest):
+    assert manifest.keys() == ["12.2", "12.4", "12.5"]
+    pin = manifest.get("12.5")
+    assert pin.number == 12050
+    assert pin.module_name == "sys_12050"
+    assert pin.runtime.version == "12.5.82"
+    assert set(manifest.families) == {"12", "13"}
+    for p in manifest.versions.values():
+        for w in (p.runtime, p.crt):
+            assert re.fullmatch(r"[0-9a-f]{64}", w.sha256)
+            assert w.wheel.startswith(w.package.replace("-", "_") + "-" + w.version + "-")
+
+
+def test_manifest_numeric_sort_and_save(manifest, tmp_path):
+    base = manifest.get("12.5")
+    m = manifest
+    for key in ("12.10", "12.9"):
+        m = m.with_version(dataclasses.replace(base, key=key))
+    assert m.keys() == ["12.2", "12.4", "12.5", "12.9", "12.10"]
+    assert m.get("12.10").number == 12100
+    # with_version returns a new manifest and leaves the original alone
+    assert "12.10" not in manifest.versions
+
+    path = tmp_path / "m.toml"
+    m.save(path)
+    text = path.read_text()
+    assert text.index('[versions."12.9"]') < text.index('[versions."12.10"]')
+    assert Manifest.load(path).dumps() == text
+    assert [p.name for p in tmp_path.iterdir()] == ["m.toml"]
+
+
+def test_unknown_version(manifest):
+    with pytest.raises(UnknownVersionError) as ei:
+        manifest.get("12.3")
+    msg = str(ei.value)
+    assert "\n" not in msg
+    for key in ("12.2", "12.4", "12.5"):
+        assert key in msg
+    assert "cudart-bindgen add 12.3" in msg
+    assert isinstance(ei.value, ManifestError)
+
+
+@pytest.mark.parametrize("bad", ["12", "12.5.1", "v12.5", "12.x", ""])
+def test_malformed_version_key(manifest, bad):
+    with pytest.raises(ManifestError) as ei:
+        manifest.get(bad)
+    assert "\n" not in str(ei.value)
+
+
+def test_malformed_key_in_file(tmp_path, manifest):
+    text = manifest.dumps().replace('[versions."12.5"]', '[versions."twelve"]', 1)
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    with pytest.raises(ManifestError, match="malformed CUDA version"):
+        Manifest.load(p)
+
+
+def test_cache_root_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(tmp_path / "explicit"))
+    assert cache_root() == tmp_path / "explicit"
+    monkeypatch.delenv("CUDART_BINDGEN_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == tmp_path / "xdg" / "cudart-bindgen"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_root() == tmp_path / "home" / ".cache" / "cudart-bindgen"
+
+
+# ---------------------------------------------------------------------- fetch
+
+
+@network
+def test_fetch_and_cache(manifest, shared_cache, monkeypatch):
+    monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(shared_cache))
+    messages: list[str] = []
+    hs = fetch_version(manifest, "12.5", progress=messages.append)
+
+    assert isinstance(hs, HeaderSet)
+    assert hs.key == "12.5"
+    assert len(hs.include_dirs) == 2
+    assert all(d.is_dir() for d in hs.include_dirs)
+    assert hs.runtime_header.name == "cuda_runtime_api.h"
+    assert hs.runtime_header.is_file()
+    assert hs.runtime_header.parent == hs.include_dirs[0]
+    assert any((d / "crt" / "host_defines.h").is_file() for d in hs.include_dirs)
+    assert hs.library.name == "libcudart.so.12"
+    assert hs.library.is_file()
+    assert any(m.startswith("downloading nvidia-cuda-runtime-cu12==12.5.82") for m in messages)
+    assert any("verified sha256" in m for m in messages)
+    assert any(m.startswith("extracting") for m in messages)
+    # Only the needed subset is unpacked, not the whole 20 MB nvcc wheel.
+    crt_files = [p for p in hs.include_dirs[1].rglob("*") if p.is_file()]
+    assert all("crt" in p.relative_to(hs.include_dirs[1]).parts for p in crt_files)
+    assert (shared_cache / "wheels" / manifest.get("12.5").runtime.wheel).is_file()
+
+    messages.clear()
+    start = time.monotonic()
+    again = fetch_version(manifest, "12.5", progress=messages.append)
+    assert time.monotonic() - start < 1.0
+    assert again == hs
+    assert not any(m.startswith(("downloading", "extracting")) for m in messages)
+
+
+@network
+def test_extracted_dir_removed_uses_cached_wheel(manifest, shared_cache, monkeypatch):
+    """A lost extraction is redone from the kept wheel, without pip."""
+    monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(shared_cache))
+    hs = fetch_version(manifest, "12.5", progress=lambda m: None)
+    runtime_dir = hs.runtime_header.parents[len(Path(manifest.families["12"].runtime_include).parts)]
+
+    shutil.rmtree(runtime_dir)
+    messages: list[str] = []
+    again = fetch_version(manifest, "12.5", progress=messages.append)
+    assert again == hs and again.runtime_header.is_file()
+    assert not any(m.startswith("downloading") for m in messages)
+    assert any("verified sha256 of cached" in m for m in messages)
+
+
+@network
+def test_checksum_mismatch(manifest, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(tmp_path))
+    pin = manifest.get("12.5")
+    bad_sha = "0" * 64
+    bad = manifest.with_version(
+        dataclasses.replace(pin, runtime=dataclasses.replace(pin.runtime, sha256=bad_sha))
+    )
+    with pytest.raises(ChecksumMismatchError) as ei:
+        fetch_version(bad, "12.5", progress=lambda m: None)
+    msg = str(ei.value)
+    assert "\n" not in msg
+    assert bad_sha in msg and pin.runtime.sha256 in msg
+    assert _extracted_dirs(tmp_path) == []
+    # An unverified wheel must not be kept for later runs either.
+    assert list((tmp_path / "wheels").iterdir()) == []
+
+
+@network
+def test_network_failure(manifest, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(cache))
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.delenv("PIP_NO_INDEX", raising=False)
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    monkeypatch.setenv("PIP_TIMEOUT", "2")
+    with pytest.raises(NetworkError) as ei:
+        fetch_version(manifest, "12.5", progress=lambda m: None)
+    msg = str(ei.value)
+    assert "\n" not in msg
+    assert "nvidia-cuda-runtime-cu12==12.5.82" in msg
+    assert "127.0.0.1:9" in msg
+    assert _extracted_dirs(cache) == []
+    assert list((cache / "wheels").iterdir()) == []
+
+
+@network
+def test_resolve_newest(manifest, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(tmp_path))
+    pin = resolve_newest(manifest, "12.6", progress=lambda m: None)
+    assert isinstance(pin, VersionPin)
+    assert pin.key == "12.6" and pin.family == "12"
+    assert pin.runtime.package == "nvidia-cuda-runtime-cu12"
+    assert pin.runtime.version == "12.6.77"
+    assert pin.crt.package == "nvidia-cuda-nvcc-cu12"
+    assert pin.crt.version.startswith("12.6.")
+    for w in (pin.runtime, pin.crt):
+        assert re.fullmatch(r"[0-9a-f]{64}", w.sha256)
+        assert w.wheel.startswith(w.package.replace("-", "_") + "-" + w.version + "-")
+    # The resolved pin is usable as is: the fetch reuses the resolved wheels.
+    m = manifest.with_version(pin)
+    messages: list[str] = []
+    hs = fetch_version(m, "12.6", progress=messages.append)
+    assert hs.runtime_header.is_file()
+    assert not any(m.startswith("downloading") for m in messages)
+
+
+@network
+def test_resolve_no_such_minor(manifest, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(tmp_path))
+    with pytest.raises(FetchError) as ei:
+        resolve_newest(manifest, "12.99", progress=lambda m: None)
+    assert not isinstance(ei.value, NetworkError)
+    assert str(ei.value) == "no release of nvidia-cuda-runtime-cu12 matches 12.99.*"
+
+
+def test_resolve_unknown_family(manifest, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(tmp_path))
+    with pytest.raises(ManifestError) as ei:
+        resolve_newest(manifest, "11.8", progress=lambda m: None)
+    msg = str(ei.value)
+    assert "12" in msg and "13" in msg and "\n" not in msg
