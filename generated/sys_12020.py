@@ -3986,7 +3986,7 @@ _FUNCTIONS = {
         (c_void_p, c_void_p),
         0,
     ),
-    # cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, struct cudaLaunchAttributeValue *value_out)
+    # cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     "cudaGraphKernelNodeGetAttribute": (
         "cudaGraphKernelNodeGetAttribute",
         c_uint,
@@ -4000,7 +4000,7 @@ _FUNCTIONS = {
         (c_void_p, c_void_p),
         0,
     ),
-    # cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const struct cudaLaunchAttributeValue *value)
+    # cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     "cudaGraphKernelNodeSetAttribute": (
         "cudaGraphKernelNodeSetAttribute",
         c_uint,
@@ -4629,7 +4629,7 @@ _FUNCTIONS = {
     "cudaStreamDestroy": ("cudaStreamDestroy", c_uint, (c_void_p,), 0),
     # cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
     "cudaStreamEndCapture": ("cudaStreamEndCapture", c_uint, (c_void_p, c_void_p), 0),
-    # cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, struct cudaLaunchAttributeValue *value_out)
+    # cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     "cudaStreamGetAttribute": ("cudaStreamGetAttribute", c_uint, (c_void_p, c_uint, c_void_p), 0),
     # cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, size_t *numDependencies_out)
     "cudaStreamGetCaptureInfo": (
@@ -4655,7 +4655,7 @@ _FUNCTIONS = {
     "cudaStreamIsCapturing": ("cudaStreamIsCapturing", c_uint, (c_void_p, c_void_p), 0),
     # cudaError_t cudaStreamQuery(cudaStream_t stream)
     "cudaStreamQuery": ("cudaStreamQuery", c_uint, (c_void_p,), 0),
-    # cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const struct cudaLaunchAttributeValue *value)
+    # cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     "cudaStreamSetAttribute": ("cudaStreamSetAttribute", c_uint, (c_void_p, c_uint, c_void_p), 0),
     # cudaError_t cudaStreamSynchronize(cudaStream_t stream)
     "cudaStreamSynchronize": ("cudaStreamSynchronize", c_uint, (c_void_p,), 0),

@@ -7,7 +7,6 @@ sizes below hold; the ABI tests hold every generated layout against gcc.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 from .model import (
     ApiModel,
@@ -103,9 +102,12 @@ class TypeMapper:
     def is_callback_typedef(self, td: Typedef) -> bool:
         return isinstance(td.target, Pointer) and isinstance(td.target.pointee, FunctionProto)
 
-    @cached_property
-    def handle_names(self) -> frozenset[str]:
-        return frozenset(td.name for td in self.model.typedefs if self.is_handle_typedef(td))
+    def tag_spelling(self, ref: RecordRef | EnumRef) -> str:
+        decl = self.records.get(ref.name) if isinstance(ref, RecordRef) else self.enums.get(ref.name)
+        return (decl.c_spelling if decl is not None else None) or _default_tag_spelling(ref)
+
+    def c_declaration(self, t: CType, name: str = "") -> str:
+        return c_declaration(t, name, self.tag_spelling)
 
     # ------------------------------------------------------------ ctypes spellings
 
@@ -278,33 +280,41 @@ def _round_up(value: int, align: int) -> int:
 # ---------------------------------------------------------------- C spellings
 
 
-def c_declaration(t: CType, name: str = "") -> str:
-    """C source spelling of `t name`, for comments that show the header's prototype."""
-    if isinstance(t, Builtin):
-        return _join(t.name, name)
-    if isinstance(t, TypedefRef):
-        return _join(t.name, name)
-    if isinstance(t, RecordRef):
-        return _join(f"struct {t.name}", name)
-    if isinstance(t, EnumRef):
-        return _join(f"enum {t.name}", name)
-    if isinstance(t, Pointer):
-        inner = f"*{name}"
-        if isinstance(t.pointee, (Array, FunctionProto)):
-            inner = f"({inner})"
-        const = "const " if t.pointee_const else ""
-        if isinstance(t.pointee, FunctionProto):
-            return c_declaration(t.pointee, inner)
-        return const + c_declaration(t.pointee, inner)
-    if isinstance(t, Array):
-        length = "" if t.length is None else str(t.length)
-        return c_declaration(t.element, f"{name}[{length}]")
-    if isinstance(t, FunctionProto):
-        params = ", ".join(c_declaration(p) for p in t.params) or "void"
-        if t.variadic:
-            params += ", ..."
-        return c_declaration(t.result, f"{name}({params})")
-    raise RenderError(f"no C spelling for {t!r}")
+def c_declaration(t: CType, name: str = "", tag_spelling=None) -> str:
+    """C source spelling of `t name`, for comments that show the header's prototype.
+
+    tag_spelling(ref) gives how C names a record or enum ("union U", "anon_t");
+    without it, records read as structs.
+    """
+    spell = tag_spelling or _default_tag_spelling
+
+    def decl(t: CType, name: str) -> str:
+        if isinstance(t, (Builtin, TypedefRef)):
+            return _join(t.name, name)
+        if isinstance(t, (RecordRef, EnumRef)):
+            return _join(spell(t), name)
+        if isinstance(t, Pointer):
+            inner = f"*{name}"
+            if isinstance(t.pointee, (Array, FunctionProto)):
+                inner = f"({inner})"
+            if isinstance(t.pointee, FunctionProto):
+                return decl(t.pointee, inner)
+            return ("const " if t.pointee_const else "") + decl(t.pointee, inner)
+        if isinstance(t, Array):
+            length = "" if t.length is None else str(t.length)
+            return decl(t.element, f"{name}[{length}]")
+        if isinstance(t, FunctionProto):
+            params = ", ".join(decl(p, "") for p in t.params) or "void"
+            if t.variadic:
+                params += ", ..."
+            return decl(t.result, f"{name}({params})")
+        raise RenderError(f"no C spelling for {t!r}")
+
+    return decl(t, name)
+
+
+def _default_tag_spelling(ref) -> str:
+    return f"enum {ref.name}" if isinstance(ref, EnumRef) else f"struct {ref.name}"
 
 
 def _join(type_text: str, name: str) -> str:

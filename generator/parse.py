@@ -76,6 +76,7 @@ _INTEGER_KINDS = {
     k for k, v in _BUILTINS.items() if v not in ("void", "float", "double", "long double")
 }
 _RECORD_CURSORS = (ci.CursorKind.STRUCT_DECL, ci.CursorKind.UNION_DECL)
+_TAG_CURSORS = _RECORD_CURSORS + (ci.CursorKind.ENUM_DECL,)
 
 
 def system_include_dirs(compiler: str = "cc") -> tuple[Path, ...]:
@@ -168,7 +169,8 @@ class _Walker:
         self._seen_enums: set[str] = set()
         self._seen_typedefs: set[str] = set()
         self._seen_functions: set[str] = set()
-        self._typedef_for_anonymous: dict[tuple, str] = {}
+        # Names C code can use; a synthesized name must not take one of them.
+        self._reserved: set[str] = set()
 
     # -- helpers
 
@@ -190,10 +192,9 @@ class _Walker:
     def walk(self, tu: ci.TranslationUnit) -> None:
         top = [c for c in tu.cursor.get_children() if self.is_own(c)]
         for c in top:
-            if c.kind == ci.CursorKind.TYPEDEF_DECL:
-                decl = c.underlying_typedef_type.get_declaration()
-                if decl.kind in _RECORD_CURSORS + (ci.CursorKind.ENUM_DECL,) and decl.is_anonymous():
-                    self._typedef_for_anonymous.setdefault(self._key(decl), c.spelling)
+            for d in c.walk_preorder():
+                if d.kind in _TAG_CURSORS + (ci.CursorKind.TYPEDEF_DECL,) and not d.is_anonymous():
+                    self._reserved.add(d.spelling)
         for c in top:
             if c.kind in _RECORD_CURSORS:
                 self.visit_record(c)
@@ -211,15 +212,20 @@ class _Walker:
         key = self._key(defn)
         if key in self._record_names:
             return self._record_names[key]
-        if not defn.is_anonymous():
-            name = defn.spelling
-        elif key in self._typedef_for_anonymous:
-            name = self._typedef_for_anonymous[key]
-        else:
-            # Nested unnamed records are named when their parent is visited; reaching
-            # one here first means the parent is visited now.
+        if defn.is_anonymous():
+            # Nested unnamed records are named when their parent is visited, and the
+            # parent visits its fields' types first, so this is unreachable from C.
             raise ParseError(f"unnamed record outside a parent at {key[0]}:{key[1]}")
-        self._record_names[key] = name
+        # A typedef'd tagless record (`typedef struct { ... } anon_t;`) is spelled by
+        # libclang with its typedef name, which is also how C code names it.
+        self._record_names[key] = defn.spelling
+        return defn.spelling
+
+    def synthesize_name(self, base: str) -> str:
+        name = base
+        while name in self._reserved:
+            name += "_"
+        self._reserved.add(name)
         return name
 
     def visit_record(
@@ -228,28 +234,26 @@ class _Walker:
     ) -> None:
         defn = cursor.get_definition()
         if name is None:
-            if cursor.is_anonymous() and self._key(defn or cursor) not in self._typedef_for_anonymous:
+            if cursor.is_anonymous():
                 return  # an unnamed record used only as a field type: its parent names it
             name = self.record_name(cursor)
-        else:
-            self._record_names[self._key(defn or cursor)] = name
         if name in self._seen_records and (defn is None or any(r.name == name and not r.opaque for r in self.records)):
             return
         kind = "union" if cursor.kind == ci.CursorKind.UNION_DECL else "struct"
         if c_spelling is None and nested_in is None:
-            c_spelling = name if cursor.is_anonymous() else f"{kind} {name}"
+            c_spelling = _c_spelling(defn or cursor, kind, name)
         if defn is None:
             self._seen_records.add(name)
             self.records.append(
                 Record(name, kind, (), None, None, c_spelling, nested_in, self.header_of(cursor))
             )
             return
-        # A forward declaration seen earlier is replaced by the definition, in place.
+        # A forward declaration seen earlier gives way to the definition.
         self.records = [r for r in self.records if r.name != name]
         self._seen_records.add(name)
         fields: list[Field] = []
         anonymous_count = 0
-        nested: list[tuple[ci.Cursor, str, str | None]] = []
+        nested: list[tuple[ci.Cursor, str | None, str | None]] = []
         for f in defn.type.get_fields():
             fname = f.spelling
             anonymous = False
@@ -262,9 +266,12 @@ class _Walker:
                     nested_c = None  # C cannot name the type of an anonymous member
                 else:
                     nested_c = f"__typeof__((({c_spelling} *)0)->{fname})" if c_spelling else None
-                nested_name = f"{name}_{fname}"
+                nested_name = self.synthesize_name(f"{name}_{fname}")
                 self._record_names[self._key(decl.get_definition() or decl)] = nested_name
                 nested.append((decl, nested_name, nested_c))
+            elif decl is not None and decl.kind in _RECORD_CURSORS and decl.get_definition() is not None:
+                # `struct A { struct B { int x; } b; };` declares B at file scope in C.
+                nested.append((decl, None, None))
             fields.append(
                 Field(
                     name=fname,
@@ -276,7 +283,10 @@ class _Walker:
             )
         # Nested records precede their parent so every list is in dependency order.
         for decl, nested_name, nested_c in nested:
-            self.visit_record(decl, name=nested_name, c_spelling=nested_c, nested_in=name)
+            if nested_name is None:
+                self.visit_record(decl)
+            else:
+                self.visit_record(decl, name=nested_name, c_spelling=nested_c, nested_in=name)
         self.records.append(
             Record(
                 name=name,
@@ -294,11 +304,10 @@ class _Walker:
         if not cursor.is_definition():
             return
         if cursor.is_anonymous():
-            name = self._typedef_for_anonymous.get(self._key(cursor), "")
-            c_spelling = name
+            name = c_spelling = ""  # `enum { A, B };`: constants only
         else:
             name = cursor.spelling
-            c_spelling = f"enum {name}"
+            c_spelling = _c_spelling(cursor, "enum", name)
         if name and name in self._seen_enums:
             return
         self._seen_enums.add(name)
@@ -379,13 +388,15 @@ class _Walker:
         if kind == ci.TypeKind.INCOMPLETEARRAY:
             return Array(self.convert(t.element_type), None)
         if kind == ci.TypeKind.RECORD:
-            return RecordRef(self.record_name(t.get_declaration()))
+            decl = t.get_declaration()
+            name = self.record_name(decl)
+            if decl.get_definition() is None and name not in self._seen_records:
+                # `struct never_defined *p` declares the tag right where it is used.
+                self.visit_record(decl)
+            return RecordRef(name)
         if kind == ci.TypeKind.ENUM:
             decl = t.get_declaration()
-            name = decl.spelling
-            if decl.is_anonymous():
-                name = self._typedef_for_anonymous.get(self._key(decl), "")
-            return EnumRef(name)
+            return EnumRef("" if decl.is_anonymous() else decl.spelling)
         if kind == ci.TypeKind.FUNCTIONPROTO:
             return FunctionProto(
                 self.convert(t.get_result()),
@@ -395,6 +406,13 @@ class _Walker:
         if kind == ci.TypeKind.FUNCTIONNOPROTO:
             return FunctionProto(self.convert(t.get_result()), ())
         raise ParseError(f"unsupported C type '{t.spelling}' ({kind})")
+
+
+def _c_spelling(decl: ci.Cursor, keyword: str, name: str) -> str:
+    """How C names the type: `struct tag`, or the bare typedef name of a tagless one."""
+    # libclang spells a tagged type "struct tag" and a typedef'd tagless one by the
+    # typedef name alone; is_anonymous() is False for both.
+    return f"{keyword} {name}" if decl.type.spelling.startswith(keyword + " ") else name
 
 
 def _strip_to_declaration(t: ci.Type) -> ci.Cursor | None:

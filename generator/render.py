@@ -13,7 +13,7 @@ from pathlib import Path
 import black
 import jinja2
 
-from .ctypes_map import RenderError, TypeMapper, c_declaration
+from .ctypes_map import RenderError, TypeMapper
 from .model import ApiModel, EnumRef, FunctionProto, Pointer, Record, RecordRef, Typedef, TypedefRef
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -148,7 +148,7 @@ class _ModuleView:
     def typedef_doc(self, td: Typedef) -> str:
         if td.from_macro:
             return f"#define {td.name} {getattr(td.target, 'name', '')}"
-        return "typedef " + c_declaration(td.target, td.name)
+        return "typedef " + self.types.c_declaration(td.target, td.name)
 
     @property
     def functions(self) -> list[dict]:
@@ -164,12 +164,11 @@ class _ModuleView:
 
     def _function_entry(self, public: str, f) -> dict:
         flags = FLAG_DEPRECATED if f.deprecated else 0
-        prototype = c_declaration(
-            FunctionProto(f.result, tuple(p.type for p in f.params), f.variadic), f.name
-        )
-        # Show parameter names too, as the header does.
-        params = ", ".join(c_declaration(p.type, p.name) for p in f.params) or "void"
-        prototype = f"{c_declaration(f.result, f.name)}({params})" if not f.variadic else prototype
+        # The header's prototype, parameter names included.
+        params = [self.types.c_declaration(p.type, p.name) for p in f.params]
+        if f.variadic:
+            params.append("...")
+        prototype = self.types.c_declaration(f.result, f"{f.name}({', '.join(params) or 'void'})")
         return {
             "name": public,
             "symbol": f.name,

@@ -61,7 +61,12 @@ def test_manifest_round_trip_is_canonical(manifest):
 
 
 def test_manifest_pins(manifest):
-    assert manifest.keys() == ["12.2", "12.4", "12.5"]
+    # The pins the project promises; later versions may follow them.
+    assert manifest.keys()[:3] == ["12.2", "12.4", "12.5"]
+    assert [manifest.get(k).runtime.version for k in ("12.2", "12.4", "12.5")] == [
+        "12.2.140", "12.4.127", "12.5.82"]
+    assert [manifest.get(k).crt.version for k in ("12.2", "12.4", "12.5")] == [
+        "12.2.140", "12.4.131", "12.5.82"]
     pin = manifest.get("12.5")
     assert pin.number == 12050
     assert pin.module_name == "sys_12050"
@@ -75,10 +80,11 @@ def test_manifest_pins(manifest):
 
 def test_manifest_numeric_sort_and_save(manifest, tmp_path):
     base = manifest.get("12.5")
-    m = manifest
+    m = type(manifest)(manifest.families, {k: v for k, v in manifest.versions.items() if k.startswith("12.")})
     for key in ("12.10", "12.9"):
         m = m.with_version(dataclasses.replace(base, key=key))
-    assert m.keys() == ["12.2", "12.4", "12.5", "12.9", "12.10"]
+    assert m.keys()[-2:] == ["12.9", "12.10"]
+    assert m.keys() == sorted(m.keys(), key=lambda k: tuple(map(int, k.split("."))))
     assert m.get("12.10").number == 12100
     # with_version returns a new manifest and leaves the original alone
     assert "12.10" not in manifest.versions

@@ -1,0 +1,8 @@
+/* A header clang rejects: an undeclared type. */
+#define CUDART_VERSION 12050
+
+struct ok {
+    int a;
+};
+
+int broken(undeclared_t x);

@@ -1,0 +1,33 @@
+/* Function declarations of every parameter kind, deprecation, renaming macros. */
+#define CUDART_VERSION 12050
+
+typedef struct CUstream_st *cudaStream_t;
+
+enum status {
+    statusOk = 0,
+    statusBad = 1
+};
+
+struct P {
+    int major;
+    int minor;
+};
+
+struct dim {
+    unsigned int x, y, z;
+};
+
+int scalars(int a, unsigned long long b, double c);
+int pointers(void *dst, const void *src, int *count);
+const char *describe(enum status s);
+enum status launch(struct dim grid, cudaStream_t stream);
+void no_params(void);
+typedef void (*hostfn_t)(void *userData);
+int add_callback(hostfn_t fn, void *userData);
+int log_message(int level, const char *format, ...);
+int deprecated_fn(int x) __attribute__((deprecated));
+
+#define getProps getProps_v2
+int getProps(struct P *p);
+
+static inline int inline_helper(int x) { return x + 1; }

@@ -1,0 +1,7 @@
+/* A struct tag first named inside a member declaration: C declares it at file scope. */
+#define CUDART_VERSION 12050
+
+struct user {
+    struct never_declared *p;
+    int n;
+};

@@ -1,0 +1,14 @@
+/* Unions and typedef'd anonymous structs in prototypes. */
+#define CUDART_VERSION 12050
+
+union U {
+    int a;
+    float b;
+};
+
+typedef struct {
+    int q;
+} anon_t;
+
+int takes_union(union U *u);
+int takes_anon(anon_t *a);
