@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The GPU suite, once per CUDA runtime, on a machine with a GPU and no registry access.
+#
+# Runtimes: each .device/libs/<version>/libcudart.so.* (the pinned wheels' libraries,
+# copied there by tests/gpu/prepare_device_libs.sh and carried along), then the
+# machine's own (no $CUDART_LIBRARY: cudart's normal search). Writes one JUnit file
+# per runtime and a Markdown summary into $OUT (or ./gpu-results).
+set -u
+cd "$(dirname "$0")/../.."
+out="${OUT:-gpu-results}"
+mkdir -p "$out"
+python="${PYTHON:-python3}"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+status=0
+run() {  # label, then env assignments
+    local label=$1; shift
+    echo "=== runtime $label"
+    env "$@" "$python" -m pytest tests/gpu -q -p no:cacheprovider -rs \
+        --junitxml="$out/junit-$label.xml" "${PYTEST_ARGS[@]}" 2>&1 | tee "$out/log-$label.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+}
+PYTEST_ARGS=("$@")
+for lib in .device/libs/*/libcudart.so.*; do
+    [ -e "$lib" ] || continue
+    run "$(basename "$(dirname "$lib")")" CUDART_LIBRARY="$PWD/$lib"
+done
+run machine CUDART_LIBRARY=
+"$python" tests/gpu/summarize.py "$out" > "$out/RESULTS.md"
+cat "$out/RESULTS.md"
+exit $status
