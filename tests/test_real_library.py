@@ -131,3 +131,19 @@ except cudart.FunctionNotFoundError as exc:
     name, message = out.split(" | ", 1)
     assert name in message
     assert "CUDA 12.5 headers" in message and "libcudart 12.2" in message
+
+
+@pytest.mark.parametrize("name", ["python3.12", "python3.13"])
+def test_runtime_package_on_other_pythons(header_sets, manifest, name):
+    """The package supports 3.11-3.13; the GPU machine runs 3.12 from a plain copy."""
+    from abi_support import find_interpreter
+
+    python, why = find_interpreter(name)
+    if python is None:
+        pytest.skip(f"{name} is not available: {why}")
+    newest = manifest.keys()[-1]
+    proc = run_python(PROBE, env={"CUDART_LIBRARY": str(header_sets[newest].library)}, python=python)
+    r = json.loads(proc.stdout)
+    assert r["module"] == f"cudart.{manifest.get(newest).module_name}"
+    assert r["runtime_version"] == manifest.get(newest).number
+    assert r["error_name"] == "cudaErrorMemoryAllocation"
