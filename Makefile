@@ -21,3 +21,8 @@ check:
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# `make bench BENCH_ARGS='--only cpu ...'` passes options through (see bench/README.md).
+.PHONY: bench
+bench:
+	$(BIN)/python -m bench $(BENCH_ARGS)

@@ -1,9 +1,14 @@
 """Python bindings to the CUDA runtime API, exact per CUDA version.
 
-`cudart.sys` is the raw ctypes module generated for the loaded libcudart: the first
-access finds the library (see cudart._loader), asks its version and imports the
-matching `cudart.sys_<version>` module. `import cudart` itself loads nothing, so it
-works on machines without CUDA; what it needs is found when it is first used.
+`cudart.cudaMalloc(...)`, and every other function, enum, constant and struct of the
+CUDA runtime API, is the checked API of the version that matches the loaded libcudart:
+failures raise `cudart.CudaError` subclasses and results are returned (see
+`cudart.checked_<version>`). `cudart.sys` is the raw ctypes module of that version
+(`cudart.sys_<version>`), which mirrors C.
+
+The first access of either finds the library (see cudart._loader), asks its version
+and imports the matching modules. `import cudart` itself loads nothing, so it works
+on machines without CUDA; what it needs is found when it is first used.
 """
 
 from __future__ import annotations
@@ -16,19 +21,26 @@ import warnings
 from pathlib import Path
 
 from ._loader import LIBRARY_ENV, format_version, load_runtime
+from ._binding import CudaDeprecationWarning
 from .errors import (
     BindingsVersionError,
+    CudaError,
     CudartError,
     FunctionNotFoundError,
     LibraryNotFoundError,
 )
 
+# The package's own API. Every other public name is the checked API of the selected
+# version, resolved on first access by __getattr__ below.
 __all__ = [
     "BindingsVersionError",
+    "CudaDeprecationWarning",
+    "CudaError",
     "CudartError",
     "FunctionNotFoundError",
     "LibraryNotFoundError",
     "available_versions",
+    "load_module",
     "load_runtime",
     "select_version",
     "sys",
@@ -39,10 +51,12 @@ FORCE_ENV = "CUDART_BINDINGS_VERSION"
 # The generated modules live in generated/ beside this package in a source tree and
 # in cudart/_generated in an installed wheel (see pyproject.toml); both are searched
 # as part of this package, so they import as cudart.sys_12050.
+# In a source tree cudart/_generated is a link to generated/ (so type checkers find
+# the modules as cudart._generated.*); resolving keeps the folder on the path once.
 _here = Path(__file__).resolve().parent
 for _dir in (_here / "_generated", _here.parent / "generated"):
-    if _dir.is_dir() and str(_dir) not in __path__:
-        __path__.append(str(_dir))
+    if _dir.is_dir() and str(_dir.resolve()) not in __path__:
+        __path__.append(str(_dir.resolve()))
 
 _MODULE_NAME = re.compile(r"^sys_(\d{5,})\.py$")
 
@@ -98,14 +112,36 @@ def _listing(versions: list[int]) -> str:
     return ", ".join(format_version(v) for v in versions) or "none"
 
 
+_selected: int | None = None
+
+
+def _selected_version() -> int:
+    global _selected
+    if _selected is None:
+        runtime = load_runtime()
+        version, warning = select_version(
+            runtime.version, available_versions(), os.environ.get(FORCE_ENV)
+        )
+        if warning:
+            warnings.warn(warning, RuntimeWarning, stacklevel=4)
+        _selected = version
+    return _selected
+
+
 def _load_selected():
-    runtime = load_runtime()
-    version, warning = select_version(
-        runtime.version, available_versions(), os.environ.get(FORCE_ENV)
-    )
-    if warning:
-        warnings.warn(warning, RuntimeWarning, stacklevel=3)
-    return importlib.import_module(f"{__name__}.sys_{version}")
+    return importlib.import_module(f"{__name__}.sys_{_selected_version()}")
+
+
+def _load_checked():
+    return importlib.import_module(f"{__name__}.checked_{_selected_version()}")
+
+
+# Names the raw modules import for their own use (ctypes, enum): not the CUDA API.
+_NOT_API = frozenset({"annotations", "bind_lazily", "IntEnum", "SYMBOLS", "TYPE_CHECKING"})
+
+
+# Helpers beyond the generated API, imported on first use to keep `import cudart` cheap.
+_SUBMODULES = frozenset({"kernels", "occupancy", "callbacks"})
 
 
 def __getattr__(name: str):
@@ -113,4 +149,34 @@ def __getattr__(name: str):
         module = _load_selected()
         globals()["sys"] = module
         return module
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "load_module":
+        from .kernels import load_module
+
+        globals()[name] = load_module
+        return load_module
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # The checked module holds the functions and error classes; the raw module the
+    # enums, constants, records and handle types (the checked one imports those it uses).
+    checked = _load_checked()
+    value = checked.__dict__.get(name, _MISSING)
+    if value is _MISSING:
+        value = _load_selected().__dict__.get(name, _MISSING)
+    if value is _MISSING and name.startswith("CudaError"):
+        value = getattr(checked, name, _MISSING)  # made on first use
+    if value is _MISSING or name in _NOT_API or name.startswith("_") or _from_ctypes(name, value):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+_MISSING = object()
+
+
+def _from_ctypes(name: str, value) -> bool:
+    import ctypes
+
+    return getattr(ctypes, name, None) is value
+

@@ -8,6 +8,7 @@ a bare ctypes call with no Python wrapper in between.
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 from ._loader import load_runtime
@@ -20,15 +21,37 @@ class CudaDeprecationWarning(DeprecationWarning):
     """A function the CUDA headers mark deprecated was called."""
 
 
-def bind_lazily(namespace: dict, functions: dict):
+# Names of deprecated functions already warned about, by either layer: a function
+# warns once per process whether it is called raw or checked.
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def warn_deprecated(name: str, replacement: str | None, stacklevel: int) -> None:
+    if name in _warned:
+        return
+    with _warned_lock:
+        if name in _warned:
+            return
+        _warned.add(name)
+    message = f"{name} is deprecated in the CUDA runtime"
+    if replacement:
+        message += f"; use {replacement} instead"
+    warnings.warn(message, CudaDeprecationWarning, stacklevel=stacklevel + 1)
+
+
+def bind_lazily(namespace: dict, functions: dict, replacements: dict | None = None):
+    """(__getattr__, __dir__) for a generated module. `replacements` names, for a
+    deprecated function, what its header says to use instead."""
     module = namespace["__name__"]
     bindings_version = namespace["CUDA_VERSION"]
+    replacements = replacements or {}
 
     def __getattr__(name: str):
         entry = functions.get(name)
         if entry is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        bound = _bind(name, entry, module, bindings_version)
+        bound = _bind(name, entry, module, bindings_version, replacements.get(name))
         namespace[name] = bound
         return bound
 
@@ -38,7 +61,7 @@ def bind_lazily(namespace: dict, functions: dict):
     return __getattr__, __dir__
 
 
-def _bind(name: str, entry: tuple, module: str, bindings_version: int):
+def _bind(name: str, entry: tuple, module: str, bindings_version: int, replacement: str | None = None):
     symbol, restype, argtypes, flags = entry
     runtime = load_runtime()
     try:
@@ -51,7 +74,7 @@ def _bind(name: str, entry: tuple, module: str, bindings_version: int):
     fn.argtypes = argtypes
     fn.__name__ = name
     if flags & FLAG_DEPRECATED:
-        return _warn_once(name, fn)
+        return _warn_once(name, fn, replacement)
     return fn
 
 
@@ -73,16 +96,10 @@ def _missing(name, symbol, module, bindings_version, runtime):
     return unavailable
 
 
-def _warn_once(name: str, fn):
-    warned = False
-
+def _warn_once(name: str, fn, replacement: str | None = None):
     def deprecated(*args):
-        nonlocal warned
-        if not warned:
-            warned = True
-            warnings.warn(
-                f"{name} is deprecated in the CUDA runtime", CudaDeprecationWarning, stacklevel=2
-            )
+        if name not in _warned:
+            warn_deprecated(name, replacement, stacklevel=2)
         return fn(*args)
 
     deprecated.__name__ = name

@@ -19,3 +19,22 @@ class FunctionNotFoundError(CudartError, AttributeError):
 
 class BindingsVersionError(CudartError, ImportError):
     """No generated bindings fit the loaded runtime, or a forced version does not exist."""
+
+
+class CudaError(Exception):
+    """A CUDA runtime call returned an error code.
+
+    `code` is the cudaError_t member (an int where the bindings do not know the code),
+    `name` and `message` what cudaGetErrorName and cudaGetErrorString say of it. Each
+    code has its own subclass, named after it: cudaErrorMemoryAllocation raises
+    cudart.CudaErrorMemoryAllocation.
+    """
+
+    def __init__(self, code, name: str = "", message: str = "") -> None:
+        super().__init__(code, name, message)
+        self.code = code
+        self.name = name
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.name} ({int(self.code)}): {self.message}"

@@ -15,9 +15,12 @@ Importing this module loads no library and resolves no symbol: a function is bou
 the loaded libcudart the first time it is looked up.
 """
 
+from __future__ import annotations
+
 from ctypes import (
     CFUNCTYPE,
     POINTER,
+    Array,
     Structure,
     Union,
     c_bool,
@@ -48,6 +51,7 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
+from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
 from enum import IntEnum
 
 from cudart._binding import bind_lazily
@@ -1873,13 +1877,20 @@ cudaTextureTypeCubemapLayered = 252
 class char1(Structure):
     """struct char1 (vector_types.h): 1 bytes, aligned to 1."""
 
+    x: int
+
 
 class uchar1(Structure):
     """struct uchar1 (vector_types.h): 1 bytes, aligned to 1."""
 
+    x: int
+
 
 class char2(Structure):
     """struct char2 (vector_types.h): 2 bytes, aligned to 2."""
+
+    x: int
+    y: int
 
     _align_ = 2  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -1887,19 +1898,35 @@ class char2(Structure):
 class uchar2(Structure):
     """struct uchar2 (vector_types.h): 2 bytes, aligned to 2."""
 
+    x: int
+    y: int
+
     _align_ = 2  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class char3(Structure):
     """struct char3 (vector_types.h): 3 bytes, aligned to 1."""
 
+    x: int
+    y: int
+    z: int
+
 
 class uchar3(Structure):
     """struct uchar3 (vector_types.h): 3 bytes, aligned to 1."""
 
+    x: int
+    y: int
+    z: int
+
 
 class char4(Structure):
     """struct char4 (vector_types.h): 4 bytes, aligned to 4."""
+
+    x: int
+    y: int
+    z: int
+    w: int
 
     _align_ = 4  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -1907,19 +1934,31 @@ class char4(Structure):
 class uchar4(Structure):
     """struct uchar4 (vector_types.h): 4 bytes, aligned to 4."""
 
+    x: int
+    y: int
+    z: int
+    w: int
+
     _align_ = 4  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class short1(Structure):
     """struct short1 (vector_types.h): 2 bytes, aligned to 2."""
 
+    x: int
+
 
 class ushort1(Structure):
     """struct ushort1 (vector_types.h): 2 bytes, aligned to 2."""
 
+    x: int
+
 
 class short2(Structure):
     """struct short2 (vector_types.h): 4 bytes, aligned to 4."""
+
+    x: int
+    y: int
 
     _align_ = 4  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -1927,19 +1966,35 @@ class short2(Structure):
 class ushort2(Structure):
     """struct ushort2 (vector_types.h): 4 bytes, aligned to 4."""
 
+    x: int
+    y: int
+
     _align_ = 4  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class short3(Structure):
     """struct short3 (vector_types.h): 6 bytes, aligned to 2."""
 
+    x: int
+    y: int
+    z: int
+
 
 class ushort3(Structure):
     """struct ushort3 (vector_types.h): 6 bytes, aligned to 2."""
 
+    x: int
+    y: int
+    z: int
+
 
 class short4(Structure):
     """struct short4 (vector_types.h): 8 bytes, aligned to 8."""
+
+    x: int
+    y: int
+    z: int
+    w: int
 
     _align_ = 8  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -1947,19 +2002,31 @@ class short4(Structure):
 class ushort4(Structure):
     """struct ushort4 (vector_types.h): 8 bytes, aligned to 8."""
 
+    x: int
+    y: int
+    z: int
+    w: int
+
     _align_ = 8  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class int1(Structure):
     """struct int1 (vector_types.h): 4 bytes, aligned to 4."""
 
+    x: int
+
 
 class uint1(Structure):
     """struct uint1 (vector_types.h): 4 bytes, aligned to 4."""
 
+    x: int
+
 
 class int2(Structure):
     """struct int2 (vector_types.h): 8 bytes, aligned to 8."""
+
+    x: int
+    y: int
 
     _align_ = 8  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -1967,19 +2034,35 @@ class int2(Structure):
 class uint2(Structure):
     """struct uint2 (vector_types.h): 8 bytes, aligned to 8."""
 
+    x: int
+    y: int
+
     _align_ = 8  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class int3(Structure):
     """struct int3 (vector_types.h): 12 bytes, aligned to 4."""
 
+    x: int
+    y: int
+    z: int
+
 
 class uint3(Structure):
     """struct uint3 (vector_types.h): 12 bytes, aligned to 4."""
 
+    x: int
+    y: int
+    z: int
+
 
 class int4(Structure):
     """struct int4 (vector_types.h): 16 bytes, aligned to 16."""
+
+    x: int
+    y: int
+    z: int
+    w: int
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -1987,19 +2070,31 @@ class int4(Structure):
 class uint4(Structure):
     """struct uint4 (vector_types.h): 16 bytes, aligned to 16."""
 
+    x: int
+    y: int
+    z: int
+    w: int
+
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class long1(Structure):
     """struct long1 (vector_types.h): 8 bytes, aligned to 8."""
 
+    x: int
+
 
 class ulong1(Structure):
     """struct ulong1 (vector_types.h): 8 bytes, aligned to 8."""
 
+    x: int
+
 
 class long2(Structure):
     """struct long2 (vector_types.h): 16 bytes, aligned to 16."""
+
+    x: int
+    y: int
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -2007,19 +2102,35 @@ class long2(Structure):
 class ulong2(Structure):
     """struct ulong2 (vector_types.h): 16 bytes, aligned to 16."""
 
+    x: int
+    y: int
+
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class long3(Structure):
     """struct long3 (vector_types.h): 24 bytes, aligned to 8."""
 
+    x: int
+    y: int
+    z: int
+
 
 class ulong3(Structure):
     """struct ulong3 (vector_types.h): 24 bytes, aligned to 8."""
 
+    x: int
+    y: int
+    z: int
+
 
 class long4(Structure):
     """struct long4 (vector_types.h): 32 bytes, aligned to 16."""
+
+    x: int
+    y: int
+    z: int
+    w: int
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -2027,15 +2138,25 @@ class long4(Structure):
 class ulong4(Structure):
     """struct ulong4 (vector_types.h): 32 bytes, aligned to 16."""
 
+    x: int
+    y: int
+    z: int
+    w: int
+
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class float1(Structure):
     """struct float1 (vector_types.h): 4 bytes, aligned to 4."""
 
+    x: float
+
 
 class float2(Structure):
     """struct float2 (vector_types.h): 8 bytes, aligned to 8."""
+
+    x: float
+    y: float
 
     _align_ = 8  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -2043,9 +2164,18 @@ class float2(Structure):
 class float3(Structure):
     """struct float3 (vector_types.h): 12 bytes, aligned to 4."""
 
+    x: float
+    y: float
+    z: float
+
 
 class float4(Structure):
     """struct float4 (vector_types.h): 16 bytes, aligned to 16."""
+
+    x: float
+    y: float
+    z: float
+    w: float
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -2053,13 +2183,20 @@ class float4(Structure):
 class longlong1(Structure):
     """struct longlong1 (vector_types.h): 8 bytes, aligned to 8."""
 
+    x: int
+
 
 class ulonglong1(Structure):
     """struct ulonglong1 (vector_types.h): 8 bytes, aligned to 8."""
 
+    x: int
+
 
 class longlong2(Structure):
     """struct longlong2 (vector_types.h): 16 bytes, aligned to 16."""
+
+    x: int
+    y: int
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -2067,19 +2204,35 @@ class longlong2(Structure):
 class ulonglong2(Structure):
     """struct ulonglong2 (vector_types.h): 16 bytes, aligned to 16."""
 
+    x: int
+    y: int
+
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class longlong3(Structure):
     """struct longlong3 (vector_types.h): 24 bytes, aligned to 8."""
 
+    x: int
+    y: int
+    z: int
+
 
 class ulonglong3(Structure):
     """struct ulonglong3 (vector_types.h): 24 bytes, aligned to 8."""
 
+    x: int
+    y: int
+    z: int
+
 
 class longlong4(Structure):
     """struct longlong4 (vector_types.h): 32 bytes, aligned to 16."""
+
+    x: int
+    y: int
+    z: int
+    w: int
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -2087,15 +2240,25 @@ class longlong4(Structure):
 class ulonglong4(Structure):
     """struct ulonglong4 (vector_types.h): 32 bytes, aligned to 16."""
 
+    x: int
+    y: int
+    z: int
+    w: int
+
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class double1(Structure):
     """struct double1 (vector_types.h): 8 bytes, aligned to 8."""
 
+    x: float
+
 
 class double2(Structure):
     """struct double2 (vector_types.h): 16 bytes, aligned to 16."""
+
+    x: float
+    y: float
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -2103,9 +2266,18 @@ class double2(Structure):
 class double3(Structure):
     """struct double3 (vector_types.h): 24 bytes, aligned to 8."""
 
+    x: float
+    y: float
+    z: float
+
 
 class double4(Structure):
     """struct double4 (vector_types.h): 32 bytes, aligned to 16."""
+
+    x: float
+    y: float
+    z: float
+    w: float
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -2113,9 +2285,19 @@ class double4(Structure):
 class dim3(Structure):
     """struct dim3 (vector_types.h): 12 bytes, aligned to 4."""
 
+    x: int
+    y: int
+    z: int
+
 
 class cudaChannelFormatDesc(Structure):
     """struct cudaChannelFormatDesc (driver_types.h): 20 bytes, aligned to 4."""
+
+    x: int
+    y: int
+    z: int
+    w: int
+    f: int
 
 
 class cudaArray(Structure):
@@ -2129,57 +2311,133 @@ class cudaMipmappedArray(Structure):
 class cudaArraySparseProperties_tileExtent(Structure):
     """__typeof__(((struct cudaArraySparseProperties *)0)->tileExtent) (driver_types.h): 12 bytes, aligned to 4."""
 
+    width: int
+    height: int
+    depth: int
+
 
 class cudaArraySparseProperties(Structure):
     """struct cudaArraySparseProperties (driver_types.h): 48 bytes, aligned to 8."""
+
+    tileExtent: cudaArraySparseProperties_tileExtent
+    miptailFirstLevel: int
+    miptailSize: int
+    flags: int
+    reserved: Array[c_uint]
 
 
 class cudaArrayMemoryRequirements(Structure):
     """struct cudaArrayMemoryRequirements (driver_types.h): 32 bytes, aligned to 8."""
 
+    size: int
+    alignment: int
+    reserved: Array[c_uint]
+
 
 class cudaPitchedPtr(Structure):
     """struct cudaPitchedPtr (driver_types.h): 32 bytes, aligned to 8."""
+
+    ptr: int | None
+    pitch: int
+    xsize: int
+    ysize: int
 
 
 class cudaExtent(Structure):
     """struct cudaExtent (driver_types.h): 24 bytes, aligned to 8."""
 
+    width: int
+    height: int
+    depth: int
+
 
 class cudaPos(Structure):
     """struct cudaPos (driver_types.h): 24 bytes, aligned to 8."""
+
+    x: int
+    y: int
+    z: int
 
 
 class cudaMemcpy3DParms(Structure):
     """struct cudaMemcpy3DParms (driver_types.h): 160 bytes, aligned to 8."""
 
+    srcArray: cudaArray_t
+    srcPos: cudaPos
+    srcPtr: cudaPitchedPtr
+    dstArray: cudaArray_t
+    dstPos: cudaPos
+    dstPtr: cudaPitchedPtr
+    extent: cudaExtent
+    kind: int
+
 
 class cudaMemcpyNodeParams(Structure):
     """struct cudaMemcpyNodeParams (driver_types.h): 176 bytes, aligned to 8."""
+
+    flags: int
+    reserved: Array[c_int]
+    copyParams: cudaMemcpy3DParms
 
 
 class cudaMemcpy3DPeerParms(Structure):
     """struct cudaMemcpy3DPeerParms (driver_types.h): 168 bytes, aligned to 8."""
 
+    srcArray: cudaArray_t
+    srcPos: cudaPos
+    srcPtr: cudaPitchedPtr
+    srcDevice: int
+    dstArray: cudaArray_t
+    dstPos: cudaPos
+    dstPtr: cudaPitchedPtr
+    dstDevice: int
+    extent: cudaExtent
+
 
 class cudaMemsetParams(Structure):
     """struct cudaMemsetParams (driver_types.h): 40 bytes, aligned to 8."""
+
+    dst: int | None
+    pitch: int
+    value: int
+    elementSize: int
+    width: int
+    height: int
 
 
 class cudaMemsetParamsV2(Structure):
     """struct cudaMemsetParamsV2 (driver_types.h): 40 bytes, aligned to 8."""
 
+    dst: int | None
+    pitch: int
+    value: int
+    elementSize: int
+    width: int
+    height: int
+
 
 class cudaAccessPolicyWindow(Structure):
     """struct cudaAccessPolicyWindow (driver_types.h): 32 bytes, aligned to 8."""
+
+    base_ptr: int | None
+    num_bytes: int
+    hitRatio: float
+    hitProp: int
+    missProp: int
 
 
 class cudaHostNodeParams(Structure):
     """struct cudaHostNodeParams (driver_types.h): 16 bytes, aligned to 8."""
 
+    fn: _CFuncPtr
+    userData: int | None
+
 
 class cudaHostNodeParamsV2(Structure):
     """struct cudaHostNodeParamsV2 (driver_types.h): 16 bytes, aligned to 8."""
+
+    fn: _CFuncPtr
+    userData: int | None
 
 
 class cudaGraphicsResource(Structure):
@@ -2189,193 +2447,473 @@ class cudaGraphicsResource(Structure):
 class cudaResourceDesc_res_array(Structure):
     """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->array) (driver_types.h): 8 bytes, aligned to 8."""
 
+    array: cudaArray_t
+
 
 class cudaResourceDesc_res_mipmap(Structure):
     """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->mipmap) (driver_types.h): 8 bytes, aligned to 8."""
+
+    mipmap: cudaMipmappedArray_t
 
 
 class cudaResourceDesc_res_linear(Structure):
     """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->linear) (driver_types.h): 40 bytes, aligned to 8."""
 
+    devPtr: int | None
+    desc: cudaChannelFormatDesc
+    sizeInBytes: int
+
 
 class cudaResourceDesc_res_pitch2D(Structure):
     """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->pitch2D) (driver_types.h): 56 bytes, aligned to 8."""
+
+    devPtr: int | None
+    desc: cudaChannelFormatDesc
+    width: int
+    height: int
+    pitchInBytes: int
 
 
 class cudaResourceDesc_res(Union):
     """__typeof__(((struct cudaResourceDesc *)0)->res) (driver_types.h): 56 bytes, aligned to 8."""
 
+    array: cudaResourceDesc_res_array
+    mipmap: cudaResourceDesc_res_mipmap
+    linear: cudaResourceDesc_res_linear
+    pitch2D: cudaResourceDesc_res_pitch2D
+
 
 class cudaResourceDesc(Structure):
     """struct cudaResourceDesc (driver_types.h): 64 bytes, aligned to 8."""
+
+    resType: int
+    res: cudaResourceDesc_res
 
 
 class cudaResourceViewDesc(Structure):
     """struct cudaResourceViewDesc (driver_types.h): 48 bytes, aligned to 8."""
 
+    format: int
+    width: int
+    height: int
+    depth: int
+    firstMipmapLevel: int
+    lastMipmapLevel: int
+    firstLayer: int
+    lastLayer: int
+
 
 class cudaPointerAttributes(Structure):
     """struct cudaPointerAttributes (driver_types.h): 24 bytes, aligned to 8."""
+
+    type: int
+    device: int
+    devicePointer: int | None
+    hostPointer: int | None
 
 
 class cudaFuncAttributes(Structure):
     """struct cudaFuncAttributes (driver_types.h): 144 bytes, aligned to 8."""
 
+    sharedSizeBytes: int
+    constSizeBytes: int
+    localSizeBytes: int
+    maxThreadsPerBlock: int
+    numRegs: int
+    ptxVersion: int
+    binaryVersion: int
+    cacheModeCA: int
+    maxDynamicSharedSizeBytes: int
+    preferredShmemCarveout: int
+    clusterDimMustBeSet: int
+    requiredClusterWidth: int
+    requiredClusterHeight: int
+    requiredClusterDepth: int
+    clusterSchedulingPolicyPreference: int
+    nonPortableClusterSizeAllowed: int
+    reserved: Array[c_int]
+
 
 class cudaMemLocation(Structure):
     """struct cudaMemLocation (driver_types.h): 8 bytes, aligned to 4."""
+
+    type: int
+    id: int
 
 
 class cudaMemAccessDesc(Structure):
     """struct cudaMemAccessDesc (driver_types.h): 12 bytes, aligned to 4."""
 
+    location: cudaMemLocation
+    flags: int
+
 
 class cudaMemPoolProps(Structure):
     """struct cudaMemPoolProps (driver_types.h): 88 bytes, aligned to 8."""
+
+    allocType: int
+    handleTypes: int
+    location: cudaMemLocation
+    win32SecurityAttributes: int | None
+    maxSize: int
+    reserved: Array[c_ubyte]
 
 
 class cudaMemPoolPtrExportData(Structure):
     """struct cudaMemPoolPtrExportData (driver_types.h): 64 bytes, aligned to 1."""
 
+    reserved: Array[c_ubyte]
+
 
 class cudaMemAllocNodeParams(Structure):
     """struct cudaMemAllocNodeParams (driver_types.h): 120 bytes, aligned to 8."""
+
+    poolProps: cudaMemPoolProps
+    accessDescs: _Pointer[cudaMemAccessDesc]
+    accessDescCount: int
+    bytesize: int
+    dptr: int | None
 
 
 class cudaMemAllocNodeParamsV2(Structure):
     """struct cudaMemAllocNodeParamsV2 (driver_types.h): 120 bytes, aligned to 8."""
 
+    poolProps: cudaMemPoolProps
+    accessDescs: _Pointer[cudaMemAccessDesc]
+    accessDescCount: int
+    bytesize: int
+    dptr: int | None
+
 
 class cudaMemFreeNodeParams(Structure):
     """struct cudaMemFreeNodeParams (driver_types.h): 8 bytes, aligned to 8."""
+
+    dptr: int | None
 
 
 class CUuuid_st(Structure):
     """struct CUuuid_st (driver_types.h): 16 bytes, aligned to 1."""
 
+    bytes: bytes
+
 
 class cudaDeviceProp(Structure):
     """struct cudaDeviceProp (driver_types.h): 1032 bytes, aligned to 8."""
+
+    name: bytes
+    uuid: cudaUUID_t
+    luid: bytes
+    luidDeviceNodeMask: int
+    totalGlobalMem: int
+    sharedMemPerBlock: int
+    regsPerBlock: int
+    warpSize: int
+    memPitch: int
+    maxThreadsPerBlock: int
+    maxThreadsDim: Array[c_int]
+    maxGridSize: Array[c_int]
+    clockRate: int
+    totalConstMem: int
+    major: int
+    minor: int
+    textureAlignment: int
+    texturePitchAlignment: int
+    deviceOverlap: int
+    multiProcessorCount: int
+    kernelExecTimeoutEnabled: int
+    integrated: int
+    canMapHostMemory: int
+    computeMode: int
+    maxTexture1D: int
+    maxTexture1DMipmap: int
+    maxTexture1DLinear: int
+    maxTexture2D: Array[c_int]
+    maxTexture2DMipmap: Array[c_int]
+    maxTexture2DLinear: Array[c_int]
+    maxTexture2DGather: Array[c_int]
+    maxTexture3D: Array[c_int]
+    maxTexture3DAlt: Array[c_int]
+    maxTextureCubemap: int
+    maxTexture1DLayered: Array[c_int]
+    maxTexture2DLayered: Array[c_int]
+    maxTextureCubemapLayered: Array[c_int]
+    maxSurface1D: int
+    maxSurface2D: Array[c_int]
+    maxSurface3D: Array[c_int]
+    maxSurface1DLayered: Array[c_int]
+    maxSurface2DLayered: Array[c_int]
+    maxSurfaceCubemap: int
+    maxSurfaceCubemapLayered: Array[c_int]
+    surfaceAlignment: int
+    concurrentKernels: int
+    ECCEnabled: int
+    pciBusID: int
+    pciDeviceID: int
+    pciDomainID: int
+    tccDriver: int
+    asyncEngineCount: int
+    unifiedAddressing: int
+    memoryClockRate: int
+    memoryBusWidth: int
+    l2CacheSize: int
+    persistingL2CacheMaxSize: int
+    maxThreadsPerMultiProcessor: int
+    streamPrioritiesSupported: int
+    globalL1CacheSupported: int
+    localL1CacheSupported: int
+    sharedMemPerMultiprocessor: int
+    regsPerMultiprocessor: int
+    managedMemory: int
+    isMultiGpuBoard: int
+    multiGpuBoardGroupID: int
+    hostNativeAtomicSupported: int
+    singleToDoublePrecisionPerfRatio: int
+    pageableMemoryAccess: int
+    concurrentManagedAccess: int
+    computePreemptionSupported: int
+    canUseHostPointerForRegisteredMem: int
+    cooperativeLaunch: int
+    cooperativeMultiDeviceLaunch: int
+    sharedMemPerBlockOptin: int
+    pageableMemoryAccessUsesHostPageTables: int
+    directManagedMemAccessFromHost: int
+    maxBlocksPerMultiProcessor: int
+    accessPolicyMaxWindowSize: int
+    reservedSharedMemPerBlock: int
+    hostRegisterSupported: int
+    sparseCudaArraySupported: int
+    hostRegisterReadOnlySupported: int
+    timelineSemaphoreInteropSupported: int
+    memoryPoolsSupported: int
+    gpuDirectRDMASupported: int
+    gpuDirectRDMAFlushWritesOptions: int
+    gpuDirectRDMAWritesOrdering: int
+    memoryPoolSupportedHandleTypes: int
+    deferredMappingCudaArraySupported: int
+    ipcEventSupported: int
+    clusterLaunch: int
+    unifiedFunctionPointers: int
+    reserved2: Array[c_int]
+    reserved: Array[c_int]
 
 
 class cudaIpcEventHandle_st(Structure):
     """struct cudaIpcEventHandle_st (driver_types.h): 64 bytes, aligned to 1."""
 
+    reserved: bytes
+
 
 class cudaIpcMemHandle_st(Structure):
     """struct cudaIpcMemHandle_st (driver_types.h): 64 bytes, aligned to 1."""
+
+    reserved: bytes
 
 
 class cudaExternalMemoryHandleDesc_handle_win32(Structure):
     """__typeof__(((__typeof__(((struct cudaExternalMemoryHandleDesc *)0)->handle) *)0)->win32) (driver_types.h): 16 bytes, aligned to 8."""
 
+    handle: int | None
+    name: int | None
+
 
 class cudaExternalMemoryHandleDesc_handle(Union):
     """__typeof__(((struct cudaExternalMemoryHandleDesc *)0)->handle) (driver_types.h): 16 bytes, aligned to 8."""
+
+    fd: int
+    win32: cudaExternalMemoryHandleDesc_handle_win32
+    nvSciBufObject: int | None
 
 
 class cudaExternalMemoryHandleDesc(Structure):
     """struct cudaExternalMemoryHandleDesc (driver_types.h): 40 bytes, aligned to 8."""
 
+    type: int
+    handle: cudaExternalMemoryHandleDesc_handle
+    size: int
+    flags: int
+
 
 class cudaExternalMemoryBufferDesc(Structure):
     """struct cudaExternalMemoryBufferDesc (driver_types.h): 24 bytes, aligned to 8."""
+
+    offset: int
+    size: int
+    flags: int
 
 
 class cudaExternalMemoryMipmappedArrayDesc(Structure):
     """struct cudaExternalMemoryMipmappedArrayDesc (driver_types.h): 64 bytes, aligned to 8."""
 
+    offset: int
+    formatDesc: cudaChannelFormatDesc
+    extent: cudaExtent
+    flags: int
+    numLevels: int
+
 
 class cudaExternalSemaphoreHandleDesc_handle_win32(Structure):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreHandleDesc *)0)->handle) *)0)->win32) (driver_types.h): 16 bytes, aligned to 8."""
+
+    handle: int | None
+    name: int | None
 
 
 class cudaExternalSemaphoreHandleDesc_handle(Union):
     """__typeof__(((struct cudaExternalSemaphoreHandleDesc *)0)->handle) (driver_types.h): 16 bytes, aligned to 8."""
 
+    fd: int
+    win32: cudaExternalSemaphoreHandleDesc_handle_win32
+    nvSciSyncObj: int | None
+
 
 class cudaExternalSemaphoreHandleDesc(Structure):
     """struct cudaExternalSemaphoreHandleDesc (driver_types.h): 32 bytes, aligned to 8."""
+
+    type: int
+    handle: cudaExternalSemaphoreHandleDesc_handle
+    flags: int
 
 
 class cudaExternalSemaphoreSignalParams_v1_params_fence(Structure):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams_v1 *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8."""
 
+    value: int
+
 
 class cudaExternalSemaphoreSignalParams_v1_params_nvSciSync(Union):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams_v1 *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8."""
+
+    fence: int | None
+    reserved: int
 
 
 class cudaExternalSemaphoreSignalParams_v1_params_keyedMutex(Structure):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams_v1 *)0)->params) *)0)->keyedMutex) (driver_types.h): 8 bytes, aligned to 8."""
 
+    key: int
+
 
 class cudaExternalSemaphoreSignalParams_v1_params(Structure):
     """__typeof__(((struct cudaExternalSemaphoreSignalParams_v1 *)0)->params) (driver_types.h): 24 bytes, aligned to 8."""
+
+    fence: cudaExternalSemaphoreSignalParams_v1_params_fence
+    nvSciSync: cudaExternalSemaphoreSignalParams_v1_params_nvSciSync
+    keyedMutex: cudaExternalSemaphoreSignalParams_v1_params_keyedMutex
 
 
 class cudaExternalSemaphoreSignalParams_v1(Structure):
     """struct cudaExternalSemaphoreSignalParams_v1 (driver_types.h): 32 bytes, aligned to 8."""
 
+    params: cudaExternalSemaphoreSignalParams_v1_params
+    flags: int
+
 
 class cudaExternalSemaphoreWaitParams_v1_params_fence(Structure):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams_v1 *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8."""
+
+    value: int
 
 
 class cudaExternalSemaphoreWaitParams_v1_params_nvSciSync(Union):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams_v1 *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8."""
 
+    fence: int | None
+    reserved: int
+
 
 class cudaExternalSemaphoreWaitParams_v1_params_keyedMutex(Structure):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams_v1 *)0)->params) *)0)->keyedMutex) (driver_types.h): 16 bytes, aligned to 8."""
+
+    key: int
+    timeoutMs: int
 
 
 class cudaExternalSemaphoreWaitParams_v1_params(Structure):
     """__typeof__(((struct cudaExternalSemaphoreWaitParams_v1 *)0)->params) (driver_types.h): 32 bytes, aligned to 8."""
 
+    fence: cudaExternalSemaphoreWaitParams_v1_params_fence
+    nvSciSync: cudaExternalSemaphoreWaitParams_v1_params_nvSciSync
+    keyedMutex: cudaExternalSemaphoreWaitParams_v1_params_keyedMutex
+
 
 class cudaExternalSemaphoreWaitParams_v1(Structure):
     """struct cudaExternalSemaphoreWaitParams_v1 (driver_types.h): 40 bytes, aligned to 8."""
+
+    params: cudaExternalSemaphoreWaitParams_v1_params
+    flags: int
 
 
 class cudaExternalSemaphoreSignalParams_params_fence(Structure):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8."""
 
+    value: int
+
 
 class cudaExternalSemaphoreSignalParams_params_nvSciSync(Union):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8."""
+
+    fence: int | None
+    reserved: int
 
 
 class cudaExternalSemaphoreSignalParams_params_keyedMutex(Structure):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->keyedMutex) (driver_types.h): 8 bytes, aligned to 8."""
 
+    key: int
+
 
 class cudaExternalSemaphoreSignalParams_params(Structure):
     """__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) (driver_types.h): 72 bytes, aligned to 8."""
+
+    fence: cudaExternalSemaphoreSignalParams_params_fence
+    nvSciSync: cudaExternalSemaphoreSignalParams_params_nvSciSync
+    keyedMutex: cudaExternalSemaphoreSignalParams_params_keyedMutex
+    reserved: Array[c_uint]
 
 
 class cudaExternalSemaphoreSignalParams(Structure):
     """struct cudaExternalSemaphoreSignalParams (driver_types.h): 144 bytes, aligned to 8."""
 
+    params: cudaExternalSemaphoreSignalParams_params
+    flags: int
+    reserved: Array[c_uint]
+
 
 class cudaExternalSemaphoreWaitParams_params_fence(Structure):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8."""
+
+    value: int
 
 
 class cudaExternalSemaphoreWaitParams_params_nvSciSync(Union):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8."""
 
+    fence: int | None
+    reserved: int
+
 
 class cudaExternalSemaphoreWaitParams_params_keyedMutex(Structure):
     """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->keyedMutex) (driver_types.h): 16 bytes, aligned to 8."""
+
+    key: int
+    timeoutMs: int
 
 
 class cudaExternalSemaphoreWaitParams_params(Structure):
     """__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) (driver_types.h): 72 bytes, aligned to 8."""
 
+    fence: cudaExternalSemaphoreWaitParams_params_fence
+    nvSciSync: cudaExternalSemaphoreWaitParams_params_nvSciSync
+    keyedMutex: cudaExternalSemaphoreWaitParams_params_keyedMutex
+    reserved: Array[c_uint]
+
 
 class cudaExternalSemaphoreWaitParams(Structure):
     """struct cudaExternalSemaphoreWaitParams (driver_types.h): 144 bytes, aligned to 8."""
+
+    params: cudaExternalSemaphoreWaitParams_params
+    flags: int
+    reserved: Array[c_uint]
 
 
 class CUstream_st(Structure):
@@ -2421,49 +2959,122 @@ class CUmemPoolHandle_st(Structure):
 class cudaLaunchParams(Structure):
     """struct cudaLaunchParams (driver_types.h): 56 bytes, aligned to 8."""
 
+    func: int | None
+    gridDim: dim3
+    blockDim: dim3
+    args: _Pointer[c_void_p]
+    sharedMem: int
+    stream: cudaStream_t
+
 
 class cudaKernelNodeParams(Structure):
     """struct cudaKernelNodeParams (driver_types.h): 56 bytes, aligned to 8."""
+
+    func: int | None
+    gridDim: dim3
+    blockDim: dim3
+    sharedMemBytes: int
+    kernelParams: _Pointer[c_void_p]
+    extra: _Pointer[c_void_p]
 
 
 class cudaKernelNodeParamsV2(Structure):
     """struct cudaKernelNodeParamsV2 (driver_types.h): 56 bytes, aligned to 8."""
 
+    func: int | None
+    gridDim: dim3
+    blockDim: dim3
+    sharedMemBytes: int
+    kernelParams: _Pointer[c_void_p]
+    extra: _Pointer[c_void_p]
+
 
 class cudaExternalSemaphoreSignalNodeParams(Structure):
     """struct cudaExternalSemaphoreSignalNodeParams (driver_types.h): 24 bytes, aligned to 8."""
+
+    extSemArray: _Pointer[cudaExternalSemaphore_t]
+    paramsArray: _Pointer[cudaExternalSemaphoreSignalParams]
+    numExtSems: int
 
 
 class cudaExternalSemaphoreSignalNodeParamsV2(Structure):
     """struct cudaExternalSemaphoreSignalNodeParamsV2 (driver_types.h): 24 bytes, aligned to 8."""
 
+    extSemArray: _Pointer[cudaExternalSemaphore_t]
+    paramsArray: _Pointer[cudaExternalSemaphoreSignalParams]
+    numExtSems: int
+
 
 class cudaExternalSemaphoreWaitNodeParams(Structure):
     """struct cudaExternalSemaphoreWaitNodeParams (driver_types.h): 24 bytes, aligned to 8."""
+
+    extSemArray: _Pointer[cudaExternalSemaphore_t]
+    paramsArray: _Pointer[cudaExternalSemaphoreWaitParams]
+    numExtSems: int
 
 
 class cudaExternalSemaphoreWaitNodeParamsV2(Structure):
     """struct cudaExternalSemaphoreWaitNodeParamsV2 (driver_types.h): 24 bytes, aligned to 8."""
 
+    extSemArray: _Pointer[cudaExternalSemaphore_t]
+    paramsArray: _Pointer[cudaExternalSemaphoreWaitParams]
+    numExtSems: int
+
 
 class cudaChildGraphNodeParams(Structure):
     """struct cudaChildGraphNodeParams (driver_types.h): 8 bytes, aligned to 8."""
+
+    graph: cudaGraph_t
 
 
 class cudaEventRecordNodeParams(Structure):
     """struct cudaEventRecordNodeParams (driver_types.h): 8 bytes, aligned to 8."""
 
+    event: cudaEvent_t
+
 
 class cudaEventWaitNodeParams(Structure):
     """struct cudaEventWaitNodeParams (driver_types.h): 8 bytes, aligned to 8."""
+
+    event: cudaEvent_t
 
 
 class cudaGraphNodeParams__anon0(Union):
     """anonymous union member of cudaGraphNodeParams (driver_types.h): 232 bytes, aligned to 8."""
 
+    reserved1: Array[c_longlong]
+    kernel: cudaKernelNodeParamsV2
+    memcpy: cudaMemcpyNodeParams
+    memset: cudaMemsetParamsV2
+    host: cudaHostNodeParamsV2
+    graph: cudaChildGraphNodeParams
+    eventWait: cudaEventWaitNodeParams
+    eventRecord: cudaEventRecordNodeParams
+    extSemSignal: cudaExternalSemaphoreSignalNodeParamsV2
+    extSemWait: cudaExternalSemaphoreWaitNodeParamsV2
+    alloc: cudaMemAllocNodeParamsV2
+    free: cudaMemFreeNodeParams
+
 
 class cudaGraphNodeParams(Structure):
     """struct cudaGraphNodeParams (driver_types.h): 256 bytes, aligned to 8."""
+
+    type: int
+    reserved0: Array[c_int]
+    _anon0: cudaGraphNodeParams__anon0
+    reserved1: Array[c_longlong]
+    kernel: cudaKernelNodeParamsV2
+    memcpy: cudaMemcpyNodeParams
+    memset: cudaMemsetParamsV2
+    host: cudaHostNodeParamsV2
+    graph: cudaChildGraphNodeParams
+    eventWait: cudaEventWaitNodeParams
+    eventRecord: cudaEventRecordNodeParams
+    extSemSignal: cudaExternalSemaphoreSignalNodeParamsV2
+    extSemWait: cudaExternalSemaphoreWaitNodeParamsV2
+    alloc: cudaMemAllocNodeParamsV2
+    free: cudaMemFreeNodeParams
+    reserved2: int
 
 
 class CUgraphExec_st(Structure):
@@ -2473,37 +3084,94 @@ class CUgraphExec_st(Structure):
 class cudaGraphInstantiateParams_st(Structure):
     """struct cudaGraphInstantiateParams_st (driver_types.h): 32 bytes, aligned to 8."""
 
+    flags: int
+    uploadStream: cudaStream_t
+    errNode_out: cudaGraphNode_t
+    result_out: int
+
 
 class cudaGraphExecUpdateResultInfo_st(Structure):
     """struct cudaGraphExecUpdateResultInfo_st (driver_types.h): 24 bytes, aligned to 8."""
+
+    result: int
+    errorNode: cudaGraphNode_t
+    errorFromNode: cudaGraphNode_t
 
 
 class cudaLaunchMemSyncDomainMap_st(Structure):
     """struct cudaLaunchMemSyncDomainMap_st (driver_types.h): 2 bytes, aligned to 1."""
 
+    default_: int
+    remote: int
+
 
 class cudaLaunchAttributeValue_clusterDim(Structure):
     """__typeof__(((union cudaLaunchAttributeValue *)0)->clusterDim) (driver_types.h): 12 bytes, aligned to 4."""
+
+    x: int
+    y: int
+    z: int
 
 
 class cudaLaunchAttributeValue_programmaticEvent(Structure):
     """__typeof__(((union cudaLaunchAttributeValue *)0)->programmaticEvent) (driver_types.h): 16 bytes, aligned to 8."""
 
+    event: cudaEvent_t
+    flags: int
+    triggerAtBlockStart: int
+
 
 class cudaLaunchAttributeValue(Union):
     """union cudaLaunchAttributeValue (driver_types.h): 64 bytes, aligned to 8."""
+
+    pad: bytes
+    accessPolicyWindow: cudaAccessPolicyWindow
+    cooperative: int
+    syncPolicy: int
+    clusterDim: cudaLaunchAttributeValue_clusterDim
+    clusterSchedulingPolicyPreference: int
+    programmaticStreamSerializationAllowed: int
+    programmaticEvent: cudaLaunchAttributeValue_programmaticEvent
+    priority: int
+    memSyncDomainMap: cudaLaunchMemSyncDomainMap
+    memSyncDomain: int
 
 
 class cudaLaunchAttribute_st(Structure):
     """struct cudaLaunchAttribute_st (driver_types.h): 72 bytes, aligned to 8."""
 
+    id: int
+    pad: bytes
+    val: cudaLaunchAttributeValue
+
 
 class cudaLaunchConfig_st(Structure):
     """struct cudaLaunchConfig_st (driver_types.h): 56 bytes, aligned to 8."""
 
+    gridDim: dim3
+    blockDim: dim3
+    dynamicSmemBytes: int
+    stream: cudaStream_t
+    attrs: _Pointer[cudaLaunchAttribute]
+    numAttrs: int
+
 
 class cudaTextureDesc(Structure):
     """struct cudaTextureDesc (texture_types.h): 72 bytes, aligned to 4."""
+
+    addressMode: Array[c_uint]
+    filterMode: int
+    readMode: int
+    sRGB: int
+    borderColor: Array[c_float]
+    normalizedCoords: int
+    maxAnisotropy: int
+    mipmapFilterMode: int
+    mipmapLevelBias: float
+    minMipmapLevelClamp: float
+    maxMipmapLevelClamp: float
+    disableTrilinearOptimization: int
+    seamlessCubemap: int
 
 
 # ---------------------------------------------------------------------------- typedefs
@@ -4716,4 +5384,14 @@ _FUNCTIONS = {
 
 SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
 
-__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS)
+# Deprecated function -> what its header says to use instead.
+_REPLACEMENTS = {
+    "cudaThreadExit": "cudaDeviceReset",
+    "cudaThreadGetCacheConfig": "cudaDeviceGetCacheConfig",
+    "cudaThreadGetLimit": "cudaDeviceGetLimit",
+    "cudaThreadSetCacheConfig": "cudaDeviceSetCacheConfig",
+    "cudaThreadSetLimit": "cudaDeviceSetLimit",
+    "cudaThreadSynchronize": "cudaDeviceSynchronize",
+}
+
+__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS, _REPLACEMENTS)

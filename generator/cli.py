@@ -31,8 +31,7 @@ def cmd_generate(args) -> int:
         write_tree(render_all(manifest, keys, _progress), args.output, replace_all=True)
     else:
         keys = [args.version]
-        name, text = render_version(manifest, args.version, _progress)
-        write_tree({name: text}, args.output)
+        write_tree(render_version(manifest, args.version, _progress), args.output)
     _progress(f"generated {len(keys)} version(s) into {args.output} in {time.perf_counter() - started:.1f} s")
     return 0
 
@@ -51,18 +50,39 @@ def cmd_check(args) -> int:
     return 0
 
 
+def cmd_outputs(args) -> int:
+    """Print each function's checked form; `*` marks what the exceptions table decided."""
+    from .fetch import fetch_version
+    from .generate import parse_version
+    from .resolve import describe, resolve, table_uses
+
+    manifest = Manifest.load(args.manifest)
+    for key in [args.version] if args.version else manifest.keys():
+        plans = resolve(parse_version(fetch_version(manifest, key, _progress)))
+        if not args.table:
+            print(f"# CUDA {key}")
+            for plan in plans:
+                print(describe(plan))
+        uses = table_uses(plans)
+        print(f"# CUDA {key}: {len(uses)} parameter(s) classified by the exceptions table")
+        for line in uses:
+            print(f"  {line}")
+    return 0
+
+
 def cmd_add(args) -> int:
     manifest = Manifest.load(args.manifest)
     pin = resolve_newest(manifest, args.version, _progress)
     candidate = manifest.with_version(pin)
     # Generate before touching the manifest: a version whose headers do not parse
     # must leave both the manifest and generated/ as they were.
-    name, text = render_version(candidate, pin.key, _progress)
-    write_tree({name: text}, args.output)
+    files = render_version(candidate, pin.key, _progress)
+    write_tree(files, args.output)
     candidate.save(args.manifest)
     _progress(
         f"pinned {pin.runtime.package}=={pin.runtime.version} and "
-        f"{pin.crt.package}=={pin.crt.version}; wrote {args.output / name}"
+        f"{pin.crt.package}=={pin.crt.version}; wrote "
+        + ", ".join(str(args.output / name) for name in sorted(files))
     )
     return 0
 
@@ -78,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     gen.set_defaults(func=cmd_generate)
     check = sub.add_parser("check", help="regenerate in memory and compare with generated/")
     check.set_defaults(func=cmd_check)
+    outputs = sub.add_parser(
+        "outputs", help="show each function's checked inputs and outputs (* = exceptions table)"
+    )
+    outputs.add_argument("version", nargs="?", help="a CUDA version of the manifest (default: all)")
+    outputs.add_argument("--table", action="store_true", help="only what the exceptions table decided")
+    outputs.set_defaults(func=cmd_outputs)
     add = sub.add_parser("add", help="pin the newest patch release of a CUDA minor and generate it")
     add.add_argument("version", help="a CUDA major.minor, e.g. 12.6")
     add.set_defaults(func=cmd_add)

@@ -11,7 +11,8 @@ from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
 from .manifest import Manifest
 from .model import ApiModel
 from .parse import ParseInput, parse, system_include_dirs
-from .render import RenderContext, module_name, render_module
+from .render import RenderContext, checked_module_name, module_name, render_checked, render_module
+from .resolve import resolve, table_uses
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATED = REPO / "generated"
@@ -27,8 +28,9 @@ def parse_version(headers: HeaderSet) -> ApiModel:
     )
 
 
-def render_version(manifest: Manifest, key: str, progress: Progress = print_to_stderr) -> tuple[str, str]:
-    """(file name, module source) for one version of the manifest."""
+def render_version(manifest: Manifest, key: str, progress: Progress = print_to_stderr) -> dict[str, str]:
+    """File name -> module source for one version of the manifest: the raw module
+    (sys_<ver>.py) and the checked one (checked_<ver>.py)."""
     pin = manifest.get(key)
     headers = fetch_version(manifest, key, progress)
     progress(f"[{key}] parsing {headers.runtime_header.name}")
@@ -48,15 +50,21 @@ def render_version(manifest: Manifest, key: str, progress: Progress = print_to_s
             f"{pin.crt.package}=={pin.crt.version} (crt/ headers)",
         ),
     )
-    return module_name(pin.number) + ".py", render_module(model, context)
+    plans = resolve(model)
+    # What the exceptions table decided rather than the header's docs, every time.
+    for line in table_uses(plans):
+        progress(f"[{key}] from the exceptions table: {line}")
+    return {
+        module_name(pin.number) + ".py": render_module(model, context),
+        checked_module_name(pin.number) + ".py": render_checked(model, context, plans),
+    }
 
 
 def render_all(manifest: Manifest, keys: list[str], progress: Progress = print_to_stderr) -> dict[str, str]:
     files = {}
     for n, key in enumerate(keys, 1):
         progress(f"[{n}/{len(keys)}] CUDA {key}")
-        name, text = render_version(manifest, key, progress)
-        files[name] = text
+        files.update(render_version(manifest, key, progress))
     return files
 
 

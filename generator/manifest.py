@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-import tomli_w
 
 __all__ = [
     "DEFAULT_MANIFEST_PATH",
@@ -227,6 +226,9 @@ class Manifest:
             },
             "versions": {key: self.versions[key].to_toml() for key in self.keys()},
         }
+        # Imported here: reading the manifest (tests, the GPU machine) needs only tomllib.
+        import tomli_w
+
         return HEADER + "\n" + tomli_w.dumps(data)
 
     def save(self, path: str | os.PathLike[str] = DEFAULT_MANIFEST_PATH) -> None:

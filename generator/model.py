@@ -116,6 +116,33 @@ class Typedef:
 class Param:
     name: str
     type: CType
+    # The C++ default argument the header gives through `__dv(x)`, as its tokens
+    # ("0", "cudaMemcpyHostToDevice"); C mode expands __dv to nothing, so C never sees it.
+    default: str | None = None
+
+
+@dataclass(frozen=True)
+class ParamDoc:
+    name: str
+    text: str  # Doxygen markup reduced to plain text
+
+
+@dataclass(frozen=True)
+class FunctionDoc:
+    """The header's Doxygen comment above a declaration, reduced to plain text.
+
+    Kept as the header says it: what it means (which parameters are outputs, what
+    replaces a deprecated function) is decided by resolve.py, not here.
+    """
+
+    brief: str = ""
+    description: tuple[str, ...] = ()  # paragraphs between \brief and the first section
+    params: tuple[ParamDoc, ...] = ()
+    returns: str = ""  # the \return section: for most functions a list of error codes
+    deprecated: str | None = None  # the \deprecated section's text ("" when bare)
+
+    def param(self, name: str) -> str | None:
+        return next((p.text for p in self.params if p.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -126,6 +153,7 @@ class Function:
     variadic: bool = False
     deprecated: bool = False
     header: str = ""
+    doc: FunctionDoc | None = None
 
 
 @dataclass(frozen=True)

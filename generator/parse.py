@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-from ctypes import c_char_p, c_int, c_longlong, c_uint, c_ulonglong, c_void_p
+from ctypes import POINTER, Structure, c_char_p, c_int, c_longlong, c_uint, c_ulonglong, c_void_p
 from dataclasses import dataclass
 from pathlib import Path
 
 import clang.cindex as ci
 
+from .doxygen import parse_comment
 from .model import (
     ApiModel,
     Array,
@@ -123,7 +124,7 @@ def parse(inp: ParseInput) -> ApiModel:
     )
     tu = index.parse(str(inp.header), args=clang_args(inp), options=options)
     _raise_on_diagnostics(tu, "parsing " + inp.header.name)
-    walker = _Walker(inp)
+    walker = _Walker(inp, _skipped_lines(tu))
     walker.walk(tu)
     macros, aliases = _evaluate_macros(index, inp, walker)
     model = ApiModel(
@@ -157,7 +158,9 @@ def _format_diagnostic(d: ci.Diagnostic) -> str:
 class _Walker:
     """One pass over the translation unit, collecting declarations in header order."""
 
-    def __init__(self, inp: ParseInput) -> None:
+    def __init__(self, inp: ParseInput, skipped: dict[str, set[int]] | None = None) -> None:
+        self.skipped = skipped or {}
+        self._file_lines: dict[str, list[str]] = {}
         self.own_dirs = tuple(str(d.resolve()) for d in (inp.own_dirs or inp.include_dirs))
         self.records: list[Record] = []
         self.enums: list[Enum] = []
@@ -343,19 +346,61 @@ class _Walker:
             return
         self._seen_functions.add(cursor.spelling)
         ftype = cursor.type
+        arguments = list(cursor.get_arguments())
+        defaults = _default_arguments(cursor, len(arguments))
+        raw = self.doc_comment(cursor)
         self.functions.append(
             Function(
                 name=cursor.spelling,
                 result=self.convert(ftype.get_result()),
                 params=tuple(
-                    Param(a.spelling or f"arg{i}", self.convert(a.type))
-                    for i, a in enumerate(cursor.get_arguments())
+                    Param(a.spelling or f"arg{i}", self.convert(a.type), defaults[i])
+                    for i, a in enumerate(arguments)
                 ),
                 variadic=ftype.kind == ci.TypeKind.FUNCTIONPROTO and ftype.is_function_variadic(),
                 deprecated=cursor.availability == ci.AvailabilityKind.DEPRECATED,
                 header=self.header_of(cursor),
+                doc=parse_comment(raw) if raw else None,
             )
         )
+
+    def doc_comment(self, cursor: ci.Cursor) -> str | None:
+        """The /** ... */ block that documents a declaration.
+
+        libclang's raw_comment only sees a comment right above the declaration; the
+        CUDA headers often put `#if __CUDART_API_VERSION >= ...` or a whole C++-only
+        twin of the declaration (`#if defined(__cplusplus) ... #else`) in between. So
+        walk up from the declaration past blank lines, preprocessor lines and lines the
+        preprocessor skipped, and take the comment that ends there, if any.
+        """
+        f = cursor.extent.start.file
+        if f is None:
+            return None
+        lines = self._lines(f.name)
+        skipped = self.skipped.get(f.name, set())
+        n = cursor.extent.start.line - 2  # 0-based index of the line above
+        while n >= 0:
+            text = lines[n].strip()
+            if not text or text.startswith("#") or (n + 1) in skipped:
+                n -= 1
+                continue
+            break
+        if n < 0 or not lines[n].rstrip().endswith("*/"):
+            return cursor.raw_comment
+        end = n
+        while n >= 0 and "/**" not in lines[n]:
+            if "/*" in lines[n] and n != end:
+                return None  # a plain comment, not documentation
+            n -= 1
+        if n < 0:
+            return None
+        first = lines[n][lines[n].index("/**"):]
+        return "\n".join([first] + lines[n + 1 : end + 1])
+
+    def _lines(self, path: str) -> list[str]:
+        if path not in self._file_lines:
+            self._file_lines[path] = Path(path).read_text(errors="replace").splitlines()
+        return self._file_lines[path]
 
     # -- types
 
@@ -406,6 +451,82 @@ class _Walker:
         if kind == ci.TypeKind.FUNCTIONNOPROTO:
             return FunctionProto(self.convert(t.get_result()), ())
         raise ParseError(f"unsupported C type '{t.spelling}' ({kind})")
+
+
+def _default_arguments(cursor: ci.Cursor, count: int) -> list[str | None]:
+    """Per parameter, the x of a trailing `__dv(x)`, read from the declaration's tokens.
+
+    In C mode `__dv(x)` expands to nothing, so the AST never holds it; the tokens of
+    the declaration still spell it. Parameters are split at the commas at depth one
+    of the parameter list.
+    """
+    # The name token is where the cursor points, even when a macro renames the
+    # function (`#define cudaStreamGetCaptureInfo ..._v2` spells the old name).
+    raw_tokens = list(cursor.get_tokens())
+    tokens = [t.spelling for t in raw_tokens]
+    where = cursor.location.offset
+    starts = [i for i, t in enumerate(raw_tokens) if t.location.offset == where]
+    if not starts:
+        return [None] * count
+    start = starts[0] + 1
+    groups: list[list[str]] = [[]]
+    depth = 0
+    for tok in tokens[start:]:
+        if tok == "(":
+            depth += 1
+            if depth == 1:
+                continue
+        elif tok == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        elif tok == "," and depth == 1:
+            groups.append([])
+            continue
+        groups[-1].append(tok)
+    defaults: list[str | None] = []
+    for group in groups[:count]:
+        value = None
+        if "__dv" in group:
+            i = group.index("__dv")
+            inner, depth = [], 0
+            for tok in group[i + 1 :]:
+                depth += tok == "("
+                depth -= tok == ")"
+                if depth == 0:
+                    break
+                if not (tok == "(" and depth == 1):
+                    inner.append(tok)
+            value = " ".join(inner)
+        defaults.append(value)
+    defaults += [None] * (count - len(defaults))
+    return defaults
+
+
+def _skipped_lines(tu: ci.TranslationUnit) -> dict[str, set[int]]:
+    """File name -> line numbers the preprocessor skipped (inactive #if branches)."""
+
+    class _RangeList(Structure):
+        _fields_ = [("count", c_uint), ("ranges", POINTER(ci.SourceRange))]
+
+    lib = ci.conf.lib
+    lib.clang_getAllSkippedRanges.restype = POINTER(_RangeList)
+    lib.clang_getAllSkippedRanges.argtypes = [c_void_p]
+    lib.clang_disposeSourceRangeList.argtypes = [POINTER(_RangeList)]
+    lib.clang_disposeSourceRangeList.restype = None
+    found: dict[str, set[int]] = {}
+    ranges = lib.clang_getAllSkippedRanges(tu.obj if hasattr(tu, "obj") else tu)
+    if not ranges:
+        return found
+    try:
+        for i in range(ranges.contents.count):
+            r = ranges.contents.ranges[i]
+            if r.start.file is None:
+                continue
+            found.setdefault(r.start.file.name, set()).update(range(r.start.line, r.end.line + 1))
+    finally:
+        lib.clang_disposeSourceRangeList(ranges)
+    return found
 
 
 def _c_spelling(decl: ci.Cursor, keyword: str, name: str) -> str:

@@ -52,8 +52,10 @@ def test_generate_one_version_writes_the_same_bytes(tmp_path):
     out = tmp_path / "generated"
     proc = bindgen("--output", str(out), "generate", "12.2")
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["sys_12020.py"]
-    assert (out / "sys_12020.py").read_bytes() == (GENERATED / "sys_12020.py").read_bytes()
+    # A version is its raw module and its checked module.
+    assert sorted(p.name for p in out.iterdir()) == ["checked_12020.py", "sys_12020.py"]
+    for name in ("sys_12020.py", "checked_12020.py"):
+        assert (out / name).read_bytes() == (GENERATED / name).read_bytes()
     assert "parsing cuda_runtime_api.h" in proc.stderr  # progress is shown
 
 

@@ -837,3 +837,22 @@ def test_prototype_comments_spell_records_as_c_does():
     text = render_module(parse_header("union_param"), context("union_param"))
     assert "# int takes_union(union U *u)" in text
     assert "# int takes_anon(anon_t *a)" in text
+
+
+# ---------------------------------------------------------------- the checked layer
+
+
+def test_checked_expectation():
+    """functions.h through resolve and the checked template, byte for byte reviewed:
+    scalars in, a pointer in, an int written through `int *count` (documented as
+    returned) out, a handle in, a struct result, and no form for the variadic one."""
+    from generator.render import render_checked
+
+    path = EXPECTATIONS / "checked_functions.py"
+    text = render_checked(model("functions"), context("functions"))
+    if UPDATE:
+        path.write_bytes(text.encode())
+        return
+    assert path.exists(), f"{path} is missing: run with CUDART_UPDATE_EXPECTATIONS=1 and review it"
+    assert text == path.read_text()
+    assert "def log_message(" not in text

@@ -45,6 +45,7 @@ with warnings.catch_warnings(record=True) as caught:
     getattr(m, getter)(ctypes.byref(sink))
     getattr(m, getter)(ctypes.byref(sink))
 out["deprecated"] = getter
+out["replacement"] = m._REPLACEMENTS.get(getter)
 out["deprecation_warnings"] = [str(w.message) for w in caught]
 print(json.dumps(out))
 """
@@ -94,7 +95,10 @@ def test_wrong_argument_type_is_a_python_error(results, key):
 @pytest.mark.parametrize("key", version_keys())
 def test_deprecated_function_warns_once(results, key):
     name = results[key]["deprecated"]
-    assert results[key]["deprecation_warnings"] == [f"{name} is deprecated in the CUDA runtime"]
+    expected = f"{name} is deprecated in the CUDA runtime"
+    if results[key]["replacement"]:  # what the header says to use instead
+        expected += f"; use {results[key]['replacement']} instead"
+    assert results[key]["deprecation_warnings"] == [expected]
 
 
 def test_importing_a_module_loads_no_library(header_sets):

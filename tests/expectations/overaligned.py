@@ -14,9 +14,12 @@ Importing this module loads no library and resolves no symbol: a function is bou
 the loaded libcudart the first time it is looked up.
 """
 
+from __future__ import annotations
+
 from ctypes import (
     CFUNCTYPE,
     POINTER,
+    Array,
     Structure,
     Union,
     c_bool,
@@ -47,6 +50,7 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
+from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
 from enum import IntEnum
 
 from cudart._binding import bind_lazily
@@ -69,11 +73,19 @@ CUDART_VERSION = 12050
 class float4(Structure):
     """struct float4 (overaligned.h): 16 bytes, aligned to 16."""
 
+    x: float
+    y: float
+    z: float
+    w: float
+
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class double2(Structure):
     """struct double2 (overaligned.h): 16 bytes, aligned to 16."""
+
+    x: float
+    y: float
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -81,17 +93,28 @@ class double2(Structure):
 class holds_float4(Structure):
     """struct holds_float4 (overaligned.h): 32 bytes, aligned to 16."""
 
+    a: int
+    v: float4
+
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class holds_array(Structure):
     """struct holds_array (overaligned.h): 80 bytes, aligned to 16."""
 
+    c: bytes
+    arr: Array[float4]
+    after: int
+
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class holds_double2(Structure):
     """struct holds_double2 (overaligned.h): 48 bytes, aligned to 16."""
+
+    n: int
+    d: double2
+    tail: bytes
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -141,4 +164,7 @@ _FUNCTIONS = {}
 
 SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
 
-__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS)
+# Deprecated function -> what its header says to use instead.
+_REPLACEMENTS = {}
+
+__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS, _REPLACEMENTS)

@@ -14,9 +14,12 @@ Importing this module loads no library and resolves no symbol: a function is bou
 the loaded libcudart the first time it is looked up.
 """
 
+from __future__ import annotations
+
 from ctypes import (
     CFUNCTYPE,
     POINTER,
+    Array,
     Structure,
     Union,
     c_bool,
@@ -47,6 +50,7 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
+from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
 from enum import IntEnum
 
 from cudart._binding import bind_lazily
@@ -69,21 +73,42 @@ CUDART_VERSION = 12050
 class inner(Structure):
     """struct inner (struct_anonymous.h): 8 bytes, aligned to 4."""
 
+    a: int
+    b: float
+
 
 class with_anonymous_union__anon0(Union):
     """anonymous union member of with_anonymous_union (struct_anonymous.h): 32 bytes, aligned to 8."""
+
+    pad: Array[c_longlong]
+    k: inner
 
 
 class with_anonymous_union(Structure):
     """struct with_anonymous_union (struct_anonymous.h): 48 bytes, aligned to 8."""
 
+    kind: int
+    _anon0: with_anonymous_union__anon0
+    pad: Array[c_longlong]
+    k: inner
+    trailer: int
+
 
 class with_anonymous_struct__anon0(Structure):
     """anonymous struct member of with_anonymous_struct (struct_anonymous.h): 16 bytes, aligned to 8."""
 
+    first: int
+    second: float
+
 
 class with_anonymous_struct(Structure):
     """struct with_anonymous_struct (struct_anonymous.h): 32 bytes, aligned to 8."""
+
+    head: bytes
+    _anon0: with_anonymous_struct__anon0
+    first: int
+    second: float
+    tail: bytes
 
 
 # ---------------------------------------------------------------------------- typedefs
@@ -126,4 +151,7 @@ _FUNCTIONS = {}
 
 SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
 
-__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS)
+# Deprecated function -> what its header says to use instead.
+_REPLACEMENTS = {}
+
+__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS, _REPLACEMENTS)

@@ -14,9 +14,12 @@ Importing this module loads no library and resolves no symbol: a function is bou
 the loaded libcudart the first time it is looked up.
 """
 
+from __future__ import annotations
+
 from ctypes import (
     CFUNCTYPE,
     POINTER,
+    Array,
     Structure,
     Union,
     c_bool,
@@ -47,6 +50,7 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
+from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
 from enum import IntEnum
 
 from cudart._binding import bind_lazily
@@ -68,6 +72,13 @@ CUDART_VERSION = 12050
 
 class arrays(Structure):
     """struct arrays (struct_array.h): 88 bytes, aligned to 8."""
+
+    one: Array[c_int]
+    two: Array[c_float * 3]
+    name: bytes
+    bytes: Array[c_ubyte]
+    after: float
+    reserved: bytes
 
 
 # ---------------------------------------------------------------------------- typedefs
@@ -94,4 +105,7 @@ _FUNCTIONS = {}
 
 SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
 
-__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS)
+# Deprecated function -> what its header says to use instead.
+_REPLACEMENTS = {}
+
+__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS, _REPLACEMENTS)

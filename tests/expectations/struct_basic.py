@@ -14,9 +14,12 @@ Importing this module loads no library and resolves no symbol: a function is bou
 the loaded libcudart the first time it is looked up.
 """
 
+from __future__ import annotations
+
 from ctypes import (
     CFUNCTYPE,
     POINTER,
+    Array,
     Structure,
     Union,
     c_bool,
@@ -47,6 +50,7 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
+from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
 from enum import IntEnum
 
 from cudart._binding import bind_lazily
@@ -69,13 +73,37 @@ CUDART_VERSION = 12050
 class scalars(Structure):
     """struct scalars (struct_basic.h): 72 bytes, aligned to 8."""
 
+    c: bytes
+    sc: int
+    uc: int
+    s: int
+    us: int
+    i: int
+    ui: int
+    l: int
+    ul: int
+    ll: int
+    ull: int
+    f: float
+    d: float
+    b: bool
+
 
 class padded(Structure):
     """struct padded (struct_basic.h): 32 bytes, aligned to 8."""
 
+    a: bytes
+    b: int
+    c: bytes
+    d: float
+    e: int
+
 
 class tail(Structure):
     """struct tail (struct_basic.h): 16 bytes, aligned to 8."""
+
+    big: int
+    small: bytes
 
 
 # ---------------------------------------------------------------------------- typedefs
@@ -121,4 +149,7 @@ _FUNCTIONS = {}
 
 SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
 
-__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS)
+# Deprecated function -> what its header says to use instead.
+_REPLACEMENTS = {}
+
+__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS, _REPLACEMENTS)

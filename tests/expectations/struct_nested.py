@@ -14,9 +14,12 @@ Importing this module loads no library and resolves no symbol: a function is bou
 the loaded libcudart the first time it is looked up.
 """
 
+from __future__ import annotations
+
 from ctypes import (
     CFUNCTYPE,
     POINTER,
+    Array,
     Structure,
     Union,
     c_bool,
@@ -47,6 +50,7 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
+from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
 from enum import IntEnum
 
 from cudart._binding import bind_lazily
@@ -69,25 +73,47 @@ CUDART_VERSION = 12050
 class point(Structure):
     """struct point (struct_nested.h): 8 bytes, aligned to 4."""
 
+    x: int
+    y: int
+
 
 class node(Structure):
     """struct node (struct_nested.h): 24 bytes, aligned to 8."""
+
+    next: _Pointer[node]
+    where: point
+    tag: bytes
 
 
 class handle_desc_handle_win32(Structure):
     """__typeof__(((__typeof__(((struct handle_desc *)0)->handle) *)0)->win32) (struct_nested.h): 16 bytes, aligned to 8."""
 
+    handle: int | None
+    name: int | None
+
 
 class handle_desc_handle(Union):
     """__typeof__(((struct handle_desc *)0)->handle) (struct_nested.h): 16 bytes, aligned to 8."""
+
+    fd: int
+    win32: handle_desc_handle_win32
+    object: int | None
 
 
 class handle_desc_range(Structure):
     """__typeof__(((struct handle_desc *)0)->range) (struct_nested.h): 4 bytes, aligned to 2."""
 
+    lo: int
+    hi: int
+
 
 class handle_desc(Structure):
     """struct handle_desc (struct_nested.h): 40 bytes, aligned to 8."""
+
+    type: int
+    handle: handle_desc_handle
+    size: int
+    range: handle_desc_range
 
 
 # ---------------------------------------------------------------------------- typedefs
@@ -134,4 +160,7 @@ _FUNCTIONS = {}
 
 SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
 
-__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS)
+# Deprecated function -> what its header says to use instead.
+_REPLACEMENTS = {}
+
+__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS, _REPLACEMENTS)

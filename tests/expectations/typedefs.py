@@ -14,9 +14,12 @@ Importing this module loads no library and resolves no symbol: a function is bou
 the loaded libcudart the first time it is looked up.
 """
 
+from __future__ import annotations
+
 from ctypes import (
     CFUNCTYPE,
     POINTER,
+    Array,
     Structure,
     Union,
     c_bool,
@@ -47,6 +50,7 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
+from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
 from enum import IntEnum
 
 from cudart._binding import bind_lazily
@@ -69,9 +73,15 @@ CUDART_VERSION = 12050
 class A(Structure):
     """struct A (typedefs.h): 16 bytes, aligned to 8."""
 
+    value: int
+    length: int
+
 
 class anon_t(Structure):
     """anon_t (typedefs.h): 16 bytes, aligned to 8."""
+
+    x: int
+    y: int
 
 
 class CUstream_st(Structure):
@@ -80,6 +90,12 @@ class CUstream_st(Structure):
 
 class uses_typedefs(Structure):
     """struct uses_typedefs (typedefs.h): 64 bytes, aligned to 8."""
+
+    a: A
+    b: other_name
+    c: anon_t
+    stream: cudaStream_t
+    n: int
 
 
 # ---------------------------------------------------------------------------- typedefs
@@ -129,4 +145,7 @@ _FUNCTIONS = {}
 
 SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
 
-__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS)
+# Deprecated function -> what its header says to use instead.
+_REPLACEMENTS = {}
+
+__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS, _REPLACEMENTS)

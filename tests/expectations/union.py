@@ -14,9 +14,12 @@ Importing this module loads no library and resolves no symbol: a function is bou
 the loaded libcudart the first time it is looked up.
 """
 
+from __future__ import annotations
+
 from ctypes import (
     CFUNCTYPE,
     POINTER,
+    Array,
     Structure,
     Union,
     c_bool,
@@ -47,6 +50,7 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
+from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
 from enum import IntEnum
 
 from cudart._binding import bind_lazily
@@ -69,9 +73,19 @@ CUDART_VERSION = 12050
 class mixed(Union):
     """union mixed (union.h): 16 bytes, aligned to 8."""
 
+    c: bytes
+    i: int
+    d: float
+    bytes: bytes
+
 
 class vec4(Structure):
     """struct vec4 (union.h): 16 bytes, aligned to 16."""
+
+    x: float
+    y: float
+    z: float
+    w: float
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -79,11 +93,17 @@ class vec4(Structure):
 class with_vec(Union):
     """union with_vec (union.h): 16 bytes, aligned to 16."""
 
+    i: int
+    v: vec4
+
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class holds_union(Structure):
     """struct holds_union (union.h): 32 bytes, aligned to 16."""
+
+    c: bytes
+    u: with_vec
 
     _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
@@ -125,4 +145,7 @@ _FUNCTIONS = {}
 
 SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
 
-__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS)
+# Deprecated function -> what its header says to use instead.
+_REPLACEMENTS = {}
+
+__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS, _REPLACEMENTS)

@@ -18,9 +18,21 @@ struct dim {
 };
 
 int scalars(int a, unsigned long long b, double c);
+/**
+ * \brief Copies and counts
+ *
+ * \param dst   - Destination
+ * \param src   - Source
+ * \param count - Returned number of items
+ *
+ * \return
+ * ::statusOk,
+ * ::statusBad
+ */
 int pointers(void *dst, const void *src, int *count);
 const char *describe(enum status s);
-enum status launch(struct dim grid, cudaStream_t stream);
+#define __dv(v)
+enum status launch(struct dim grid, cudaStream_t stream __dv(0));
 void no_params(void);
 typedef void (*hostfn_t)(void *userData);
 int add_callback(hostfn_t fn, void *userData);

@@ -1,0 +1,138 @@
+"""python -m bench: run the benchmark rows, print the table, write the result files.
+
+    python -m bench [--only cpu|gpu|all] [--output FILE.json] [--markdown FILE.md|-] [--quick]
+    python -m bench merge A.json B.json ... [--output FILE.json] [--markdown FILE.md|-]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import env as envmod
+from . import report, rows
+
+HERE = Path(__file__).resolve().parent
+RESULTS_JSON = HERE / "results.json"
+RESULTS_MD = HERE / "RESULTS.md"
+
+REPRODUCE = [
+    "make bench                      # every row this machine can run -> bench/RESULTS.md",
+    "# or: CPU rows here, GPU rows on the GPU machine (no generator tools there), then merge",
+    "make bench BENCH_ARGS='--only cpu --output cpu.json --markdown -'",
+    "PYTHONPATH=$PWD python3 -m bench --only gpu --output gpu.json --markdown -   # GPU machine",
+    ".venv/bin/python -m bench merge gpu.json cpu.json   # -> bench/results.json, bench/RESULTS.md",
+]
+
+
+def _progress(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+def _command(argv: list[str]) -> str:
+    return shlex.join(["python", "-m", "bench", *argv])
+
+
+def _write(data: dict, output: Path | None, md_path: Path | None) -> str:
+    text = report.markdown(data)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        _progress(f"wrote {output}")
+    if md_path is not None:
+        md_path.parent.mkdir(parents=True, exist_ok=True)
+        md_path.write_text(text)
+        _progress(f"wrote {md_path}")
+    return text
+
+
+def _md_arg(value: str | None, default: Path | None) -> Path | None:
+    if value is None:
+        return default
+    return None if value == "-" else Path(value)
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=("cpu", "gpu", "all"), default="all",
+                        help="cpu: rows that need no GPU; gpu: rows worth running on the GPU machine")
+    parser.add_argument("--output", type=Path, help="result file (JSON), the input of `merge`")
+    parser.add_argument("--markdown", help="Markdown table file, or - for none")
+    parser.add_argument("--quick", action="store_true", help="few repeats: a smoke test, not figures")
+    args = parser.parse_args(argv)
+    full = args.only == "all"
+    output = args.output or (RESULTS_JSON if full else HERE / f"results-{args.only}.json")
+    md_path = _md_arg(args.markdown, RESULTS_MD if full else None)
+
+    started = time.perf_counter()
+    runtime = envmod.load()
+    environment = envmod.describe(runtime)
+    _progress(f"{environment['machine']}; {environment['runtime']}; {environment['python']}")
+    settings = rows.QUICK if args.quick else rows.FULL
+    results = []
+    with tempfile.TemporaryDirectory(prefix="cudart-bench-") as build:
+        ctx = rows.Context(runtime, settings, Path(build))
+        for tags, make in rows.ROWS:
+            if not full and args.only not in tags:
+                continue
+            t0 = time.perf_counter()
+            try:
+                made = make(ctx)
+            except Exception as exc:  # a bug in one row must not lose the others' figures
+                name = make.__name__.removeprefix("row_")
+                made = rows.Row(f"error.{name}", name, "", None).skip_row(
+                    f"the row crashed: {type(exc).__name__}: {exc}"
+                )
+            for row in made if isinstance(made, list) else [made]:
+                row.data["env"] = environment
+                results.append(row.data)
+                _progress(f"{row.data['id']}: {time.perf_counter() - t0:.1f} s")
+    data = {
+        "format": report.FORMAT,
+        "command": _command(argv) + (" (--quick: smoke test, not figures)" if args.quick else ""),
+        "reproduce": REPRODUCE,
+        "env": environment,
+        "rows": results,
+    }
+    print(_write(data, output, md_path))
+    _progress(f"done in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+def merge(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench merge",
+                                     description="merge partial result files into one table")
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--output", type=Path, default=RESULTS_JSON)
+    parser.add_argument("--markdown", help=f"Markdown file, or - for none (default {RESULTS_MD})")
+    args = parser.parse_args(argv)
+    try:
+        files = [report.load(p) for p in args.files]
+    except (OSError, ValueError) as exc:
+        print(f"bench merge: {exc}", file=sys.stderr)
+        return 2
+    data = {
+        "format": report.FORMAT,
+        "command": _command(["merge", *argv]),
+        "sources": [d.get("command", "?") for d in files],
+        "reproduce": REPRODUCE,
+        "rows": report.merge(files),
+    }
+    print(_write(data, args.output, _md_arg(args.markdown, RESULTS_MD)))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["merge"]:
+        return merge(argv[1:])
+    return run(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

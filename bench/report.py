@@ -1,0 +1,252 @@
+"""Targets, the Markdown table, and merging partial result files.
+
+Ratios and target verdicts are computed here from the stored figures, never stored, so
+a merged file's verdicts always follow from the rows it holds. A row is never split
+across files: all its implementations come from one run, so each ratio compares
+figures taken in the same process on the same machine.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+FORMAT = 1
+
+# Which row ids the section headings group, in table order.
+GROUPS = [
+    ("Calls (raw and checked)", ("call.",)),
+    ("Kernel launches and copies", ("launch.", "memcpy.")),
+    ("Import and memory", ("import", "memory")),
+    ("Generator", ("generator",)),
+]
+
+
+@dataclass(frozen=True)
+class Target:
+    id: str
+    text: str
+    row: str
+    impl: str
+    against: str  # an implementation's name; a trailing '*' means the fastest one so named
+    limit: float
+    strict: bool = False  # ratio must be below the limit, not at or below
+
+
+TARGETS = [
+    Target("raw.cudaGetDevice", "raw cudaGetDevice within 1.1× of the best hand-written ctypes call",
+           "call.cudaGetDevice", "cudart raw", "ctypes*", 1.1),
+    Target("raw.cudaStreamQuery", "raw cudaStreamQuery within 1.1× of hand-written ctypes",
+           "call.cudaStreamQuery", "cudart raw", "ctypes*", 1.1),
+    Target("raw.cudaGetLastError", "raw cudaGetLastError within 1.1× of hand-written ctypes",
+           "call.cudaGetLastError", "cudart raw", "ctypes*", 1.1),
+    Target("checked.cudaGetDevice", "checked cudaGetDevice within 1.5× of the best hand-written ctypes call",
+           "call.cudaGetDevice", "cudart checked", "ctypes*", 1.5),
+    Target("checked.cudaStreamQuery", "checked cudaStreamQuery within 1.5× of hand-written ctypes",
+           "call.cudaStreamQuery", "cudart checked", "ctypes*", 1.5),
+    Target("checked.cudaGetLastError", "checked cudaGetLastError within 1.5× of hand-written ctypes",
+           "call.cudaGetLastError", "cudart checked", "ctypes*", 1.5),
+    Target("launch4.C", "4-argument launch within 1.05× of C",
+           "launch.axpy", "cudart kernels", "C", 1.05),
+    Target("launch4.cuda-bindings", "4-argument launch ahead of cuda-bindings (its fastest form)",
+           "launch.axpy", "cudart kernels", "cuda-bindings*", 1.0, strict=True),
+    Target("launch4.CuPy", "4-argument launch ahead of CuPy",
+           "launch.axpy", "cudart kernels", "CuPy*", 1.0, strict=True),
+    Target("import", "`import cudart` under a quarter of `import cuda.bindings.runtime`",
+           "import", "cudart: import cudart", "cuda-bindings: import cuda.bindings.runtime", 0.25, strict=True),
+]
+
+# Why a target is missed, keyed by target id; written once the numbers are known, and
+# printed beside the miss. Empty until then.
+WHY: dict[str, str] = {}
+
+
+# --------------------------------------------------------------------- verdicts
+
+
+def _impl(row: dict, name: str) -> dict | None:
+    """The measured implementation of that name; 'prefix*' picks the fastest so named."""
+    measured = [i for i in row.get("impls", []) if "median" in i]
+    if name.endswith("*"):
+        matching = [i for i in measured if i["name"].startswith(name[:-1])]
+        return min(matching, key=lambda i: i["median"]) if matching else None
+    return next((i for i in measured if i["name"] == name), None)
+
+
+def _why_absent(row: dict | None, name: str) -> str:
+    if row is None:
+        return "row not run"
+    if row.get("skipped"):
+        return row["skipped"]
+    for impl in row.get("impls", []):
+        if impl["name"] == name or (name.endswith("*") and impl["name"].startswith(name[:-1])):
+            if "skipped" in impl:
+                return f"{impl['name']}: {impl['skipped']}"
+    return f"{name.rstrip('*')} not measured"
+
+
+def verdicts(rows: list[dict]) -> list[dict]:
+    by_id = {r["id"]: r for r in rows}
+    out = []
+    for t in TARGETS:
+        row = by_id.get(t.row)
+        ours = _impl(row, t.impl) if row else None
+        base = _impl(row, t.against) if row else None
+        entry = {"id": t.id, "text": t.text, "limit": t.limit, "strict": t.strict}
+        if ours is None or base is None:
+            missing = t.impl if ours is None else t.against
+            entry.update(status="not measured", why=_why_absent(row, missing))
+        else:
+            ratio = ours["median"] / base["median"]
+            met = ratio < t.limit if t.strict else ratio <= t.limit
+            entry.update(
+                status="met" if met else "missed",
+                ratio=ratio,
+                against=base["name"],
+                why="" if met else WHY.get(t.id, ""),
+            )
+        out.append(entry)
+    return out
+
+
+# --------------------------------------------------------------------- markdown
+
+
+def _num(value: float) -> str:
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _env_key(env: dict) -> str:
+    return json.dumps(env, sort_keys=True)
+
+
+def _where_labels(rows: list[dict]) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    for row in rows:
+        key = _env_key(row.get("env", {}))
+        if key not in labels:
+            labels[key] = chr(ord("A") + len(labels))
+    return labels
+
+
+def _ordered(rows: list[dict]) -> list[tuple[str, list[dict]]]:
+    sections = []
+    used = set()
+    for title, prefixes in GROUPS:
+        members = [r for r in rows if r["id"].startswith(prefixes)]
+        used.update(id(r) for r in members)
+        if members:
+            sections.append((title, members))
+    rest = [r for r in rows if id(r) not in used]
+    if rest:
+        sections.append(("Other", rest))
+    return sections
+
+
+def markdown(data: dict) -> str:
+    rows = data["rows"]
+    labels = _where_labels(rows)
+    lines = [
+        "# Benchmarks",
+        "",
+        "What cudart adds on top of C, as ratios to baselines measured in the same run on the same "
+        "machine. Medians over repeats, spread as min–max; nothing is subtracted. Each row's "
+        "figures all come from one run (see *Where*); only whole rows are merged.",
+        "",
+        "Reproduce (see bench/README.md):",
+        "",
+        "```sh",
+        *data.get("reproduce", []),
+        "```",
+        "",
+        f"This file: `{data.get('command', '?')}`"
+        + "".join(f"{', merging' if n == 0 else ' and'} `{c}`" for n, c in enumerate(data.get("sources", []))),
+        "",
+    ]
+    for title, members in _ordered(rows):
+        lines += [f"## {title}", "", "| Row | Implementation | Median | Spread (min–max) | Ratio | Where |",
+                  "|---|---|---:|---|---:|:-:|"]
+        for row in members:
+            unit = row["unit"]
+            where = labels[_env_key(row.get("env", {}))]
+            title_cell = _cell(row["title"])
+            if row.get("skipped"):
+                lines.append(f"| {title_cell} | — | — | skipped: {_cell(row['skipped'])} | | {where} |")
+                continue
+            ref = _impl(row, row["ref"]) if row.get("ref") else None
+            for n, impl in enumerate(row["impls"]):
+                first = title_cell if n == 0 else ""
+                name = _cell(impl["name"])
+                if "median" not in impl:
+                    lines.append(f"| {first} | {name} | — | skipped: {_cell(impl['skipped'])} | | {where} |")
+                    continue
+                ratio = ""
+                if ref is not None:
+                    ratio = f"{impl['median'] / ref['median']:.2f}× {_cell(ref['name'].split(':')[0])}"
+                spread = f"{_num(impl['min'])}–{_num(impl['max'])} ({impl['repeats']}×)"
+                lines.append(
+                    f"| {first} | {name} | {_num(impl['median'])} {unit} | {spread} | {ratio} | {where} |"
+                )
+        lines.append("")
+        notes = [(r, note) for r in members for note in r.get("notes", [])]
+        details = [(r, i) for r in members for i in r.get("impls", []) if i.get("detail")]
+        for row, note in notes:
+            lines.append(f"- {_cell(row['title'])}: {note}")
+        said = set()
+        for row, impl in details:
+            if (impl["name"], impl["detail"]) not in said:  # one build serves several rows
+                said.add((impl["name"], impl["detail"]))
+                lines.append(f"- {impl['name']}: {impl['detail']}")
+        if notes or details:
+            lines.append("")
+    lines += ["## Targets", "", "| Target | Ratio | Limit | Status | Why |", "|---|---:|---:|---|---|"]
+    for v in verdicts(rows):
+        ratio = f"{v['ratio']:.2f}× {v['against']}" if "ratio" in v else "—"
+        limit = f"{'<' if v['strict'] else '≤'} {v['limit']:g}×"
+        lines.append(f"| {_cell(v['text'])} | {_cell(ratio)} | {limit} | {v['status']} | {_cell(v['why'])} |")
+    lines += ["", "## Where", ""]
+    for key, label in labels.items():
+        env = json.loads(key)
+        parts = [f"{k}: {env[k]}" for k in ("machine", "runtime", "python", "os", "date", "commit") if k in env]
+        lines.append(f"- **{label}**: " + "; ".join(parts))
+    lines.append("")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------ files
+
+
+def load(path: Path) -> dict:
+    data = json.loads(Path(path).read_text())
+    if data.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a bench result file of format {FORMAT}")
+    return data
+
+
+def _measured(row: dict) -> int:
+    return 0 if row.get("skipped") else sum("median" in i for i in row.get("impls", []))
+
+
+def merge(files: list[dict]) -> list[dict]:
+    """One row per id. A row measured with a GPU beats one measured without (the GPU
+    machine's call figures are the real ones); otherwise the row with more measured
+    implementations wins, then the file given first."""
+    best: dict[str, tuple] = {}
+    order: list[str] = []
+    for rank, data in enumerate(files):
+        for row in data["rows"]:
+            score = (_measured(row) > 0, bool(row.get("env", {}).get("gpu")), _measured(row), -rank)
+            if row["id"] not in best:
+                order.append(row["id"])
+            if row["id"] not in best or score > best[row["id"]][0]:
+                best[row["id"]] = (score, row)
+    return [best[i][1] for i in order]

@@ -1,0 +1,840 @@
+"""The benchmark rows. Each row measures cudart and its baselines in this one process
+(or, for C, in a program this process builds and runs), so its ratios compare figures
+taken minutes apart on one machine, never figures from different runs.
+
+A row never crashes the run: an implementation that is missing or fails is recorded as
+skipped with the reason, and so is a whole row that cannot run here.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from ctypes import POINTER, byref, c_float, c_int, c_size_t, c_uint, c_void_p
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import measure, native
+from .env import REPO, Runtime, Tools, format_version, one_line
+
+# ----------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class Settings:
+    calls: int  # calls per timed loop (call rows)
+    repeats: int  # timed loops per implementation
+    burst: int  # launches or copies between two synchronizes
+    bursts: int  # bursts per repeat
+    launch_repeats: int
+    axpy_n: int  # elements of the 4-argument kernel
+    import_repeats: int
+    memory_repeats: int
+    generate_one: int
+    generate_all: int
+    check: int
+
+
+# Sized so the CPU rows take under two minutes on two cores, most of it the generator
+# (about 5 s a version in a fresh process, so `--all` and `check` get one or two runs).
+FULL = Settings(
+    calls=20_000, repeats=31, burst=256, bursts=8, launch_repeats=31, axpy_n=4096,
+    import_repeats=15, memory_repeats=5, generate_one=3, generate_all=1, check=2,
+)
+QUICK = Settings(
+    calls=2_000, repeats=3, burst=256, bursts=2, launch_repeats=3, axpy_n=4096,
+    import_repeats=3, memory_repeats=2, generate_one=1, generate_all=1, check=1,
+)
+
+# ------------------------------------------------------------------------- results
+
+
+class Row:
+    def __init__(self, id: str, title: str, unit: str, ref: str | None):
+        self.data = {"id": id, "title": title, "unit": unit, "ref": ref, "impls": [], "notes": []}
+
+    def measured(self, name: str, samples: list[float], detail: str = "") -> None:
+        entry = {"name": name, **measure.summarize(samples)}
+        if detail:
+            entry["detail"] = detail
+        self.data["impls"].append(entry)
+
+    def skipped(self, name: str, reason: str) -> None:
+        self.data["impls"].append({"name": name, "skipped": one_line(reason)})
+
+    def note(self, text: str) -> None:
+        self.data["notes"].append(one_line(text, 400))
+
+    def order(self, names: list[str]) -> None:
+        """List the implementations in this order (the order candidates were given),
+        whatever order they were measured or skipped in."""
+        rank = {n: i for i, n in enumerate(names)}
+        self.data["impls"].sort(key=lambda i: rank.get(i["name"], len(rank)))
+
+    def skip_row(self, reason: str) -> "Row":
+        self.data["skipped"] = one_line(reason)
+        return self
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {one_line(str(exc)) or '(no message)'}"
+
+
+# ------------------------------------------------------------------------- context
+
+
+class Context:
+    """What the rows share: the runtime, the tools, a build folder, the baselines'
+    libraries (imported once, on first need) and the C programs' results."""
+
+    def __init__(self, runtime: Runtime, settings: Settings, build: Path):
+        self.runtime = runtime
+        self.s = settings
+        self.build = build
+        self.tools = Tools()
+        self._cache: dict[str, object] = {}
+        self.keep: list = []  # modules, buffers and handles that must outlive the loops
+        rt = runtime.rt
+        if rt is not None:
+            # Create the context now, as c_calls does: without one, every call takes
+            # the runtime's slower no-context path. Without a GPU this fails once.
+            rt.cudaSetDevice(0)
+            rt.cudaFree(None)
+            rt.cudaGetLastError()
+
+    def once(self, key: str, make: Callable[[], object]):
+        """make(), cached; an exception is cached too and re-raised on each use."""
+        if key not in self._cache:
+            try:
+                self._cache[key] = make()
+            except Exception as exc:
+                self._cache[key] = exc
+        value = self._cache[key]
+        if isinstance(value, Exception):
+            raise value
+        return value
+
+    @property
+    def cdll(self) -> ctypes.CDLL:
+        # dlopen of the file already mapped returns the same handle: the hand-written
+        # baselines call the same code as cudart.
+        return self.once("cdll", lambda: ctypes.CDLL(self.runtime.path))
+
+    def cuda_bindings(self, sub: str = "runtime"):
+        return self.once(f"cb.{sub}", lambda: importlib.import_module(f"cuda.bindings.{sub}"))
+
+    def cupy(self):
+        return self.once("cupy", lambda: importlib.import_module("cupy"))
+
+    def checked(self, name: str):
+        """cudart's checked function of that name, once the checked layer exists."""
+        import cudart
+
+        fn = getattr(cudart, name, None)
+        if fn is None or fn is getattr(self.runtime.rt, name, None):
+            raise LookupError(f"cudart.{name} does not exist yet (checked layer)")
+        return fn
+
+    def c_calls(self) -> tuple[dict, str]:
+        def make():
+            exe, detail = native.build_calls(self.runtime, self.tools, self.build)
+            names = ["cudaGetDevice", "cudaStreamQuery", "cudaGetLastError"]
+            if self.runtime.has_gpu:
+                names.append("cudaMemcpyAsync")
+            s = self.s
+            return native.run_calls(exe, s.calls, s.repeats, s.burst, s.bursts, names), detail
+
+        return self.once("c_calls", make)
+
+    def c_launch(self) -> tuple[dict, str]:
+        def make():
+            exe, detail = native.build_launch(self.runtime, self.tools, self.build)
+            s = self.s
+            return native.run_launch(exe, s.launch_repeats, s.burst, s.bursts, s.axpy_n), detail
+
+        return self.once("c_launch", make)
+
+    def kernel_image(self) -> tuple[Path, str]:
+        return self.once("image", lambda: native.build_kernels(self.tools, self.build))
+
+
+def _error_name(rt, status: int) -> str:
+    try:
+        return rt.cudaGetErrorName(status).decode()
+    except Exception:
+        return "?"
+
+
+# -------------------------------------------------------------------- call rows
+
+
+def _candidate(make: Callable[[], tuple[str, dict]]):
+    try:
+        return make()
+    except Exception as exc:
+        return exc
+
+
+def _time_calls(ctx: Context, row: Row, candidates: dict, c_name: str | None) -> Row:
+    s = ctx.s
+    if c_name:
+        try:
+            results, detail = ctx.c_calls()
+            status, samples = results[c_name]
+            if samples:
+                row.measured("C", samples, detail)
+            else:
+                row.skipped("C", f"the first call returned {status}")
+        except Exception as exc:
+            row.skipped("C", _reason(exc))
+    runs = {}
+    for name, cand in candidates.items():
+        if isinstance(cand, BaseException):
+            row.skipped(name, _reason(cand))
+            continue
+        stmt, bindings = cand
+        try:
+            # One call outside the loop: binding happens here, and an implementation
+            # that raises on this machine is reported instead of timed.
+            eval(stmt, {}, dict(bindings))
+        except Exception as exc:
+            row.skipped(name, f"raises here: {_reason(exc)}")
+            continue
+        loop = measure.call_loop(stmt, bindings)
+        runs[name] = lambda loop=loop: loop(s.calls) / s.calls
+    for name, samples in measure.interleaved(runs, s.repeats).items():
+        row.measured(name, samples)
+    row.order(["C", *candidates])
+    return row
+
+
+def _status_note(ctx: Context, row: Row, status: int, call: str) -> None:
+    if status != 0:
+        row.note(
+            f"{call} returns {status} ({_error_name(ctx.runtime.rt, status)}) on this machine, in C "
+            "and in every binding alike: the figures time that error path"
+        )
+
+
+def _cupy_runtime(ctx: Context, attr: str):
+    fn = getattr(ctx.cupy().cuda.runtime, attr, None)
+    if fn is None:
+        raise LookupError(f"cupy.cuda.runtime has no {attr}")
+    return fn
+
+
+def row_get_device(ctx: Context) -> Row:
+    row = Row("call.cudaGetDevice", "cudaGetDevice(&device): one pointer out", "ns", ref="C")
+    rt = ctx.runtime.rt
+    if rt is None:
+        return row.skip_row(ctx.runtime.error)
+    dev = c_int()
+    addr = ctypes.addressof(dev)
+    _status_note(ctx, row, rt.cudaGetDevice(addr), "cudaGetDevice")
+
+    def handwritten(argtype, stmt, arg):
+        fn = ctx.cdll["cudaGetDevice"]  # indexing: a private function object
+        fn.argtypes = (argtype,)
+        fn.restype = c_int
+        return stmt, {"f": fn, **arg}
+
+    candidates = {
+        "cudart raw": ("f(a)", {"f": rt.cudaGetDevice, "a": addr}),
+        "cudart raw, byref": ("f(byref(d))", {"f": rt.cudaGetDevice, "byref": byref, "d": dev}),
+        "cudart checked": _candidate(lambda: ("f()", {"f": ctx.checked("cudaGetDevice")})),
+        "ctypes, c_void_p + int address": _candidate(lambda: handwritten(c_void_p, "f(a)", {"a": addr})),
+        "ctypes, POINTER(c_int) + byref": _candidate(
+            lambda: handwritten(POINTER(c_int), "f(byref(d))", {"byref": byref, "d": dev})
+        ),
+        "cuda-bindings": _candidate(lambda: ("f()", {"f": ctx.cuda_bindings().cudaGetDevice})),
+        "CuPy": _candidate(lambda: ("f()", {"f": _cupy_runtime(ctx, "getDevice")})),
+    }
+    return _time_calls(ctx, row, candidates, "cudaGetDevice")
+
+
+def row_stream_query(ctx: Context) -> Row:
+    row = Row("call.cudaStreamQuery", "cudaStreamQuery(0): one handle in", "ns", ref="C")
+    rt = ctx.runtime.rt
+    if rt is None:
+        return row.skip_row(ctx.runtime.error)
+    _status_note(ctx, row, rt.cudaStreamQuery(0), "cudaStreamQuery")
+
+    def handwritten():
+        fn = ctx.cdll["cudaStreamQuery"]
+        fn.argtypes = (c_void_p,)
+        fn.restype = c_int
+        return "f(0)", {"f": fn}
+
+    candidates = {
+        "cudart raw": ("f(0)", {"f": rt.cudaStreamQuery}),
+        "cudart checked": _candidate(lambda: ("f(0)", {"f": ctx.checked("cudaStreamQuery")})),
+        "ctypes, c_void_p": _candidate(handwritten),
+        "cuda-bindings": _candidate(lambda: ("f(0)", {"f": ctx.cuda_bindings().cudaStreamQuery})),
+        "CuPy": _candidate(lambda: ("f(0)", {"f": _cupy_runtime(ctx, "streamQuery")})),
+    }
+    return _time_calls(ctx, row, candidates, "cudaStreamQuery")
+
+
+def row_get_last_error(ctx: Context) -> Row:
+    row = Row("call.cudaGetLastError", "cudaGetLastError(): no arguments", "ns", ref="C")
+    rt = ctx.runtime.rt
+    if rt is None:
+        return row.skip_row(ctx.runtime.error)
+    rt.cudaGetLastError()  # clear whatever an earlier row left, so the status is steady
+    _status_note(ctx, row, rt.cudaGetLastError(), "cudaGetLastError")
+
+    def handwritten():
+        fn = ctx.cdll["cudaGetLastError"]
+        fn.argtypes = ()
+        fn.restype = c_int
+        return "f()", {"f": fn}
+
+    candidates = {
+        "cudart raw": ("f()", {"f": rt.cudaGetLastError}),
+        "cudart checked": _candidate(lambda: ("f()", {"f": ctx.checked("cudaGetLastError")})),
+        "ctypes": _candidate(handwritten),
+        "cuda-bindings": _candidate(lambda: ("f()", {"f": ctx.cuda_bindings().cudaGetLastError})),
+        "CuPy": _candidate(lambda: ("f()", {"f": _cupy_runtime(ctx, "getLastError")})),
+    }
+    return _time_calls(ctx, row, candidates, "cudaGetLastError")
+
+
+# ---------------------------------------------------------- launches and copies
+
+
+def _time_bursts(ctx: Context, row: Row, candidates: dict, scale: float) -> None:
+    s = ctx.s
+    sync = ctx.runtime.rt.cudaDeviceSynchronize
+    per = s.burst * s.bursts
+    runs = {}
+    for name, cand in candidates.items():
+        if isinstance(cand, BaseException):
+            row.skipped(name, _reason(cand))
+            continue
+        stmt, bindings = cand
+        loop = measure.burst_loop(stmt, bindings, sync)
+        runs[name] = lambda loop=loop: loop(s.burst, s.bursts) / per / scale
+    # Setting up may leave a benign error behind (a probe past the last kernel
+    # parameter); only what the timed loops leave is worth a note.
+    ctx.runtime.rt.cudaGetLastError()
+    for name, samples in measure.interleaved(runs, s.launch_repeats).items():
+        row.measured(name, samples)
+    row.order(["C", *candidates])
+    status = ctx.runtime.rt.cudaGetLastError()
+    if status != 0:
+        row.note(f"the runtime reported error {status} after the timed loops")
+
+
+def _check(status, what: str) -> None:
+    code = int(status[0] if isinstance(status, tuple) else status)
+    if code != 0:
+        raise RuntimeError(f"{what} returned {status}")
+
+
+class _Axpy:
+    """The 4-argument kernel's buffers and the check that a launch computed y = a*x + y
+    (x = 1, y = 0 before it): every launch path is checked once before it is timed."""
+
+    A = 2.0
+
+    def __init__(self, ctx: Context):
+        rt = ctx.runtime.rt
+        n = self.n = ctx.s.axpy_n
+        self.rt = rt
+        self.grid, self.block = (n + 255) // 256, 256
+        x, y = c_void_p(), c_void_p()
+        _check(rt.cudaMalloc(byref(x), 4 * n), "cudaMalloc")
+        _check(rt.cudaMalloc(byref(y), 4 * n), "cudaMalloc")
+        self.x, self.y = x.value, y.value
+        ones = (c_float * n)(*([1.0] * n))
+        _check(rt.cudaMemcpy(self.x, ones, 4 * n, rt.cudaMemcpyHostToDevice), "cudaMemcpy")
+
+    def verify(self, launch_once: Callable[[], object], x=None, y=None, read=None) -> None:
+        rt = self.rt
+        if y is None:
+            _check(rt.cudaMemset(self.y, 0, 4 * self.n), "cudaMemset")
+        else:
+            y.fill(0)
+        rt.cudaDeviceSynchronize()
+        launch_once()
+        _check(rt.cudaDeviceSynchronize(), "cudaDeviceSynchronize after the launch")
+        if read is not None:
+            got = read()
+        else:
+            out = (c_float * self.n)()
+            _check(rt.cudaMemcpy(out, self.y, 4 * self.n, rt.cudaMemcpyDeviceToHost), "cudaMemcpy")
+            got = list(out)
+        if any(v != self.A for v in got):
+            wrong = next(v for v in got if v != self.A)
+            raise RuntimeError(f"the kernel computed {wrong}, not {self.A}: arguments did not arrive")
+
+
+def _launch_rows(ctx: Context) -> list[Row]:
+    empty = Row("launch.empty", "Empty kernel launch, host time per launch", "µs", ref="C")
+    axpy = Row("launch.axpy", "4-argument kernel launch (axpy), host time per launch", "µs", ref="C")
+    rows = [empty, axpy]
+    rt = ctx.runtime.rt
+    if rt is None:
+        return [r.skip_row(ctx.runtime.error) for r in rows]
+    if not ctx.runtime.has_gpu:
+        return [r.skip_row(f"no GPU here: {ctx.runtime.no_gpu_reason}") for r in rows]
+    try:
+        image, how = ctx.kernel_image()
+    except Exception as exc:
+        return [r.skip_row(f"no kernel image: {_reason(exc)}") for r in rows]
+    for r in rows:
+        r.note(
+            f"bursts of {ctx.s.burst} launches, cudaDeviceSynchronize between bursts (not timed); "
+            f"kernels from bench/kernels.cu ({how}); axpy over {ctx.s.axpy_n} floats"
+        )
+    data = image.read_bytes()
+    try:
+        ax = _Axpy(ctx)
+    except Exception as exc:
+        return [r.skip_row(f"could not set up the buffers: {_reason(exc)}") for r in rows]
+
+    try:
+        results, detail = ctx.c_launch()
+    except Exception as exc:
+        results, detail = exc, ""
+    for r, key in ((empty, "empty"), (axpy, "axpy")):
+        if isinstance(results, Exception):
+            r.skipped("C", _reason(results))
+        elif results.get(key, (0, []))[1]:
+            r.measured("C", results[key][1], detail)
+        else:
+            r.skipped("C", f"cudaLaunchKernel returned {results.get(key, ('?',))[0]}")
+
+    # Slots are packed once for every path that lets the caller do so: the loop then
+    # times the launch, which is what a binding adds to.
+    a, n = c_float(ax.A), c_int(ax.n)
+    xa, ya = c_void_p(ax.x), c_void_p(ax.y)
+    slots = (c_void_p * 4)(*(ctypes.addressof(v) for v in (a, xa, ya, n)))
+    ctx.keep += [a, n, xa, ya, slots]
+
+    for r, cands in ((empty, {}), (axpy, {})):
+        is_axpy = r is axpy
+        name = b"axpy" if is_axpy else b"empty_kernel"
+        grid, block = (ax.grid, ax.block) if is_axpy else (1, 1)
+        launch_check = ax.verify if is_axpy else _launch_then_sync(rt)
+
+        args = slots if is_axpy else None
+        cands["cudart kernels"] = _candidate(
+            lambda: _cudart_kernel(ctx, data, image, name, grid, block, is_axpy, ax, launch_check)
+        )
+        # The same, and the hand-written call, on a kernel registered the way nvcc's
+        # stubs register one (as C's is): this tells the cost of the route from the
+        # cost of the binding.
+        cands["cudart kernels, route='register'"] = _candidate(
+            lambda: _cudart_kernel(ctx, data, image, name, grid, block, is_axpy, ax, launch_check, "register")
+        )
+        cands["ctypes, cudaLaunchKernel + dim3 by value"] = _candidate(
+            lambda: _ctypes_launch(ctx, _library_kernel(ctx, data, name), grid, block, args, launch_check)
+        )
+        cands["ctypes, same, on the registered kernel"] = _candidate(
+            lambda: _ctypes_launch(
+                ctx, int(_cudart_module(ctx, data, image, "register").get_function(name.decode())),
+                grid, block, args, launch_check,
+            )
+        )
+        cands.update(_cuda_bindings_launch(ctx, data, name, grid, block, is_axpy, ax, slots, launch_check))
+        cands["CuPy RawModule"] = _candidate(lambda: _cupy_launch(ctx, image, name, grid, block, is_axpy, ax))
+        _time_bursts(ctx, r, cands, scale=1000.0)
+    return rows
+
+
+def _launch_then_sync(rt):
+    # The empty kernel computes nothing to check: a launch that does not fail is right.
+    def check(once, **_unused):
+        once()
+        _check(rt.cudaDeviceSynchronize(), "cudaDeviceSynchronize after the launch")
+
+    return check
+
+
+def _cudart_module(ctx, data, image, route: str | None):
+    def make():
+        try:
+            kernels = importlib.import_module("cudart.kernels")
+        except ModuleNotFoundError:
+            raise LookupError("cudart.kernels does not exist yet") from None
+        options = {"route": route} if route else {}
+        errors = []
+        for source in (data, str(image)):  # the image as bytes, else as a path
+            try:
+                module = kernels.load_module(source, **options)
+                ctx.keep.append(module)
+                return module
+            except Exception as exc:
+                errors.append(_reason(exc))
+        raise RuntimeError(f"load_module failed: {'; '.join(errors)}")
+
+    return ctx.once(f"cudart.module.{route}", make)
+
+
+def _cudart_kernel(ctx, data, image, name, grid, block, is_axpy, ax, launch_check, route=None):
+    kernel = _cudart_module(ctx, data, image, route).get_function(name.decode())
+    errors = []
+    # Plain ints and floats first: that is how a caller writes a launch, and the
+    # fast path of Function.launch. Each form must compute the right result before
+    # it is timed; the others are there for a launch API that wants them.
+    shapes = [(grid, block), ((grid, 1, 1), (block, 1, 1))]
+    arg_forms = (
+        [(ax.A, ax.x, ax.y, ax.n), (c_float(ax.A), c_void_p(ax.x), c_void_p(ax.y), c_int(ax.n))]
+        if is_axpy
+        else [()]
+    )
+    for g, b in shapes:
+        for args in arg_forms:
+            try:
+                launch_check(lambda: kernel.launch(g, b, *args))
+            except Exception as exc:
+                errors.append(_reason(exc))
+                ctx.runtime.rt.cudaGetLastError()
+                continue
+            ctx.keep.append(args)
+            names = [f"a{i}" for i in range(len(args))]
+            stmt = f"launch(g, b{''.join(', ' + v for v in names)})"
+            return stmt, {"launch": kernel.launch, "g": g, "b": b, **dict(zip(names, args))}
+    raise RuntimeError(f"no launch form worked: {'; '.join(errors[-2:])}")
+
+
+class _Dim3(ctypes.Structure):
+    _fields_ = [("x", c_uint), ("y", c_uint), ("z", c_uint)]
+
+
+def _library_kernel(ctx, data, name) -> int:
+    """A cudaKernel_t for the kernel, through hand-bound cudaLibraryLoadData."""
+    lib = ctx.cdll
+    try:
+        load = lib["cudaLibraryLoadData"]
+        get = lib["cudaLibraryGetKernel"]
+    except AttributeError:
+        raise LookupError(
+            f"libcudart {format_version(ctx.runtime.version)} has no cudaLibraryLoadData, "
+            "which hands out kernel handles cudaLaunchKernel accepts"
+        ) from None
+    load.argtypes = (c_void_p, c_void_p, c_void_p, c_void_p, c_uint, c_void_p, c_void_p, c_uint)
+    load.restype = c_int
+    get.argtypes = (c_void_p, c_void_p, ctypes.c_char_p)
+    get.restype = c_int
+    handle, kernel = c_void_p(), c_void_p()
+    image = ctypes.create_string_buffer(data, len(data))
+    _check(load(byref(handle), image, None, None, 0, None, None, 0), "cudaLibraryLoadData")
+    _check(get(byref(kernel), handle, name), "cudaLibraryGetKernel")
+    ctx.keep += [image, handle, kernel]
+    return kernel.value
+
+
+def _ctypes_launch(ctx, k: int, grid, block, slots, launch_check):
+    launch = ctx.cdll["cudaLaunchKernel"]
+    launch.argtypes = (c_void_p, _Dim3, _Dim3, c_void_p, c_size_t, c_void_p)
+    launch.restype = c_int
+    g, b = _Dim3(grid, 1, 1), _Dim3(block, 1, 1)
+    ctx.keep += [g, b]
+    launch_check(lambda: _check(launch(k, g, b, slots, 0, None), "cudaLaunchKernel"))
+    return "f(k, g, b, p, 0, None)", {"f": launch, "k": k, "g": g, "b": b, "p": slots}
+
+
+def _cuda_bindings_launch(ctx, data, name, grid, block, is_axpy, ax, slots, launch_check) -> dict:
+    idiomatic = "cuda-bindings, cuLaunchKernel (values, types)"
+    packed = "cuda-bindings, cuLaunchKernel packed once"
+    try:
+        drv = ctx.cuda_bindings("driver")
+
+        def make_function():
+            _check(drv.cuInit(0), "cuInit")
+            # The runtime made the device's primary context current on this thread.
+            err, module = drv.cuModuleLoadData(data)
+            _check(err, "cuModuleLoadData")
+            ctx.keep.append(module)
+            return module
+
+        module = ctx.once("cb.module", make_function)
+        err, fn = drv.cuModuleGetFunction(module, name)
+        _check(err, "cuModuleGetFunction")
+        stream = drv.CUstream(0)
+    except Exception as exc:
+        return {idiomatic: exc, packed: exc}
+    out = {}
+    stmt = "f(k, gx, 1, 1, bx, 1, 1, 0, s, p, 0)"
+    base = {"f": drv.cuLaunchKernel, "k": fn, "gx": grid, "bx": block, "s": stream}
+    if is_axpy:
+        params = ((ax.A, ax.x, ax.y, ax.n), (c_float, c_void_p, c_void_p, c_int))
+        forms = {idiomatic: params, packed: ctypes.addressof(slots)}
+    else:
+        forms = {idiomatic: 0}
+    for label, p in forms.items():
+        try:
+            launch_check(lambda p=p: _check(drv.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, p, 0), "cuLaunchKernel"))
+            out[label] = (stmt, {**base, "p": p})
+        except Exception as exc:
+            ctx.runtime.rt.cudaGetLastError()
+            out[label] = exc
+    return out
+
+
+def _cupy_launch(ctx, image, name, grid, block, is_axpy, ax):
+    cp = ctx.cupy()
+    module = ctx.once("cupy.module", lambda: cp.RawModule(path=str(image)))
+    kernel = module.get_function(name.decode())
+    if is_axpy:
+        x = cp.ones(ax.n, dtype=cp.float32)
+        y = cp.zeros(ax.n, dtype=cp.float32)
+        args = (cp.float32(ax.A), x, y, cp.int32(ax.n))
+        ctx.keep += [x, y]
+        ax.verify(lambda: kernel((grid,), (block,), args), y=y, read=lambda: y.get().tolist())
+    else:
+        args = ()
+        kernel((grid,), (block,), args)
+        _check(ctx.runtime.rt.cudaDeviceSynchronize(), "sync")
+    return "k(g, b, a)", {"k": kernel, "g": (grid,), "b": (block,), "a": args}
+
+
+def row_memcpy(ctx: Context) -> Row:
+    row = Row("memcpy.h2d4", "cudaMemcpyAsync of 4 bytes, pinned host to device", "µs", ref="C")
+    rt = ctx.runtime.rt
+    if rt is None:
+        return row.skip_row(ctx.runtime.error)
+    if not ctx.runtime.has_gpu:
+        return row.skip_row(f"no GPU here: {ctx.runtime.no_gpu_reason}")
+    row.note(f"bursts of {ctx.s.burst} copies on stream 0, cudaDeviceSynchronize between bursts (not timed)")
+    h, d = c_void_p(), c_void_p()
+    try:
+        _check(rt.cudaMallocHost(byref(h), 4), "cudaMallocHost")
+        _check(rt.cudaMalloc(byref(d), 4), "cudaMalloc")
+    except Exception as exc:
+        return row.skip_row(_reason(exc))
+    hv, dv = h.value, d.value
+    try:
+        results, detail = ctx.c_calls()
+        status, samples = results["cudaMemcpyAsync"]
+        if samples:
+            row.measured("C", [v / 1000.0 for v in samples], detail)
+        else:
+            row.skipped("C", f"cudaMemcpyAsync returned {status}")
+    except Exception as exc:
+        row.skipped("C", _reason(exc))
+    kind = rt.cudaMemcpyHostToDevice
+    stmt = "f(d, h, 4, k, 0)"
+
+    def handwritten():
+        fn = ctx.cdll["cudaMemcpyAsync"]
+        fn.argtypes = (c_void_p, c_void_p, c_size_t, c_int, c_void_p)
+        fn.restype = c_int
+        return stmt, {"f": fn, "d": dv, "h": hv, "k": kind}
+
+    def bindings():
+        r = ctx.cuda_bindings()
+        return stmt, {"f": r.cudaMemcpyAsync, "d": dv, "h": hv, "k": r.cudaMemcpyKind.cudaMemcpyHostToDevice}
+
+    cands = {
+        "cudart raw": (stmt, {"f": rt.cudaMemcpyAsync, "d": dv, "h": hv, "k": kind}),
+        "ctypes": _candidate(handwritten),
+        "cuda-bindings": _candidate(bindings),
+        "CuPy": _candidate(lambda: (stmt, {"f": _cupy_runtime(ctx, "memcpyAsync"), "d": dv, "h": hv, "k": kind})),
+    }
+    for name, cand in list(cands.items()):
+        if isinstance(cand, BaseException):
+            continue
+        try:
+            code = eval(cand[0], {}, dict(cand[1]))
+            rt.cudaDeviceSynchronize()
+            if isinstance(code, (int, tuple)) and not isinstance(code, bool):
+                _check(code, name)
+        except Exception as exc:
+            cands[name] = exc
+    _time_bursts(ctx, row, cands, scale=1000.0)
+    return row
+
+
+# ------------------------------------------------------- fresh-process rows
+
+
+def _child_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    env.pop("PYTHONSTARTUP", None)
+    return env
+
+
+_IMPORTS = {
+    "cudart: import cudart": "import cudart",
+    "cudart: import cudart; cudart.sys": "import cudart; cudart.sys",
+    "cuda-bindings: import cuda.bindings.runtime": "import cuda.bindings.runtime",
+}
+
+
+def row_import(ctx: Context) -> Row:
+    row = Row("import", "Import in a fresh process (cold interpreter, warm disk cache)", "ms",
+              ref="cuda-bindings: import cuda.bindings.runtime")
+    row.note(
+        "one fresh interpreter per sample; the time runs from before the import statement to "
+        "after it (interpreter start-up excluded); a warm-up run wrote the .pyc files first"
+    )
+    env = _child_env()
+    runs = {}
+    for name, stmt in _IMPORTS.items():
+        code = f"import time\nt = time.perf_counter_ns()\n{stmt}\nprint(time.perf_counter_ns() - t)"
+        try:
+            measure.run_python(code, env)
+        except Exception as exc:
+            row.skipped(name, f"fails here: {one_line(str(exc))}")
+            continue
+        runs[name] = lambda code=code: int(measure.run_python(code, env)) / 1e6
+    for name, samples in measure.interleaved(runs, ctx.s.import_repeats).items():
+        row.measured(name, samples)
+    return row
+
+
+_RSS = """
+def rss():
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+r0 = rss()
+"""
+
+_MEMORY = {
+    # name: (code after r0 that sets r1, code that sets r2, which of r1/r2 to report)
+    "cudart: import cudart": ("import cudart", "", "r1"),
+    "cudart: + cudart.sys and one call": (
+        "import cudart",
+        "import ctypes\ncudart.sys.cudaGetDevice(ctypes.byref(ctypes.c_int()))",
+        "r2",
+    ),
+    "ctypes: CDLL(libcudart) and one call": (
+        "import ctypes",
+        "lib = ctypes.CDLL({path!r})\nf = lib.cudaGetDevice\nf.argtypes = [ctypes.c_void_p]\n"
+        "f(ctypes.byref(ctypes.c_int()))",
+        "r2",
+    ),
+    "cuda-bindings: import cuda.bindings.runtime": ("from cuda.bindings import runtime", "", "r1"),
+    "cuda-bindings: + one call": ("from cuda.bindings import runtime", "runtime.cudaGetDevice()", "r2"),
+}
+
+
+def row_memory(ctx: Context) -> Row:
+    row = Row("memory", "Memory added in a fresh process (VmRSS after minus before)", "MiB", ref=None)
+    if not os.path.exists("/proc/self/status"):
+        return row.skip_row("no /proc/self/status on this system")
+    env = _child_env()
+    bare: list[float] = []
+    runs = {}
+    for name, (first, second, report) in _MEMORY.items():
+        if "{path" in second:
+            if not ctx.runtime.path:
+                row.skipped(name, ctx.runtime.error or "no libcudart loaded")
+                continue
+            second = second.format(path=ctx.runtime.path)
+        code = f"{_RSS}{first}\nr1 = rss()\n{second}\nr2 = rss()\nprint(r0, {report})"
+
+        def run(code=code):
+            r0, after = map(int, measure.run_python(code, env).split())
+            bare.append(r0 / 1024)
+            return (after - r0) / 1024
+
+        try:
+            run()
+        except Exception as exc:
+            row.skipped(name, f"fails here: {one_line(str(exc))}")
+            continue
+        runs[name] = run
+    for name, samples in measure.interleaved(runs, ctx.s.memory_repeats).items():
+        row.measured(name, samples)
+    if bare:
+        bare.sort()
+        row.note(f"a bare interpreter holds {bare[len(bare) // 2]:.1f} MiB before the import (median)")
+    return row
+
+
+_GENERATOR_TOOLS = ("clang", "black", "jinja2", "tomli_w")
+
+
+def row_generator(ctx: Context) -> Row:
+    row = Row("generator", "cudart-bindgen in a fresh process, headers cached", "s", ref=None)
+    missing = [m for m in _GENERATOR_TOOLS if importlib.util.find_spec(m) is None]
+    if missing:
+        return row.skip_row(
+            f"the generator's tools are not installed here ({', '.join(missing)} missing); "
+            "these rows run where `make setup` was run"
+        )
+    try:
+        from generator.fetch import fetch_version
+        from generator.manifest import Manifest
+
+        manifest = Manifest.load()
+        keys = manifest.keys()
+        for key in keys:  # fill the cache now, so no timed run downloads
+            fetch_version(manifest, key, lambda _msg: None)
+    except Exception as exc:
+        return row.skip_row(f"the pinned headers are not available: {_reason(exc)}")
+    key = format_version(ctx.runtime.bindings) if ctx.runtime.bindings else keys[-1]
+    if key not in keys:
+        key = keys[-1]
+    out_root = Path(tempfile.mkdtemp(prefix="gen-", dir=ctx.build))
+    statuses: dict[str, set] = {}
+
+    def timed(label: str, args: list[str]) -> Callable[[], float]:
+        def run() -> float:
+            target = Path(tempfile.mkdtemp(dir=out_root)) / "generated"
+            output = [] if args[0] == "check" else ["--output", str(target)]
+            cmd = [sys.executable, "-m", "generator", *output, *args]
+            t0 = time.perf_counter_ns()
+            done = subprocess.run(cmd, cwd=REPO, env=_child_env(), capture_output=True, text=True)
+            elapsed = (time.perf_counter_ns() - t0) / 1e9
+            shutil.rmtree(target.parent, ignore_errors=True)
+            if done.returncode not in (0, 1) or (done.returncode == 1 and args[0] != "check"):
+                lines = (done.stderr or done.stdout).strip().splitlines()
+                raise RuntimeError(f"exit {done.returncode}: {lines[-1] if lines else '(no output)'}")
+            statuses.setdefault(label, set()).add(done.returncode)
+            return elapsed
+
+        return run
+
+    plan = [
+        (f"generate {key}", ["generate", key], ctx.s.generate_one),
+        (f"generate --all ({len(keys)} versions)", ["generate", "--all"], ctx.s.generate_all),
+        ("check", ["check"], ctx.s.check),
+    ]
+    first = True
+    for label, args, repeats in plan:
+        run = timed(label, args)
+        try:
+            if first:  # writes the generator's .pyc files, which no later run then pays for
+                run()
+                first = False
+            samples = [run() for _ in range(repeats)]
+        except Exception as exc:
+            row.skipped(label, f"fails here: {_reason(exc)}")
+            continue
+        row.measured(f"cudart-bindgen {label}", samples)
+    if 1 in statuses.get("check", ()):
+        row.note("`cudart-bindgen check` found generated/ stale (exit 1); the time is still the check's")
+    row.note("wall time of the whole command, interpreter start-up included; into a temporary --output")
+    return row
+
+
+# ------------------------------------------------------------------------ registry
+
+# (tags, function): --only cpu runs rows tagged cpu, --only gpu rows tagged gpu. The
+# call, import and memory rows run anywhere and are worth having from both machines.
+ROWS: list[tuple[frozenset, Callable[[Context], Row | list[Row]]]] = [
+    (frozenset({"cpu", "gpu"}), row_get_device),
+    (frozenset({"cpu", "gpu"}), row_stream_query),
+    (frozenset({"cpu", "gpu"}), row_get_last_error),
+    (frozenset({"gpu"}), _launch_rows),
+    (frozenset({"gpu"}), row_memcpy),
+    (frozenset({"cpu", "gpu"}), row_import),
+    (frozenset({"cpu", "gpu"}), row_memory),
+    (frozenset({"cpu"}), row_generator),
+]

@@ -1,0 +1,262 @@
+"""Python callables as CUDA host callbacks (cudaLaunchHostFunc, cudaStreamAddCallback).
+
+    from cudart import callbacks
+    status = callbacks.launch_host_func(stream, print, "stream reached this point")
+    status = callbacks.add_callback(stream, lambda stream, status: ...)
+
+C receives one fixed trampoline per bindings module (a `cudaHostFn_t` /
+`cudaStreamCallback_t` of that module, kept for the life of the process) and, as
+`userData`, a token naming the Python callable in a registry. The trampoline looks the
+token up, calls the callable, and drops it once it has run, so nothing handed to C can
+be collected while C may still call it, and nothing outlives its one call.
+
+A callable that raises does not reach C (ctypes would print and carry on, and the
+stream would not know): the exception is logged to the `cudart.callbacks` logger with
+its traceback and recorded in `failures()` / `failure_count()`, and the stream goes on.
+
+CUDA's rule holds for these callables as for C ones: they must not call CUDA
+functions. They run on a thread of the CUDA runtime, holding the GIL while they run.
+
+A host function launched into a stream that is being captured becomes a host node of
+the captured graph and runs at every launch of that graph, so its registration cannot
+end after one call: it stays until `release_captured()` (call it once the graphs that
+hold it are destroyed). `register()` / `unregister()` give the same control for
+`cudaHostNodeParams` of graphs built by hand.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import logging
+import threading
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
+
+__all__ = [
+    "CallbackFailure",
+    "Trampolines",
+    "add_callback",
+    "clear_failures",
+    "failure_count",
+    "failures",
+    "launch_host_func",
+    "pending",
+    "register",
+    "release_captured",
+    "trampolines",
+    "unregister",
+]
+
+logger = logging.getLogger(__name__)
+
+# Enough recent failures to diagnose with; the count keeps the full tally without
+# keeping every exception (and the frames its traceback holds) alive forever.
+MAX_RECORDED_FAILURES = 256
+
+
+@dataclass(frozen=True)
+class CallbackFailure:
+    """A callback that raised: what was called, with what, and what it raised."""
+
+    callback: Callable
+    args: tuple
+    exception: BaseException
+    traceback: str  # formatted, as logged
+
+
+class Trampolines(NamedTuple):
+    """The C-callable entry points for one bindings module; pass `userData=token`."""
+
+    host: Any  # the module's cudaHostFn_t
+    stream: Any  # the module's cudaStreamCallback_t
+
+
+class _Entry:
+    __slots__ = ("fn", "args", "once")
+
+    def __init__(self, fn: Callable, args: tuple, once: bool):
+        self.fn = fn
+        self.args = args
+        self.once = once
+
+
+_lock = threading.Lock()
+_registry: dict[int, _Entry] = {}
+_captured: set[int] = set()
+# Tokens start at 1: a userData of 0 reaches Python as None.
+_tokens = itertools.count(1)
+_failures: deque[CallbackFailure] = deque(maxlen=MAX_RECORDED_FAILURES)
+_failure_count = 0
+_trampolines: dict[str, Trampolines] = {}
+
+
+def register(fn: Callable, *args, once: bool = True) -> int:
+    """Register `fn(*args)` for a trampoline and return its token (the C `userData`).
+
+    With once=True the trampoline forgets it after its first call; with once=False it
+    stays until unregister(token), for host nodes that run at every graph launch.
+    """
+    if not callable(fn):
+        raise TypeError(f"callback must be callable, not {type(fn).__name__}")
+    entry = _Entry(fn, args, once)
+    with _lock:
+        token = next(_tokens)
+        _registry[token] = entry
+    return token
+
+
+def unregister(token: int) -> bool:
+    """Forget a registration; False if it was not (or no longer) registered."""
+    with _lock:
+        _captured.discard(token)
+        return _registry.pop(token, None) is not None
+
+
+def pending() -> int:
+    """How many registered callables have not run yet (or are kept for graphs)."""
+    with _lock:
+        return len(_registry)
+
+
+def release_captured() -> int:
+    """Forget the host functions captured into graphs; returns how many.
+
+    Call it after destroying the graphs (and their executable instances) that hold
+    them: a graph launched after this finds no callable and records a failure.
+    """
+    with _lock:
+        tokens = list(_captured)
+        _captured.clear()
+        for token in tokens:
+            _registry.pop(token, None)
+    return len(tokens)
+
+
+def failures() -> list[CallbackFailure]:
+    """The most recent callbacks that raised, oldest first."""
+    with _lock:
+        return list(_failures)
+
+
+def failure_count() -> int:
+    """How many callback calls have raised since the start (or clear_failures())."""
+    return _failure_count
+
+
+def clear_failures() -> None:
+    global _failure_count
+    with _lock:
+        _failures.clear()
+        _failure_count = 0
+
+
+def trampolines(rt=None) -> Trampolines:
+    """The trampolines built from `rt`'s callback types (default: cudart.sys)."""
+    rt = _module(rt)
+    found = _trampolines.get(rt.__name__)
+    if found is None:
+        with _lock:
+            found = _trampolines.get(rt.__name__)
+            if found is None:
+                found = Trampolines(rt.cudaHostFn_t(_host_trampoline),
+                                    rt.cudaStreamCallback_t(_stream_trampoline))
+                _trampolines[rt.__name__] = found
+    return found
+
+
+def launch_host_func(stream, fn: Callable, *args, rt=None) -> int:
+    """cudaLaunchHostFunc(stream, fn(*args)): returns the cudaError_t as an int.
+
+    `stream` is what the raw function takes (a cudaStream_t, an int address or None
+    for the default stream). On an error nothing stays registered.
+    """
+    rt = _module(rt)
+    host = trampolines(rt).host
+    capturing = _is_capturing(rt, stream)
+    token = register(fn, *args, once=not capturing)
+    if capturing:
+        with _lock:
+            _captured.add(token)
+    status = rt.cudaLaunchHostFunc(stream, host, token)
+    if status != 0:
+        unregister(token)
+    return status
+
+
+def add_callback(stream, fn: Callable, *args, rt=None) -> int:
+    """cudaStreamAddCallback(stream, ...): `fn(stream, status, *args)` runs once.
+
+    `stream` reaches fn as an int address (None for the default stream) and `status`
+    as the int cudaError_t of the stream's work so far. Returns the call's cudaError_t.
+    """
+    rt = _module(rt)
+    token = register(fn, *args)
+    status = rt.cudaStreamAddCallback(stream, trampolines(rt).stream, token, 0)
+    if status != 0:
+        unregister(token)
+    return status
+
+
+def _module(rt):
+    if rt is None:
+        import cudart
+
+        return cudart.sys
+    return rt
+
+
+def _is_capturing(rt, stream) -> bool:
+    state = ctypes.c_int(0)
+    # A query that fails (the legacy stream while another captures, say) means the
+    # launch itself will fail too, which launch_host_func reports.
+    if rt.cudaStreamIsCapturing(stream, ctypes.byref(state)) != 0:
+        return False
+    return state.value != rt.cudaStreamCaptureStatusNone
+
+
+def _take(token) -> _Entry | None:
+    with _lock:
+        entry = _registry.get(token)
+        if entry is not None and entry.once:
+            del _registry[token]
+    return entry
+
+
+def _call(token, *leading) -> None:
+    # Whatever happens here must end here: an exception that reached ctypes would
+    # be printed and dropped without our record of it.
+    try:
+        entry = _take(token)
+        if entry is None:
+            _record(None, (), LookupError(f"no callback registered under token {token!r}"
+                                          " (released, or already run)"))
+            return
+        try:
+            entry.fn(*leading, *entry.args)
+        except BaseException as exc:  # a callback's SystemExit cannot end a CUDA thread either
+            _record(entry.fn, entry.args, exc)
+    except BaseException:
+        pass
+
+
+def _host_trampoline(user_data) -> None:
+    _call(user_data)
+
+
+def _stream_trampoline(stream, status, user_data) -> None:
+    _call(user_data, stream, status)
+
+
+def _record(fn, args, exc: BaseException) -> None:
+    global _failure_count
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    with _lock:
+        _failures.append(CallbackFailure(fn, args, exc, text))
+        _failure_count += 1
+    try:
+        logger.error("CUDA host callback %r raised:\n%s", fn, text.rstrip())
+    except Exception:
+        pass

@@ -1,0 +1,390 @@
+"""CUDA graphs through the raw bindings: stream capture, graphs built node by node
+(memset, memcpy 1D and 3D, host and kernel nodes), instantiation, launch, and updates
+of an executable graph in place and from an edited graph."""
+
+from __future__ import annotations
+
+import ctypes
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cudart import callbacks
+
+KERNELS = Path(__file__).resolve().parent.parent / "kernels"
+
+
+def check(rt, status: int) -> None:
+    if status != 0:
+        raise AssertionError(f"{rt.cudaGetErrorName(status).decode()} ({status}): "
+                             f"{rt.cudaGetErrorString(status).decode()}")
+
+
+class Allocations:
+    """Device and pinned buffers, and graph handles, freed at the end of a test."""
+
+    def __init__(self, rt):
+        self.rt = rt
+        self._undo = []
+
+    def device(self, n: int) -> int:
+        p = ctypes.c_void_p()
+        check(self.rt, self.rt.cudaMalloc(ctypes.byref(p), n))
+        self._undo.append((self.rt.cudaFree, p))
+        return p.value
+
+    def pinned(self, n: int, fill: bytes | None = None) -> int:
+        p = ctypes.c_void_p()
+        check(self.rt, self.rt.cudaMallocHost(ctypes.byref(p), n))
+        self._undo.append((self.rt.cudaFreeHost, p))
+        if fill is None:
+            ctypes.memset(p.value, 0, n)
+        else:
+            ctypes.memmove(p.value, fill, n)
+        return p.value
+
+    def stream(self):
+        s = self.rt.cudaStream_t()
+        check(self.rt, self.rt.cudaStreamCreateWithFlags(ctypes.byref(s), self.rt.cudaStreamNonBlocking))
+        self._undo.append((self.rt.cudaStreamDestroy, s))
+        return s
+
+    def graph(self):
+        g = self.rt.cudaGraph_t()
+        check(self.rt, self.rt.cudaGraphCreate(ctypes.byref(g), 0))
+        return self.own_graph(g)
+
+    def own_graph(self, g):
+        self._undo.append((self.rt.cudaGraphDestroy, g))
+        return g
+
+    def instantiate(self, graph):
+        exec_ = self.rt.cudaGraphExec_t()
+        check(self.rt, self.rt.cudaGraphInstantiate(ctypes.byref(exec_), graph, 0))
+        self._undo.append((self.rt.cudaGraphExecDestroy, exec_))
+        return exec_
+
+    def release(self):
+        check(self.rt, self.rt.cudaDeviceSynchronize())
+        while self._undo:
+            free, handle = self._undo.pop()
+            check(self.rt, free(handle))
+
+
+@pytest.fixture(autouse=True)
+def clean_failures():
+    callbacks.clear_failures()
+    yield
+    callbacks.clear_failures()
+
+
+@pytest.fixture
+def mem(rt):
+    a = Allocations(rt)
+    yield a
+    a.release()
+
+
+def nodes_of(rt, graph) -> list[int]:
+    count = ctypes.c_size_t(0)
+    check(rt, rt.cudaGraphGetNodes(graph, None, ctypes.byref(count)))
+    nodes = (ctypes.c_void_p * count.value)()
+    check(rt, rt.cudaGraphGetNodes(graph, nodes, ctypes.byref(count)))
+    return list(nodes[: count.value])
+
+
+def node_types(rt, graph) -> Counter:
+    kinds = Counter()
+    for node in nodes_of(rt, graph):
+        kind = ctypes.c_int()
+        check(rt, rt.cudaGraphNodeGetType(node, ctypes.byref(kind)))
+        kinds[rt.cudaGraphNodeType(kind.value).name] += 1
+    return kinds
+
+
+def deps(*nodes):
+    return (ctypes.c_void_p * len(nodes))(*[n.value for n in nodes]), len(nodes)
+
+
+def pattern(n: int, seed: int) -> bytes:
+    return bytes((i * 7 + seed) & 0xFF for i in range(n))
+
+
+# ------------------------------------------------------------------ stream capture
+
+
+def test_capture_instantiate_and_relaunch(rt, mem):
+    n = 1 << 16
+    s = mem.stream()
+    d1, d2 = mem.device(n), mem.device(n)
+    out = mem.pinned(n)
+    first_bytes = []
+    pending_before = callbacks.pending()
+
+    check(rt, rt.cudaStreamBeginCapture(s, rt.cudaStreamCaptureModeThreadLocal))
+    state = ctypes.c_int()
+    check(rt, rt.cudaStreamIsCapturing(s, ctypes.byref(state)))
+    assert state.value == rt.cudaStreamCaptureStatusActive
+    check(rt, rt.cudaMemsetAsync(d1, 0x33, n, s))
+    check(rt, rt.cudaMemcpyAsync(d2, d1, n, rt.cudaMemcpyDeviceToDevice, s))
+    check(rt, rt.cudaMemcpyAsync(out, d2, n, rt.cudaMemcpyDeviceToHost, s))
+    # Captured, so it becomes a host node: it must run at every launch, not once.
+    check(rt, callbacks.launch_host_func(s, lambda: first_bytes.append(ctypes.string_at(out, 1))))
+    graph = rt.cudaGraph_t()
+    check(rt, rt.cudaStreamEndCapture(s, ctypes.byref(graph)))
+    mem.own_graph(graph)
+    check(rt, rt.cudaStreamIsCapturing(s, ctypes.byref(state)))
+    assert state.value == rt.cudaStreamCaptureStatusNone
+
+    # Nothing ran during capture; the graph holds the four operations.
+    assert first_bytes == [] and ctypes.string_at(out, n) == bytes(n)
+    assert node_types(rt, graph) == Counter(
+        cudaGraphNodeTypeMemset=1, cudaGraphNodeTypeMemcpy=2, cudaGraphNodeTypeHost=1
+    )
+
+    exec_ = mem.instantiate(graph)
+    for launch in range(1, 4):
+        ctypes.memset(out, 0, n)
+        check(rt, rt.cudaGraphLaunch(exec_, s))
+        check(rt, rt.cudaStreamSynchronize(s))
+        assert ctypes.string_at(out, n) == b"\x33" * n
+        assert first_bytes == [b"\x33"] * launch
+    assert callbacks.failure_count() == 0
+
+    mem.release()  # the graph and its instance are gone: the callable may go too
+    assert callbacks.release_captured() >= 1
+    assert callbacks.pending() == pending_before
+
+
+# ------------------------------------------------------------ graphs built by hand
+
+
+def test_memcpy_memset_and_host_nodes_then_update(rt, mem):
+    n = 1 << 14
+    src = mem.pinned(n, pattern(n, 1))
+    dst = mem.pinned(n)
+    d1, d2 = mem.device(n), mem.device(n)
+    seen = []
+    token = callbacks.register(lambda: seen.append(ctypes.string_at(dst, 4)), once=False)
+    graph = mem.graph()
+
+    # src -> d1 (1D) ; d2 = 0xEE (memset) ; d1 -> d2 (3D, after both) ; d2 -> dst ; host
+    to_dev = rt.cudaGraphNode_t()
+    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(to_dev), graph, None, 0,
+                                          d1, src, n, rt.cudaMemcpyHostToDevice))
+    memset = rt.cudaGraphNode_t()
+    fill = rt.cudaMemsetParams(dst=d2, pitch=0, value=0xEE, elementSize=1, width=n, height=1)
+    check(rt, rt.cudaGraphAddMemsetNode(ctypes.byref(memset), graph, None, 0, ctypes.byref(fill)))
+    copy3d = rt.cudaMemcpy3DParms()
+    copy3d.srcPtr = rt.cudaPitchedPtr(ptr=d1, pitch=n, xsize=n, ysize=1)
+    copy3d.dstPtr = rt.cudaPitchedPtr(ptr=d2, pitch=n, xsize=n, ysize=1)
+    copy3d.extent = rt.cudaExtent(width=n, height=1, depth=1)
+    copy3d.kind = rt.cudaMemcpyDeviceToDevice
+    dev_to_dev = rt.cudaGraphNode_t()
+    check(rt, rt.cudaGraphAddMemcpyNode(ctypes.byref(dev_to_dev), graph, *deps(to_dev, memset),
+                                        ctypes.byref(copy3d)))
+    to_host = rt.cudaGraphNode_t()
+    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(to_host), graph, *deps(dev_to_dev),
+                                          dst, d2, n, rt.cudaMemcpyDeviceToHost))
+    host = rt.cudaGraphNode_t()
+    host_params = rt.cudaHostNodeParams(fn=callbacks.trampolines(rt).host, userData=token)
+    check(rt, rt.cudaGraphAddHostNode(ctypes.byref(host), graph, *deps(to_host),
+                                      ctypes.byref(host_params)))
+    assert node_types(rt, graph) == Counter(
+        cudaGraphNodeTypeMemcpy=3, cudaGraphNodeTypeMemset=1, cudaGraphNodeTypeHost=1
+    )
+
+    # The 3D node reads back as it was given: the struct crossed C intact.
+    back = rt.cudaMemcpy3DParms()
+    check(rt, rt.cudaGraphMemcpyNodeGetParams(dev_to_dev, ctypes.byref(back)))
+    assert (back.srcPtr.ptr, back.dstPtr.ptr, back.extent.width, back.kind) == (
+        d1, d2, n, rt.cudaMemcpyDeviceToDevice)
+
+    exec_ = mem.instantiate(graph)
+
+    def run(expected: bytes):
+        ctypes.memset(dst, 0, n)
+        check(rt, rt.cudaGraphLaunch(exec_, None))
+        check(rt, rt.cudaDeviceSynchronize())
+        assert ctypes.string_at(dst, n) == expected
+        assert seen[-1] == expected[:4]
+
+    run(pattern(n, 1))
+
+    # In place: the executable graph's copy reads another host buffer.
+    src2 = mem.pinned(n, pattern(n, 2))
+    check(rt, rt.cudaGraphExecMemcpyNodeSetParams1D(exec_, to_dev, d1, src2, n,
+                                                    rt.cudaMemcpyHostToDevice))
+    run(pattern(n, 2))
+
+    # From the edited graph, checked by cudaGraphExecUpdate.
+    src3 = mem.pinned(n, pattern(n, 3))
+    check(rt, rt.cudaGraphMemcpyNodeSetParams1D(to_dev, d1, src3, n, rt.cudaMemcpyHostToDevice))
+    info = rt.cudaGraphExecUpdateResultInfo()
+    check(rt, rt.cudaGraphExecUpdate(exec_, graph, ctypes.byref(info)))
+    assert info.result == rt.cudaGraphExecUpdateSuccess
+    run(pattern(n, 3))
+    assert len(seen) == 3
+    assert callbacks.failure_count() == 0
+
+    # A graph of another shape cannot update it, and says why through the struct.
+    other = mem.graph()
+    lone = rt.cudaGraphNode_t()
+    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(lone), other, None, 0,
+                                          d1, src, n, rt.cudaMemcpyHostToDevice))
+    info = rt.cudaGraphExecUpdateResultInfo()
+    status = rt.cudaGraphExecUpdate(exec_, other, ctypes.byref(info))
+    assert status == rt.cudaErrorGraphExecUpdateFailure
+    assert info.result == rt.cudaGraphExecUpdateErrorTopologyChanged
+    run(pattern(n, 3))  # a refused update leaves the executable graph as it was
+
+    mem.release()
+    assert callbacks.unregister(token)
+
+
+# ------------------------------------------------------------------- kernel nodes
+
+
+@pytest.fixture(scope="module")
+def axpy(rt):
+    """The handle of tests/kernels' axpy kernel, loaded through cudart.kernels (or a
+    skip saying why not), for cudaKernelNodeParams.func and cudaLaunchKernel."""
+    try:
+        from cudart import kernels
+    except ImportError as exc:
+        pytest.skip(f"cudart.kernels not available: {exc}")
+    images = [KERNELS / f"kernels.{ext}" for ext in ("fatbin", "cubin", "ptx")]
+    images = [p for p in images if p.is_file()]
+    if not images:
+        pytest.skip(f"cudart.kernels not available: no kernel images in {KERNELS}")
+    errors = []
+    for image in images:
+        module = None
+        try:
+            module = kernels.load_module(image)
+            kernel = module.get_function("axpy")
+        except Exception as exc:  # the next image may suit this GPU and runtime
+            errors.append(f"{image.name}: {exc}")
+            if module is not None:
+                module.close()
+            continue
+        handle = getattr(kernel, "_as_parameter_", kernel)
+        yield handle.value if isinstance(handle, ctypes.c_void_p) else int(handle)
+        module.close()
+        return
+    pytest.fail("no image in tests/kernels gave an axpy kernel: " + "; ".join(errors))
+
+
+class AxpyArgs:
+    """axpy(float a, const float* x, float* y, int n): the values, and the array of
+    pointers to them that kernelParams wants (kept alive together)."""
+
+    def __init__(self, a: float, x: int, y: int, n: int):
+        self.values = (ctypes.c_float(a), ctypes.c_void_p(x), ctypes.c_void_p(y), ctypes.c_int(n))
+        self.pointers = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in self.values])
+
+    def node_params(self, rt, func: int, n: int, block: int = 256):
+        p = rt.cudaKernelNodeParams()
+        p.func = func
+        p.gridDim = rt.dim3((n + block - 1) // block, 1, 1)
+        p.blockDim = rt.dim3(block, 1, 1)
+        p.sharedMemBytes = 0
+        p.kernelParams = ctypes.cast(self.pointers, ctypes.POINTER(ctypes.c_void_p))
+        p.extra = None
+        return p
+
+
+def test_kernel_node_graph_and_its_updates(rt, mem, axpy):
+    func = axpy
+    n = 10_000
+    floats = ctypes.c_float * n
+    x_host = floats(*[float(i % 97) for i in range(n)])
+    y_host = floats(*[1.0 + (i % 13) for i in range(n)])
+    nbytes = ctypes.sizeof(x_host)
+    x_in, y_in = mem.pinned(nbytes, bytes(x_host)), mem.pinned(nbytes, bytes(y_host))
+    y_out = mem.pinned(nbytes)
+    dx, dy = mem.device(nbytes), mem.device(nbytes)
+    graph = mem.graph()
+
+    copy_x, copy_y = rt.cudaGraphNode_t(), rt.cudaGraphNode_t()
+    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(copy_x), graph, None, 0,
+                                          dx, x_in, nbytes, rt.cudaMemcpyHostToDevice))
+    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(copy_y), graph, None, 0,
+                                          dy, y_in, nbytes, rt.cudaMemcpyHostToDevice))
+    args2 = AxpyArgs(2.0, dx, dy, n)
+    kernel = rt.cudaGraphNode_t()
+    params = args2.node_params(rt, func, n)
+    check(rt, rt.cudaGraphAddKernelNode(ctypes.byref(kernel), graph, *deps(copy_x, copy_y),
+                                        ctypes.byref(params)))
+    back = rt.cudaGraphNode_t()
+    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(back), graph, *deps(kernel),
+                                          y_out, dy, nbytes, rt.cudaMemcpyDeviceToHost))
+
+    got = rt.cudaKernelNodeParams()
+    check(rt, rt.cudaGraphKernelNodeGetParams(kernel, ctypes.byref(got)))
+    # func may come back as the runtime's own handle for the kernel, so it is not
+    # compared; the launch shape and the copied arguments must round-trip.
+    assert got.func
+    assert (got.gridDim.x, got.gridDim.y, got.blockDim.x) == (params.gridDim.x, 1, 256)
+    a_back = ctypes.cast(got.kernelParams[0], ctypes.POINTER(ctypes.c_float))[0]
+    n_back = ctypes.cast(got.kernelParams[3], ctypes.POINTER(ctypes.c_int))[0]
+    assert (a_back, n_back) == (2.0, n)
+
+    exec_ = mem.instantiate(graph)
+    s = mem.stream()
+
+    def run_and_check(a: float):
+        ctypes.memset(y_out, 0, nbytes)
+        check(rt, rt.cudaGraphLaunch(exec_, s))
+        check(rt, rt.cudaStreamSynchronize(s))
+        y = floats.from_address(y_out)
+        # Small integers times 2, 3 or 5 plus a small integer: exact in float.
+        bad = [i for i in range(n) if y[i] != a * x_host[i] + y_host[i]]
+        assert bad == [], f"a={a}: {len(bad)} wrong, first y[{bad[0]}]={y[bad[0]]}"
+
+    run_and_check(2.0)
+    run_and_check(2.0)  # relaunch: the graph copies y in again before the kernel
+
+    args3 = AxpyArgs(3.0, dx, dy, n)
+    check(rt, rt.cudaGraphExecKernelNodeSetParams(exec_, kernel, ctypes.byref(args3.node_params(rt, func, n))))
+    run_and_check(3.0)
+
+    args5 = AxpyArgs(5.0, dx, dy, n)
+    check(rt, rt.cudaGraphKernelNodeSetParams(kernel, ctypes.byref(args5.node_params(rt, func, n))))
+    info = rt.cudaGraphExecUpdateResultInfo()
+    check(rt, rt.cudaGraphExecUpdate(exec_, graph, ctypes.byref(info)))
+    assert info.result == rt.cudaGraphExecUpdateSuccess
+    run_and_check(5.0)
+
+
+def test_kernel_captured_from_a_stream(rt, mem, axpy):
+    """A kernel launched with cudaLaunchKernel into a capturing stream is a kernel node."""
+    func = axpy
+    n = 4096
+    floats = ctypes.c_float * n
+    ones = floats(*([1.0] * n))
+    nbytes = ctypes.sizeof(ones)
+    dx, dy = mem.device(nbytes), mem.device(nbytes)
+    out = mem.pinned(nbytes)
+    s = mem.stream()
+    check(rt, rt.cudaMemcpy(dx, ones, nbytes, rt.cudaMemcpyHostToDevice))
+    args = AxpyArgs(4.0, dx, dy, n)
+
+    check(rt, rt.cudaStreamBeginCapture(s, rt.cudaStreamCaptureModeThreadLocal))
+    check(rt, rt.cudaMemsetAsync(dy, 0, nbytes, s))
+    check(rt, rt.cudaLaunchKernel(func, rt.dim3(n // 256, 1, 1), rt.dim3(256, 1, 1),
+                                  args.pointers, 0, s))
+    check(rt, rt.cudaMemcpyAsync(out, dy, nbytes, rt.cudaMemcpyDeviceToHost, s))
+    graph = rt.cudaGraph_t()
+    check(rt, rt.cudaStreamEndCapture(s, ctypes.byref(graph)))
+    mem.own_graph(graph)
+    assert node_types(rt, graph) == Counter(
+        cudaGraphNodeTypeMemset=1, cudaGraphNodeTypeKernel=1, cudaGraphNodeTypeMemcpy=1
+    )
+    exec_ = mem.instantiate(graph)
+    for _ in range(2):
+        ctypes.memset(out, 0, nbytes)
+        check(rt, rt.cudaGraphLaunch(exec_, s))
+        check(rt, rt.cudaStreamSynchronize(s))
+        assert list(floats.from_address(out)) == [4.0] * n

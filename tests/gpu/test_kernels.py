@@ -1,0 +1,358 @@
+"""cudart.kernels on a GPU: every image kind, every route the runtime offers."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import threading
+from pathlib import Path
+
+import pytest
+
+from cudart.errors import CudartError
+from cudart import CudaError
+from cudart.kernels import ImageError, NameNotFoundError, load_module
+
+KERNELS = Path(__file__).resolve().parent.parent / "kernels"
+IMAGES = ("fatbin", "cubin", "ptx", "lz4.fatbin")
+ALL_KERNELS = {"empty", "axpy", "mixed", "take_pair", "add_counter", "read_table", "coop_sum"}
+
+
+def ok(rt, status):
+    if status != 0:
+        raise AssertionError(f"{rt.cudaGetErrorName(status).decode()} ({status})")
+
+
+def routes(rt):
+    found = ["register"]
+    if "cudaLibraryLoadData" in rt._FUNCTIONS:
+        try:
+            rt.cudaLibraryLoadData  # bound only if this libcudart exports it
+            found.append("library")
+        except Exception:
+            pass
+    return found
+
+
+def image_path(kind):
+    return KERNELS / ("kernels_lz4.fatbin" if kind == "lz4.fatbin" else f"kernels.{kind}")
+
+
+@pytest.fixture(params=[(k, r) for k in IMAGES for r in ("register", "library")], ids=lambda p: f"{p[0]}-{p[1]}")
+def module(request, rt):
+    kind, route = request.param
+    if route not in routes(rt):
+        pytest.skip(f"the {route} route needs cudaLibraryLoadData (CUDA 12.8+); bindings {rt.__name__}")
+    with load_module(image_path(kind), route=route) as m:
+        yield m
+
+
+class Device:
+    """Device memory freed at the end of the test."""
+
+    def __init__(self, rt):
+        self.rt, self.pointers = rt, []
+
+    def alloc(self, nbytes, data=None):
+        p = ctypes.c_void_p()
+        ok(self.rt, self.rt.cudaMalloc(ctypes.byref(p), nbytes))
+        self.pointers.append(p.value)
+        if data is not None:
+            ok(self.rt, self.rt.cudaMemcpy(p.value, data, nbytes, self.rt.cudaMemcpyHostToDevice))
+        else:
+            ok(self.rt, self.rt.cudaMemset(p.value, 0, nbytes))
+        return p.value
+
+    def read(self, ptr, ctype, n):
+        out = (ctype * n)()
+        ok(self.rt, self.rt.cudaDeviceSynchronize())
+        ok(self.rt, self.rt.cudaMemcpy(out, ptr, ctypes.sizeof(out), self.rt.cudaMemcpyDeviceToHost))
+        return list(out)
+
+
+@pytest.fixture
+def dev(rt):
+    d = Device(rt)
+    yield d
+    for p in d.pointers:
+        rt.cudaFree(p)
+
+
+def run_axpy(rt, dev, fn, a, n, launch):
+    x = dev.alloc(4 * n, (ctypes.c_float * n)(*range(n)))
+    y = dev.alloc(4 * n, (ctypes.c_float * n)(*[1.0] * n))
+    launch(fn, a, x, y, n)
+    return dev.read(y, ctypes.c_float, n)
+
+
+def test_loads_and_lists_kernels(module):
+    assert set(module.function_names()) == ALL_KERNELS
+    assert module.kind in ("fatbin", "cubin", "ptx")
+
+
+def test_launch_axpy(rt, dev, module):
+    fn = module.get_function("axpy")
+    n = 1000
+    got = run_axpy(rt, dev, fn, 2.0, n, lambda f, a, x, y, n: f.launch((n + 255) // 256, 256, a, x, y, n))
+    assert got == [2.0 * i + 1.0 for i in range(n)]
+    # A second launch with other values reuses the slots.
+    y = dev.alloc(4 * 4, (ctypes.c_float * 4)(1, 1, 1, 1))
+    x = dev.alloc(4 * 4, (ctypes.c_float * 4)(1, 2, 3, 4))
+    fn.launch(1, (32,), 0.5, x, y, 3)
+    fn.launch((1, 1, 1), 32, 1, x, y, 2)  # an int where a float goes converts, as in C
+    assert dev.read(y, ctypes.c_float, 4) == [2.5, 4.0, 2.5, 1.0]
+
+
+def test_param_sizes(module):
+    assert module.get_function("axpy").param_sizes == (4, 8, 8, 4)
+    assert module.get_function("mixed").param_sizes == (1, 2, 4, 8, 4, 8, 8)
+    assert module.get_function("empty").param_sizes == ()
+
+
+def test_each_parameter_size(rt, dev, module):
+    fn = module.get_function("mixed")
+    out = dev.alloc(8 * 6)
+    fn.launch(1, 1, -5, -300, 2**31 + 5, -(2**40), 1.5, 2.25, out)
+    # 2**31 + 5 in an int parameter keeps its bits, as an unsigned value would.
+    assert dev.read(out, ctypes.c_double, 6) == [-5.0, -300.0, float(-(2**31) + 5), float(-(2**40)), 1.5, 2.25]
+    fn.launch(1, 1, ctypes.c_char(b"A"), ctypes.c_short(7), ctypes.c_int(8), ctypes.c_longlong(9),
+              ctypes.c_float(0.25), ctypes.c_double(0.5), ctypes.c_void_p(out))
+    assert dev.read(out, ctypes.c_double, 6) == [65.0, 7.0, 8.0, 9.0, 0.25, 0.5]
+
+
+def test_struct_and_numpy_arguments(rt, dev, module):
+    class Pair(ctypes.Structure):
+        _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_double)]
+
+    out = dev.alloc(16)
+    module.get_function("take_pair").launch(1, 1, Pair(3, 4.5), out)
+    assert dev.read(out, ctypes.c_double, 2) == [3.0, 4.5]
+    np = pytest.importorskip("numpy")
+    fn = module.get_function("axpy")
+    got = run_axpy(rt, dev, fn, np.float32(3), 8,
+                   lambda f, a, x, y, n: f.launch(1, 32, a, np.uint64(x), y, np.int32(n)))
+    assert got == [3.0 * i + 1.0 for i in range(8)]
+
+
+def test_argument_errors(rt, dev, module):
+    fn = module.get_function("axpy")
+    x = dev.alloc(16)
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        fn.launch(1, 1, 1.0, x, x)
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        fn.launch(1, 1, 1.0, x, x, 4, 5)
+    with pytest.raises(TypeError, match="argument 1"):
+        fn.launch(1, 1, 1.0, ctypes.c_int(2), x, 4)  # 4 bytes where a pointer goes
+    with pytest.raises(TypeError, match="argument 0"):
+        fn.launch(1, 1, ctypes.c_double(1.0), x, x, 4)  # 8 bytes for a 4-byte float
+    with pytest.raises(OverflowError):
+        fn.launch(1, 1, 1.0, x, x, 2**32)
+    with pytest.raises(TypeError, match="argument 3"):
+        fn.launch(1, 1, 1.0, x, x, "4")
+    with pytest.raises(ValueError):
+        fn.launch((1, 1, 1, 1), 1, 1.0, x, x, 4)
+    # After the errors the function still launches correctly.
+    y = dev.alloc(8, (ctypes.c_float * 2)(1, 1))
+    fn.launch(1, 32, 1.0, y, y, 2)
+    assert dev.read(y, ctypes.c_float, 2) == [2.0, 2.0]
+
+
+def test_launch_error_is_an_exception(rt, module):
+    fn = module.get_function("empty")
+    with pytest.raises(CudaError) as info:
+        fn.launch(1, 4096)  # more threads per block than any device allows
+    # 12.x calls it an invalid configuration, 13.0 an invalid value.
+    assert info.value.code in (rt.cudaErrorInvalidConfiguration, rt.cudaErrorInvalidValue)
+    rt.cudaGetLastError()
+
+
+def test_raw_layer_takes_the_handle(rt, dev, module):
+    fn = module.get_function("axpy")
+    n = 64
+    x = dev.alloc(4 * n, (ctypes.c_float * n)(*range(n)))
+    y = dev.alloc(4 * n)
+    a, px, py, cn = ctypes.c_float(3.0), ctypes.c_void_p(x), ctypes.c_void_p(y), ctypes.c_int(n)
+    argv = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in (a, px, py, cn)])
+    ok(rt, rt.cudaLaunchKernel(fn, rt.dim3(1, 1, 1), rt.dim3(n, 1, 1), argv, 0, None))
+    assert dev.read(y, ctypes.c_float, n) == [3.0 * i for i in range(n)]
+    config = rt.cudaLaunchConfig_t()
+    config.gridDim, config.blockDim = rt.dim3(1, 1, 1), rt.dim3(n, 1, 1)
+    ok(rt, rt.cudaLaunchKernelExC(ctypes.byref(config), int(fn), argv))
+    assert dev.read(y, ctypes.c_float, n) == [6.0 * i for i in range(n)]
+
+    attrs = rt.cudaFuncAttributes()
+    ok(rt, rt.cudaFuncGetAttributes(ctypes.byref(attrs), fn))
+    assert attrs.numRegs > 0 and attrs.maxThreadsPerBlock > 0
+    ok(rt, rt.cudaFuncSetAttribute(fn, rt.cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024))
+    ok(rt, rt.cudaFuncGetAttributes(ctypes.byref(attrs), fn))
+    assert attrs.maxDynamicSharedSizeBytes == 64 * 1024
+    ok(rt, rt.cudaFuncSetCacheConfig(fn, rt.cudaFuncCachePreferL1))
+    blocks = ctypes.c_int()
+    ok(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), fn, 256, 0))
+    assert blocks.value > 0
+    ok(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(ctypes.byref(blocks), fn, 256, 0, 0))
+    assert blocks.value > 0
+    smem = ctypes.c_size_t()
+    ok(rt, rt.cudaOccupancyAvailableDynamicSMemPerBlock(ctypes.byref(smem), fn, 1, 256))
+    assert smem.value > 0
+
+
+def test_cooperative_launch(rt, dev, module):
+    fn = module.get_function("coop_sum")
+    blocks = ctypes.c_int()
+    ok(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), fn, 64, 0))
+    assert blocks.value > 0
+    grid = 8
+    buf = dev.alloc(8)
+    p0, p1 = ctypes.c_void_p(buf), ctypes.c_void_p(buf + 4)
+    argv = (ctypes.c_void_p * 2)(ctypes.addressof(p0), ctypes.addressof(p1))
+    ok(rt, rt.cudaLaunchCooperativeKernel(fn, rt.dim3(grid, 1, 1), rt.dim3(64, 1, 1), argv, 0, None))
+    total = grid * (grid + 1) // 2
+    assert dev.read(buf, ctypes.c_int, 2) == [total, total]
+    ok(rt, rt.cudaMemset(buf, 0, 8))
+    fn.launch(grid, 64, buf, buf + 4, cooperative=True)
+    assert dev.read(buf, ctypes.c_int, 2) == [total, total]
+
+
+def test_globals(rt, dev, module):
+    table = module.get_global("dev_table")
+    scale = module.get_global("const_scale")
+    counter = module.get_global("dev_counter")
+    assert (table.size, scale.size, counter.size) == (64, 16, 4)
+    values = (ctypes.c_float * 16)(*range(16))
+    factors = (ctypes.c_float * 4)(1, 2, 3, 4)
+    if module.route == "register":
+        ok(rt, rt.cudaMemcpyToSymbol(table.symbol, values, 64, 0, rt.cudaMemcpyHostToDevice))
+        ok(rt, rt.cudaMemcpyToSymbol(scale.symbol, factors, 16, 0, rt.cudaMemcpyHostToDevice))
+        size, address = ctypes.c_size_t(), ctypes.c_void_p()
+        ok(rt, rt.cudaGetSymbolSize(ctypes.byref(size), table.symbol))
+        ok(rt, rt.cudaGetSymbolAddress(ctypes.byref(address), table.symbol))
+        assert (size.value, address.value) == (64, table.address)
+    else:
+        with pytest.raises(CudartError, match="library route"):
+            table.symbol
+        table.write(values)
+        scale.write(factors)
+    out = dev.alloc(64)
+    module.get_function("read_table").launch(1, 16, out)
+    assert dev.read(out, ctypes.c_float, 16) == [i * (i % 4 + 1) for i in range(16)]
+    counter.write(struct.pack("<i", 10))
+    module.get_function("add_counter").launch(4, 32, 2)
+    ok(rt, rt.cudaDeviceSynchronize())
+    if module.route == "register":
+        got = ctypes.c_int()
+        ok(rt, rt.cudaMemcpyFromSymbol(ctypes.byref(got), counter.symbol, 4, 0, rt.cudaMemcpyDeviceToHost))
+        assert got.value == 10 + 4 * 32 * 2
+    assert struct.unpack("<i", counter.read())[0] == 10 + 4 * 32 * 2
+    with pytest.raises(ValueError):
+        counter.write(b"12345")
+
+
+def test_streams(rt, dev, module):
+    fn = module.get_function("add_counter")
+    counter = module.get_global("dev_counter")
+    counter.write(bytes(4))
+    stream = ctypes.c_void_p()
+    ok(rt, rt.cudaStreamCreate(ctypes.byref(stream)))
+    try:
+        class Protocol:
+            def __cuda_stream__(self):
+                return (0, stream.value)
+
+        class AsInt:
+            def __int__(self):
+                return stream.value
+
+        for s in (stream, stream.value, Protocol(), AsInt(), None):
+            fn.launch(1, 1, 1, stream=s)
+        ok(rt, rt.cudaStreamSynchronize(stream))
+        ok(rt, rt.cudaDeviceSynchronize())
+        assert struct.unpack("<i", counter.read())[0] == 5
+        with pytest.raises(TypeError):
+            fn.launch(1, 1, 1, stream="default")
+    finally:
+        rt.cudaStreamDestroy(stream)
+
+
+def test_threads_launch_their_own_arguments(rt, dev, module):
+    fn = module.get_function("axpy")
+    n = 256
+    ys = [dev.alloc(4 * n) for _ in range(4)]
+    x = dev.alloc(4 * n, (ctypes.c_float * n)(*[1.0] * n))
+
+    def work(k):
+        for _ in range(50):
+            fn.launch(1, n, float(k + 1), x, ys[k], n)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(4):
+        assert dev.read(ys[k], ctypes.c_float, n) == [50.0 * (k + 1)] * n
+
+
+def test_unknown_names(module):
+    with pytest.raises(NameNotFoundError):
+        module.get_function("no_such_kernel")
+    with pytest.raises(NameNotFoundError):
+        module.get_global("no_such_global")
+
+
+def test_close(rt, dev):
+    for route in routes(rt):
+        module = load_module(image_path("cubin"), route=route)
+        fn = module.get_function("empty")
+        fn.launch(1, 1)
+        module.close()
+        assert module.closed
+        with pytest.raises(ValueError):
+            int(fn)
+        with pytest.raises(ValueError):
+            fn.launch(1, 1)
+        with pytest.raises(ValueError):
+            module.get_function("empty")
+        module.close()  # twice is fine
+        rt.cudaGetLastError()
+        # The same image loads again after unloading.
+        with load_module((KERNELS / "kernels.cubin").read_bytes(), route=route) as again:
+            again.get_function("empty").launch(1, 1)
+            ok(rt, rt.cudaDeviceSynchronize())
+
+
+def test_bad_images(rt):
+    with pytest.raises(ImageError):
+        load_module(b"\x00" * 64)
+    with pytest.raises(TypeError):
+        load_module(12345)
+
+
+def test_zstd_only_fatbin(rt, tmp_path):
+    data = (KERNELS / "kernels_zstd.fatbin").read_bytes()
+    with pytest.raises(ImageError, match="zstd"):
+        load_module(data, route="register")
+    with load_module(data, route="register", functions=["empty"]) as m:
+        m.get_function("empty").launch(1, 1)
+        ok(rt, rt.cudaDeviceSynchronize())
+    if "library" in routes(rt):
+        with load_module(data, route="library") as m:
+            m.get_function("axpy")
+
+
+def test_auto_route(rt):
+    with load_module(image_path("fatbin")) as m:
+        assert m.route == routes(rt)[-1]
+
+
+def test_loading_and_launching_leave_no_last_error(rt, module, dev):
+    """Probing parameter counts past the end must not leave cudaErrorInvalidValue behind."""
+    ok(rt, rt.cudaGetLastError())
+    fn = module.get_function("axpy")
+    assert fn.param_sizes is not None
+    n = 64
+    x = dev.alloc(4 * n, (ctypes.c_float * n)(*range(n)))
+    y = dev.alloc(4 * n)
+    fn.launch(1, n, 2.0, x, y, n)
+    ok(rt, rt.cudaDeviceSynchronize())
+    assert rt.cudaGetLastError() == 0

@@ -1,0 +1,61 @@
+"""A user's script, type-checked by tests/test_typing.py with `mypy --strict`.
+
+It is never run by the tests (it needs a GPU): only its types are checked, against
+the annotations cudart ships. Lines marked `# type: ignore[...]` must stay errors.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import cudart
+
+
+def main() -> None:
+    n: int = cudart.cudaGetDeviceCount()
+    print(f"{n} device(s), runtime {cudart.cudaRuntimeGetVersion()}")
+    prop = cudart.cudaGetDeviceProperties(0)
+    name: bytes = prop.name
+    print(name.decode(), prop.major, prop.minor, prop.totalGlobalMem)
+
+    stream = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking)
+    ptr: int = cudart.cudaMalloc(1 << 20)
+    host = bytearray(1 << 20)
+    cudart.cudaMemcpyAsync(ptr, b"\x01" * (1 << 20), 1 << 20, cudart.cudaMemcpyHostToDevice, stream)
+    cudart.cudaMemcpyAsync(host, ptr, len(host), cudart.cudaMemcpyDeviceToHost, stream)
+    done: bool = cudart.cudaStreamQuery(stream)
+    if not done:
+        cudart.cudaStreamSynchronize(stream)
+    free, total = cudart.cudaMemGetInfo()
+    print(free / total)
+
+    start = cudart.cudaEventCreate()
+    end = cudart.cudaEventCreate()
+    cudart.cudaEventRecord(start, stream)
+    cudart.cudaEventRecord(end)  # the default stream, as C++ would default it
+    cudart.cudaEventSynchronize(end)
+    ms: float = cudart.cudaEventElapsedTime(start, end)
+    print(f"{ms:.3f} ms")
+
+    try:
+        cudart.cudaMalloc(1 << 60)
+    except cudart.CudaErrorMemoryAllocation as exc:
+        code: cudart.cudaError = exc.code
+        print(code, exc.name, exc.message)
+    except cudart.CudaError as exc:
+        print(exc)
+
+    status = cudart.cudaStreamIsCapturing(stream)
+    if status == cudart.cudaStreamCaptureStatusNone:
+        print("not capturing")
+    raw = ctypes.c_int()
+    assert cudart.sys.cudaGetDevice(ctypes.byref(raw)) == cudart.cudaSuccess
+    cudart.cudaFree(ptr)
+    cudart.cudaStreamDestroy(stream)
+    cudart.cudaMalloc("one megabyte")  # type: ignore[arg-type]
+    wrong: str = cudart.cudaGetDevice()  # type: ignore[assignment]
+    print(wrong)
+
+
+if __name__ == "__main__":
+    main()
