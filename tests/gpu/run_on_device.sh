@@ -15,8 +15,10 @@ status=0
 run() {  # label, then env assignments
     local label=$1; shift
     echo "=== runtime $label"
+    env "$@" "$python" -c 'import cudart; r = cudart.load_runtime(); print("runtime:", r.version_text, r.path)' \
+        > "$out/log-$label.txt" 2>&1
     env "$@" "$python" -m pytest tests/gpu -q -p no:cacheprovider -rs \
-        --junitxml="$out/junit-$label.xml" "${PYTEST_ARGS[@]}" 2>&1 | tee "$out/log-$label.txt"
+        --junitxml="$out/junit-$label.xml" "${PYTEST_ARGS[@]}" 2>&1 | tee -a "$out/log-$label.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
 PYTEST_ARGS=("$@")

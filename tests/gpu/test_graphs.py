@@ -246,34 +246,20 @@ def test_memcpy_memset_and_host_nodes_then_update(rt, mem):
 # ------------------------------------------------------------------- kernel nodes
 
 
-@pytest.fixture(scope="module")
-def axpy(rt):
-    """The handle of tests/kernels' axpy kernel, loaded through cudart.kernels (or a
-    skip saying why not), for cudaKernelNodeParams.func and cudaLaunchKernel."""
-    try:
-        from cudart import kernels
-    except ImportError as exc:
-        pytest.skip(f"cudart.kernels not available: {exc}")
-    images = [KERNELS / f"kernels.{ext}" for ext in ("fatbin", "cubin", "ptx")]
-    images = [p for p in images if p.is_file()]
-    if not images:
-        pytest.skip(f"cudart.kernels not available: no kernel images in {KERNELS}")
-    errors = []
-    for image in images:
-        module = None
-        try:
-            module = kernels.load_module(image)
-            kernel = module.get_function("axpy")
-        except Exception as exc:  # the next image may suit this GPU and runtime
-            errors.append(f"{image.name}: {exc}")
-            if module is not None:
-                module.close()
-            continue
-        handle = getattr(kernel, "_as_parameter_", kernel)
-        yield handle.value if isinstance(handle, ctypes.c_void_p) else int(handle)
-        module.close()
-        return
-    pytest.fail("no image in tests/kernels gave an axpy kernel: " + "; ".join(errors))
+ROUTES = ("register", "library")
+
+
+@pytest.fixture(scope="module", params=ROUTES)
+def axpy(request, rt):
+    """The handle of tests/kernels' axpy kernel, loaded through cudart.kernels by each
+    route this runtime offers, for cudaKernelNodeParams.func and cudaLaunchKernel."""
+    from cudart import kernels
+
+    route = request.param
+    if route == "library" and "cudaLibraryLoadData" not in rt._FUNCTIONS:
+        pytest.skip(f"the library route needs cudaLibraryLoadData (CUDA 12.8+); bindings {rt.__name__}")
+    with kernels.load_module(KERNELS / "kernels.fatbin", route=route) as module:
+        yield route, int(module.get_function("axpy"))
 
 
 class AxpyArgs:
@@ -296,7 +282,7 @@ class AxpyArgs:
 
 
 def test_kernel_node_graph_and_its_updates(rt, mem, axpy):
-    func = axpy
+    route, func = axpy
     n = 10_000
     floats = ctypes.c_float * n
     x_host = floats(*[float(i % 97) for i in range(n)])
@@ -322,14 +308,21 @@ def test_kernel_node_graph_and_its_updates(rt, mem, axpy):
                                           y_out, dy, nbytes, rt.cudaMemcpyDeviceToHost))
 
     got = rt.cudaKernelNodeParams()
-    check(rt, rt.cudaGraphKernelNodeGetParams(kernel, ctypes.byref(got)))
-    # func may come back as the runtime's own handle for the kernel, so it is not
-    # compared; the launch shape and the copied arguments must round-trip.
-    assert got.func
-    assert (got.gridDim.x, got.gridDim.y, got.blockDim.x) == (params.gridDim.x, 1, 256)
-    a_back = ctypes.cast(got.kernelParams[0], ctypes.POINTER(ctypes.c_float))[0]
-    n_back = ctypes.cast(got.kernelParams[3], ctypes.POINTER(ctypes.c_int))[0]
-    assert (a_back, n_back) == (2.0, n)
+    status = rt.cudaGraphKernelNodeGetParams(kernel, ctypes.byref(got))
+    if route == "library":
+        # Seen on 13.0: the runtime cannot describe a node made from a cudaKernel_t
+        # and says so; if a later runtime can, this assertion says it is time to test it.
+        assert status == rt.cudaErrorInvalidDeviceFunction, status
+        rt.cudaGetLastError()
+    else:
+        check(rt, status)
+        # func may come back as the runtime's own handle for the kernel, so it is not
+        # compared; the launch shape and the copied arguments must round-trip.
+        assert got.func
+        assert (got.gridDim.x, got.gridDim.y, got.blockDim.x) == (params.gridDim.x, 1, 256)
+        a_back = ctypes.cast(got.kernelParams[0], ctypes.POINTER(ctypes.c_float))[0]
+        n_back = ctypes.cast(got.kernelParams[3], ctypes.POINTER(ctypes.c_int))[0]
+        assert (a_back, n_back) == (2.0, n)
 
     exec_ = mem.instantiate(graph)
     s = mem.stream()
@@ -360,7 +353,7 @@ def test_kernel_node_graph_and_its_updates(rt, mem, axpy):
 
 def test_kernel_captured_from_a_stream(rt, mem, axpy):
     """A kernel launched with cudaLaunchKernel into a capturing stream is a kernel node."""
-    func = axpy
+    route, func = axpy
     n = 4096
     floats = ctypes.c_float * n
     ones = floats(*([1.0] * n))
