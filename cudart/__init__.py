@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 import os
 import re
-import sys as _sys
 import warnings
 from pathlib import Path
 

@@ -39,6 +39,34 @@ def header_sets(manifest) -> dict[str, HeaderSet]:
     return {key: fetch_version(manifest, key, _quiet) for key in manifest.keys()}
 
 
+@pytest.fixture
+def clean_callback_failures():
+    """cudart.callbacks' failure record, empty before and after the test."""
+    from cudart import callbacks
+
+    callbacks.clear_failures()
+    yield
+    callbacks.clear_failures()
+
+
+@pytest.fixture
+def escaped(monkeypatch):
+    """Exceptions that got past a callback trampoline into ctypes (which reports them here)."""
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(u.exc_value))
+    return seen
+
+
+def probe_each_version(code: str, header_sets) -> dict[str, dict]:
+    """Run `code` once per version against that version's library; its JSON output."""
+    import json
+
+    return {
+        key: json.loads(run_python(code, env={"CUDART_LIBRARY": str(headers.library)}).stdout)
+        for key, headers in header_sets.items()
+    }
+
+
 def run_python(code: str, env: dict[str, str] | None = None, python: str = sys.executable,
                check: bool = True) -> subprocess.CompletedProcess:
     """Run code in a fresh interpreter that imports this checkout's packages."""

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 import abi_support
-from abi_support import VersionReport, compare, fact_key, raw_align_mismatches
+from abi_support import VersionReport, compare, raw_align_mismatches
 from conftest import version_keys
 
 VERSIONS = version_keys()

@@ -29,19 +29,7 @@ def rt(request):
     return importlib.import_module(f"cudart.sys_{request.param}")
 
 
-@pytest.fixture(autouse=True)
-def clean_failures():
-    callbacks.clear_failures()
-    yield
-    callbacks.clear_failures()
-
-
-@pytest.fixture
-def escaped(monkeypatch):
-    """Exceptions that got past a trampoline into ctypes (which reports them here)."""
-    seen = []
-    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(u.exc_value))
-    return seen
+pytestmark = pytest.mark.usefixtures("clean_callback_failures")
 
 
 def host_from_c(rt):

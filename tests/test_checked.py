@@ -13,14 +13,13 @@ import array
 import ctypes
 import importlib
 import inspect
-import json
 import os
 from pathlib import Path
 
 import pytest
 
 import cudart._checked as _c
-from conftest import GENERATED, run_python, version_keys
+from conftest import GENERATED, probe_each_version, run_python, version_keys
 from generator.generate import parse_version
 from generator.resolve import OVERRIDES, describe, resolve, table_uses
 
@@ -242,11 +241,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def probes(header_sets):
-    found = {}
-    for key, headers in header_sets.items():
-        proc = run_python(PROBE, env={"CUDART_LIBRARY": str(headers.library)})
-        found[key] = json.loads(proc.stdout)
-    return found
+    return probe_each_version(PROBE, header_sets)
 
 
 @pytest.mark.parametrize("key", version_keys())

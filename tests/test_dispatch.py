@@ -6,7 +6,7 @@ import pytest
 
 import cudart
 from cudart import BindingsVersionError, select_version
-from conftest import GENERATED, REPO, run_python
+from conftest import GENERATED, run_python
 
 AVAILABLE = [12020, 12040, 12050]
 

@@ -30,7 +30,6 @@ from generator.manifest import (
     ManifestError,
     UnknownVersionError,
     VersionPin,
-    WheelPin,
 )
 
 network = pytest.mark.network

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from conftest import run_python, version_keys
+from conftest import probe_each_version, run_python, version_keys
 
 PROBE = r"""
 import ctypes, json, sys, warnings
@@ -53,11 +53,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def results(header_sets):
-    found = {}
-    for key, headers in header_sets.items():
-        proc = run_python(PROBE, env={"CUDART_LIBRARY": str(headers.library)})
-        found[key] = json.loads(proc.stdout)
-    return found
+    return probe_each_version(PROBE, header_sets)
 
 
 @pytest.mark.parametrize("key", version_keys())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ctypes
 import logging
-import sys
 import threading
 
 import pytest
@@ -36,18 +35,7 @@ def streams(rt):
         check(rt, rt.cudaStreamDestroy(s))
 
 
-@pytest.fixture(autouse=True)
-def clean_failures():
-    callbacks.clear_failures()
-    yield
-    callbacks.clear_failures()
-
-
-@pytest.fixture
-def escaped(monkeypatch):
-    seen = []
-    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(u.exc_value))
-    return seen
+pytestmark = pytest.mark.usefixtures("clean_callback_failures")
 
 
 LAUNCHERS = {

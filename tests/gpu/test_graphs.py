@@ -72,11 +72,7 @@ class Allocations:
             check(self.rt, free(handle))
 
 
-@pytest.fixture(autouse=True)
-def clean_failures():
-    callbacks.clear_failures()
-    yield
-    callbacks.clear_failures()
+pytestmark = pytest.mark.usefixtures("clean_callback_failures")
 
 
 @pytest.fixture
