@@ -70,12 +70,15 @@ WHY: dict[str, str] = {
     ),
     "launch4.C": (
         "Every launch driven from Python pays it on the H200 machines: hand-written ctypes "
-        "1.9x, CuPy 2.3x, even cuda-bindings' packed-once Cython path 1.5x C in the same run. "
-        "cudart's own Python work per launch is about 0.4 us (CPU profile) and the ctypes "
-        "call about 0.3 us (the raw-call rows), which does not account for the rest; the "
-        "likely cause, not established, is the interpreter evicting the driver's long "
-        "launch path from the CPU's caches between calls. The peers' 4.1-4.3 us ctypes "
-        "figure did not reproduce on any lease this session."
+        "1.6-1.9x, CuPy 1.8-2.3x, even cuda-bindings' packed-once Cython path 1.2-1.5x C "
+        "in the same run. A separate run on the same kind of machine (2026-11-29) timed a "
+        "bare ctypes call of cudaLaunchKernelExC with every argument prebuilt, in a tight "
+        "loop: 5.9-6.1 us per launch, and 5.8-5.9 us with the GIL held (PyDLL), against "
+        "6.9-7.2 us for cudart's Function.launch. So about 1 us is cudart's own method "
+        "(packing, configuration check, status check) and the rest is the cost of reaching "
+        "the driver's launch path from the interpreter at all; the cause of that part was "
+        "not established. The peers' 4.1-4.3 us ctypes figure did not reproduce on any "
+        "lease this session."
     ),
     "launch4.cuda-bindings": (
         "cuda-bindings' fastest form is Cython calling cuLaunchKernel with arguments "
