@@ -8850,7 +8850,7 @@ def cudaMemcpyBatchAsync(
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
-    C: cudaError_t cudaMemcpyBatchAsync(const void **dsts, const const void **srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
+    C: cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
     """
     if dsts.__class__ is not int:
         dsts = _c.pointer(dsts, "dsts", False)

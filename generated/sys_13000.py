@@ -5979,7 +5979,7 @@ _FUNCTIONS = {
         (c_void_p, c_void_p, c_size_t, c_uint, c_void_p),
         0,
     ),
-    # cudaError_t cudaMemcpyBatchAsync(const void **dsts, const const void **srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
+    # cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
     "cudaMemcpyBatchAsync": (
         "cudaMemcpyBatchAsync",
         c_uint,

@@ -288,21 +288,20 @@ def c_declaration(t: CType, name: str = "", tag_spelling=None) -> str:
     """
     spell = tag_spelling or _default_tag_spelling
 
-    def decl(t: CType, name: str) -> str:
-        if isinstance(t, (Builtin, TypedefRef)):
-            return _join(t.name, name)
-        if isinstance(t, (RecordRef, EnumRef)):
-            return _join(spell(t), name)
+    def decl(t: CType, name: str, const: bool = False) -> str:
+        # `const` qualifies t itself: a prefix on a named type (`const void *p`), but
+        # after the star on a pointer (`void *const *p`: a pointer to const pointers).
+        if isinstance(t, (Builtin, TypedefRef, RecordRef, EnumRef)):
+            spelled = t.name if isinstance(t, (Builtin, TypedefRef)) else spell(t)
+            return ("const " if const else "") + _join(spelled, name)
         if isinstance(t, Pointer):
-            inner = f"*{name}"
+            inner = ("*const " if const else "*") + name
             if isinstance(t.pointee, (Array, FunctionProto)):
                 inner = f"({inner})"
-            if isinstance(t.pointee, FunctionProto):
-                return decl(t.pointee, inner)
-            return ("const " if t.pointee_const else "") + decl(t.pointee, inner)
+            return decl(t.pointee, inner, t.pointee_const)
         if isinstance(t, Array):
             length = "" if t.length is None else str(t.length)
-            return decl(t.element, f"{name}[{length}]")
+            return decl(t.element, f"{name}[{length}]", const)
         if isinstance(t, FunctionProto):
             params = ", ".join(decl(p, "") for p in t.params) or "void"
             if t.variadic:

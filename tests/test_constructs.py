@@ -856,3 +856,9 @@ def test_checked_expectation():
     assert path.exists(), f"{path} is missing: run with CUDART_UPDATE_EXPECTATIONS=1 and review it"
     assert text == path.read_text()
     assert "def log_message(" not in text
+
+
+def test_prototype_comments_put_const_where_c_does():
+    """`void *const *dsts` is a pointer to const pointers, not `const void **`."""
+    text = render_module(parse_header("const_pointers"), context("const_pointers"))
+    assert "# int copy_batch(void *const *dsts, const void *const *srcs, const char **names)" in text
