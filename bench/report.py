@@ -70,8 +70,8 @@ WHY: dict[str, str] = {
     ),
     "launch4.C": (
         "Every launch driven from Python pays it on the H200 machines: hand-written ctypes "
-        "1.6-1.9x, CuPy 1.8-2.3x, even cuda-bindings' packed-once Cython path 1.2-1.5x C "
-        "in the same run. A separate run on the same kind of machine (2026-11-29) timed a "
+        "1.5-1.9x, CuPy 1.8-2.3x, even cuda-bindings' packed-once Cython path 1.2-1.5x C "
+        "in the same runs. A separate run on the same kind of machine (2026-11-29) timed a "
         "bare ctypes call of cudaLaunchKernelExC with every argument prebuilt, in a tight "
         "loop: 5.9-6.1 us per launch, and 5.8-5.9 us with the GIL held (PyDLL), against "
         "6.9-7.2 us for cudart's Function.launch. So about 1 us is cudart's own method "
