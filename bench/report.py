@@ -71,7 +71,8 @@ WHY: dict[str, str] = {
     "launch4.C": (
         "Every launch driven from Python pays it on the H200 machines: hand-written ctypes "
         "1.5-1.9x, CuPy 1.8-2.3x, even cuda-bindings' packed-once Cython path 1.2-1.5x C "
-        "in the same runs. bench/launch_floor.py, run on two later leases the same day, timed "
+        "in the same runs. bench/launch_floor.py (and, on the first of two later leases that "
+        "day, its first draft) timed "
         "a bare ctypes call of cudaLaunchKernelExC with every argument prebuilt, in a tight "
         "loop: 4.4 and 5.9 us per launch (the same with the GIL held, via PyDLL), against "
         "5.1 and 6.9 us for cudart's Function.launch. So 0.6-1 us is cudart's own method "
