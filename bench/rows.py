@@ -231,6 +231,14 @@ def _cupy_runtime(ctx: Context, attr: str):
     return fn
 
 
+def _handwritten(ctx: Context, name: str, argtypes: tuple):
+    """The baseline: the same symbol as a hand-written ctypes function."""
+    fn = ctx.cdll[name]  # indexing: a private function object, not the shared one
+    fn.argtypes = argtypes
+    fn.restype = c_int
+    return fn
+
+
 def row_get_device(ctx: Context) -> Row:
     row = Row("call.cudaGetDevice", "cudaGetDevice(&device): one pointer out", "ns", ref="C")
     rt = ctx.runtime.rt
@@ -241,10 +249,7 @@ def row_get_device(ctx: Context) -> Row:
     _status_note(ctx, row, rt.cudaGetDevice(addr), "cudaGetDevice")
 
     def handwritten(argtype, stmt, arg):
-        fn = ctx.cdll["cudaGetDevice"]  # indexing: a private function object
-        fn.argtypes = (argtype,)
-        fn.restype = c_int
-        return stmt, {"f": fn, **arg}
+        return stmt, {"f": _handwritten(ctx, "cudaGetDevice", (argtype,)), **arg}
 
     candidates = {
         "cudart raw": ("f(a)", {"f": rt.cudaGetDevice, "a": addr}),
@@ -268,10 +273,7 @@ def row_stream_query(ctx: Context) -> Row:
     _status_note(ctx, row, rt.cudaStreamQuery(0), "cudaStreamQuery")
 
     def handwritten():
-        fn = ctx.cdll["cudaStreamQuery"]
-        fn.argtypes = (c_void_p,)
-        fn.restype = c_int
-        return "f(0)", {"f": fn}
+        return "f(0)", {"f": _handwritten(ctx, "cudaStreamQuery", (c_void_p,))}
 
     candidates = {
         "cudart raw": ("f(0)", {"f": rt.cudaStreamQuery}),
@@ -292,10 +294,7 @@ def row_get_last_error(ctx: Context) -> Row:
     _status_note(ctx, row, rt.cudaGetLastError(), "cudaGetLastError")
 
     def handwritten():
-        fn = ctx.cdll["cudaGetLastError"]
-        fn.argtypes = ()
-        fn.restype = c_int
-        return "f()", {"f": fn}
+        return "f()", {"f": _handwritten(ctx, "cudaGetLastError", ())}
 
     candidates = {
         "cudart raw": ("f()", {"f": rt.cudaGetLastError}),

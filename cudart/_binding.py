@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import warnings
 
-from ._loader import load_runtime
+from ._loader import format_version, load_runtime
 from .errors import FunctionNotFoundError
 
 FLAG_DEPRECATED = 1
@@ -79,8 +79,6 @@ def _bind(name: str, entry: tuple, module: str, bindings_version: int, replaceme
 
 
 def _missing(name, symbol, module, bindings_version, runtime):
-    from ._loader import format_version
-
     via = "" if symbol == name else f" (symbol {symbol})"
     message = (
         f"{name}{via} is declared by the CUDA {format_version(bindings_version)} headers "

@@ -129,6 +129,18 @@ def fatbin_entries(data: bytes):
         offset = start + padded
 
 
+def _lz4_length(src: bytes, i: int, length: int) -> tuple[int, int]:
+    """An LZ4 length whose 4-bit nibble is 15 continues in bytes until one below 255."""
+    if length == 15:
+        while True:
+            b = src[i]
+            i += 1
+            length += b
+            if b != 255:
+                break
+    return length, i
+
+
 def lz4_block_decompress(src: bytes, size: int) -> bytes:
     """Decode one LZ4 block (the format nvcc uses for `--compress-mode=speed`)."""
     out = bytearray()
@@ -137,28 +149,14 @@ def lz4_block_decompress(src: bytes, size: int) -> bytes:
         while i < n:
             token = src[i]
             i += 1
-            length = token >> 4
-            if length == 15:
-                while True:
-                    b = src[i]
-                    i += 1
-                    length += b
-                    if b != 255:
-                        break
+            length, i = _lz4_length(src, i, token >> 4)
             out += src[i : i + length]
             i += length
             if i >= n or (size and len(out) >= size):
                 break
             distance = src[i] | (src[i + 1] << 8)
             i += 2
-            length = token & 15
-            if length == 15:
-                while True:
-                    b = src[i]
-                    i += 1
-                    length += b
-                    if b != 255:
-                        break
+            length, i = _lz4_length(src, i, token & 15)
             length += 4
             start = len(out) - distance
             if distance == 0 or start < 0:
