@@ -80,6 +80,7 @@ _REPLACEMENT = (
     re.compile(r"\b(?:replaced|superseded) by (\w+)"),
 )
 _COUNT_NAME = re.compile(r"^p?[Nn]um")
+_NULL_POINTER_SPELLINGS = frozenset({"0", "NULL", "nullptr"})
 
 
 @dataclass(frozen=True)
@@ -408,7 +409,8 @@ class _Resolver:
         if default is None:
             return None
         if kind in ("pointer", "handle", "array", "string"):
-            if default != "0":
+            # C's null pointer constants; 13.1+ spells `__dv(NULL)` where older headers wrote 0.
+            if default not in _NULL_POINTER_SPELLINGS:
                 raise RenderError(f"{f.name}: pointer default {default!r}")
             return "None"
         if re.fullmatch(r"-?\d+", default):
