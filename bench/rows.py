@@ -668,6 +668,11 @@ def _child_env() -> dict:
 _IMPORTS = {
     "cudart: import cudart": "import cudart",
     "cudart: import cudart; cudart.sys": "import cudart; cudart.sys",
+    # The checked call loads the library, both generated modules and the error classes
+    # (without a GPU it takes the error path; with one, it returns).
+    "cudart: import cudart; cudart.cudaGetDevice()": (
+        "import cudart\ntry:\n    cudart.cudaGetDevice()\nexcept cudart.CudaError:\n    pass"
+    ),
     "cuda-bindings: import cuda.bindings.runtime": "import cuda.bindings.runtime",
 }
 

@@ -17,10 +17,9 @@ import importlib
 import os
 import re
 import warnings
-from pathlib import Path
 
 from ._loader import LIBRARY_ENV, format_version, load_runtime
-from ._binding import CudaDeprecationWarning
+from ._binding import CudaDeprecationWarning, per_thread_default_stream
 from .errors import (
     BindingsVersionError,
     CudaError,
@@ -41,6 +40,7 @@ __all__ = [
     "available_versions",
     "load_module",
     "load_runtime",
+    "per_thread_default_stream",
     "select_version",
     "sys",
 ]
@@ -52,10 +52,10 @@ FORCE_ENV = "CUDART_BINDINGS_VERSION"
 # as part of this package, so they import as cudart.sys_12050.
 # In a source tree cudart/_generated is a link to generated/ (so type checkers find
 # the modules as cudart._generated.*); resolving keeps the folder on the path once.
-_here = Path(__file__).resolve().parent
-for _dir in (_here / "_generated", _here.parent / "generated"):
-    if _dir.is_dir() and str(_dir.resolve()) not in __path__:
-        __path__.append(str(_dir.resolve()))
+_here = os.path.dirname(os.path.realpath(__file__))
+for _dir in (os.path.join(_here, "_generated"), os.path.join(os.path.dirname(_here), "generated")):
+    if os.path.isdir(_dir) and os.path.realpath(_dir) not in __path__:
+        __path__.append(os.path.realpath(_dir))
 
 _MODULE_NAME = re.compile(r"^sys_(\d{5,})\.py$")
 
@@ -136,7 +136,10 @@ def _load_checked():
 
 
 # Names the raw modules import for their own use (ctypes, enum): not the CUDA API.
-_NOT_API = frozenset({"annotations", "bind_lazily", "IntEnum", "SYMBOLS", "TYPE_CHECKING"})
+_NOT_API = frozenset({
+    "annotations", "bind_lazily", "IntEnumBase", "int_enum", "per_thread_default_stream",
+    "require_alignment", "SYMBOLS", "SYMBOLS_LEGACY", "SYMBOLS_PER_THREAD", "TYPE_CHECKING",
+})
 
 
 # Helpers beyond the generated API, imported on first use to keep `import cudart` cheap.

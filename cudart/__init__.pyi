@@ -1,11 +1,12 @@
 # Type stub for the cudart package. At run time the CUDA API names are resolved by
 # __getattr__ for the version of the loaded libcudart; type checkers see the newest
-# generated version's checked API (tests/test_typing.py holds this to the newest in
-# generated/). For another version's exact types, import cudart.checked_<version>.
+# generated version's checked API, through generated/_latest.pyi, which the generator
+# rewrites whenever the version set changes. For another version's exact types,
+# import cudart.checked_<version>.
 from ._binding import CudaDeprecationWarning as CudaDeprecationWarning
-from ._generated import sys_13000 as sys
-from ._generated.sys_13000 import *  # enums, constants, records, handle types
-from ._generated.checked_13000 import *  # the functions, checked
+from ._binding import per_thread_default_stream as per_thread_default_stream
+from ._generated._latest import sys as sys
+from ._generated._latest import *
 from ._loader import Runtime, load_runtime as load_runtime
 from . import callbacks as callbacks, kernels as kernels, occupancy as occupancy
 from .kernels import load_module as load_module

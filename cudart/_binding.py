@@ -1,13 +1,14 @@
 """Lazy binding of a generated module's functions to the loaded libcudart.
 
 A generated module hands its function table to bind_lazily() and installs the
-returned __getattr__ (PEP 562). The first lookup of a name resolves the symbol, sets
-argtypes/restype and stores the ctypes function in the module, so every later call is
-a bare ctypes call with no Python wrapper in between.
+returned __getattr__ (PEP 562). The first lookup of a name resolves the symbol the
+module's SYMBOLS names, sets argtypes/restype and stores the ctypes function in the
+module, so every later call is a bare ctypes call with no Python wrapper in between.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 
@@ -15,6 +16,54 @@ from ._loader import format_version, load_runtime
 from .errors import FunctionNotFoundError
 
 FLAG_DEPRECATED = 1
+
+# The per-thread default stream switch: ours, and cuda-python's, honoured so that one
+# setting serves a process that uses both bindings.
+PER_THREAD_ENV = "CUDART_PER_THREAD_DEFAULT_STREAM"
+CUDA_PYTHON_PER_THREAD_ENV = "CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM"
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+_per_thread: bool | None = None
+
+
+def per_thread_default_stream() -> bool:
+    """Whether public names call their per-thread default stream symbols
+    (cudaMemcpy -> cudaMemcpy_ptds), as C built with -DCUDA_API_PER_THREAD_DEFAULT_STREAM does.
+
+    On when $CUDART_PER_THREAD_DEFAULT_STREAM or cuda-python's
+    $CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM is true (1, true, yes, on; 0, false, no,
+    off for false; unset or empty: not given). Two given values that disagree are a
+    ValueError, as is any other value. Read once, when first asked (the generated
+    modules ask on import): a function already bound keeps its symbol, so changing the
+    environment later changes nothing.
+    """
+    global _per_thread
+    if _per_thread is None:
+        _per_thread = per_thread_from_environment(os.environ)
+    return _per_thread
+
+
+def per_thread_from_environment(environ) -> bool:
+    """The switch as `environ` sets it (see per_thread_default_stream)."""
+    given: dict[str, bool] = {}
+    for name in (PER_THREAD_ENV, CUDA_PYTHON_PER_THREAD_ENV):
+        value = environ.get(name, "").strip()
+        if not value:
+            continue
+        if value.lower() in _TRUE:
+            given[name] = True
+        elif value.lower() in _FALSE:
+            given[name] = False
+        else:
+            raise ValueError(
+                f"${name}={value!r}: expected one of 1, true, yes, on (per-thread default "
+                "stream) or 0, false, no, off (legacy default stream)"
+            )
+    if len(set(given.values())) > 1:
+        shown = " and ".join(f"${n}={environ[n].strip()!r}" for n in given)
+        raise ValueError(f"{shown} disagree about the per-thread default stream: unset one, or set both alike")
+    return any(given.values())
 
 
 class CudaDeprecationWarning(DeprecationWarning):
@@ -45,12 +94,15 @@ def bind_lazily(namespace: dict, functions: dict, replacements: dict | None = No
     deprecated function, what its header says to use instead."""
     module = namespace["__name__"]
     bindings_version = namespace["CUDA_VERSION"]
+    # The map in force (legacy or per-thread symbols): one place decides what is bound.
+    symbols = namespace["SYMBOLS"]
     replacements = replacements or {}
 
     def __getattr__(name: str):
         entry = functions.get(name)
         if entry is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        entry = (symbols[name],) + entry[1:]
         bound = _bind(name, entry, module, bindings_version, replacements.get(name))
         namespace[name] = bound
         return bound

@@ -69,7 +69,7 @@ class _Unbound:
     def __call__(self, *args: Any) -> Any:
         from ._binding import _bind
 
-        symbol = self.lib._FUNCTIONS[self.name][0]
+        symbol = self.lib.SYMBOLS[self.name]  # the map in force: legacy or per-thread
         # No deprecation wrapper (flags 0): the checked function warns itself.
         fn = _bind(self.name, (symbol, self.restype, self.argtypes, 0), self.lib.__name__,
                    self.lib.CUDA_VERSION)

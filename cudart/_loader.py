@@ -8,11 +8,8 @@ a $CUDART_LIBRARY that does not load is an error, not a reason to look elsewhere
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import os
 import threading
-from dataclasses import dataclass
-from pathlib import Path
 
 from .errors import LibraryNotFoundError
 
@@ -29,18 +26,27 @@ TOOLKIT_ENVS = ("CUDA_HOME", "CUDA_PATH")
 TOOLKIT_LIB_DIRS = ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib")
 
 
-@dataclass(frozen=True)
 class Runtime:
-    """The loaded libcudart and what it says of itself."""
+    """The loaded libcudart and what it says of itself.
 
-    path: str  # as handed to dlopen
-    found_by: str  # which step of the search found it
-    cdll: ctypes.CDLL
-    version: int  # cudaRuntimeGetVersion, e.g. 12050
+    A plain class, with os.path rather than pathlib in this module: `import cudart` pays
+    for every module imported here, and dataclasses, typing and pathlib together cost
+    more than the rest of the package's import."""
+
+    __slots__ = ("path", "found_by", "cdll", "version")
+
+    def __init__(self, path: str, found_by: str, cdll: ctypes.CDLL, version: int) -> None:
+        self.path = path  # as handed to dlopen
+        self.found_by = found_by  # which step of the search found it
+        self.cdll = cdll
+        self.version = version  # cudaRuntimeGetVersion, e.g. 12050
 
     @property
     def version_text(self) -> str:
         return format_version(self.version)
+
+    def __repr__(self) -> str:
+        return f"Runtime(path={self.path!r}, found_by={self.found_by!r}, version={self.version})"
 
 
 def format_version(version: int) -> str:
@@ -55,31 +61,33 @@ def candidates() -> list[tuple[str, str]]:
         return [(explicit, f"${LIBRARY_ENV}")]
     for root in _nvidia_roots():
         for folder, name in WHEEL_LIBRARIES:
-            path = root / folder / name
-            if path.is_file():
-                found.append((str(path), "the nvidia runtime wheel"))
+            path = os.path.join(root, folder, name)
+            if os.path.isfile(path):
+                found.append((path, "the nvidia runtime wheel"))
     for env in TOOLKIT_ENVS:
         home = os.environ.get(env)
         if not home:
             continue
         for sub in TOOLKIT_LIB_DIRS:
             for name in SONAMES:
-                path = Path(home) / sub / name
-                if path.is_file():
-                    found.append((str(path), f"${env}"))
+                path = os.path.join(home, sub, name)
+                if os.path.isfile(path):
+                    found.append((path, f"${env}"))
     found.extend((name, "the system loader") for name in SONAMES)
     return found
 
 
-def _nvidia_roots() -> list[Path]:
+def _nvidia_roots() -> list[str]:
     # find_spec on the namespace package reads no module code and loads nothing.
+    import importlib.util
+
     try:
         spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
         return []
     if spec is None or not spec.submodule_search_locations:
         return []
-    return [Path(p) for p in spec.submodule_search_locations]
+    return list(spec.submodule_search_locations)
 
 
 _lock = threading.Lock()

@@ -88,11 +88,11 @@ def _runtime():
 
 
 def _has_function(rt, cdll, name: str) -> bool:
-    entry = getattr(rt, "_FUNCTIONS", {}).get(name)
-    if entry is None:
+    symbol = getattr(rt, "SYMBOLS", {}).get(name)
+    if symbol is None:
         return False
     try:
-        cdll[entry[0]]
+        cdll[symbol]
     except AttributeError:
         return False
     return True
@@ -635,7 +635,8 @@ class Function:
         self._params: Any = ...  # ... until asked: tuple of sizes, or None if unknowable
         self._owner = None
         cdll = _runtime()[1].cdll
-        launch = cdll[rt._FUNCTIONS["cudaLaunchKernelExC"][0]]
+        # The symbol in force, so launches follow the per-thread default stream switch.
+        launch = cdll[rt.SYMBOLS["cudaLaunchKernelExC"]]
         # No argtypes: every argument is a prebuilt ctypes object, so nothing is converted.
         launch.argtypes = None
         launch.restype = ctypes.c_int

@@ -700,7 +700,7 @@ _c.bind_lazily(
             (c_void_p, c_void_p, c_void_p),
         ),
         "cudaGraphExecGetFlags": (c_uint, (c_void_p, POINTER(c_ulonglong))),
-        "cudaGraphExecGetId": (c_uint, (c_void_p, c_void_p)),
+        "cudaGraphExecGetId": (c_uint, (c_void_p, POINTER(c_uint))),
         "cudaGraphExecHostNodeSetParams": (c_uint, (c_void_p, c_void_p, c_void_p)),
         "cudaGraphExecKernelNodeSetParams": (c_uint, (c_void_p, c_void_p, c_void_p)),
         "cudaGraphExecMemcpyNodeSetParams": (c_uint, (c_void_p, c_void_p, c_void_p)),
@@ -733,7 +733,7 @@ _c.bind_lazily(
         ),
         "cudaGraphExternalSemaphoresWaitNodeSetParams": (c_uint, (c_void_p, c_void_p)),
         "cudaGraphGetEdges": (c_uint, (c_void_p, c_void_p, c_void_p, c_void_p, POINTER(c_size_t))),
-        "cudaGraphGetId": (c_uint, (c_void_p, c_void_p)),
+        "cudaGraphGetId": (c_uint, (c_void_p, POINTER(c_uint))),
         "cudaGraphGetNodes": (c_uint, (c_void_p, c_void_p, POINTER(c_size_t))),
         "cudaGraphGetRootNodes": (c_uint, (c_void_p, c_void_p, POINTER(c_size_t))),
         "cudaGraphHostNodeGetParams": (c_uint, (c_void_p, POINTER(cudaHostNodeParams))),
@@ -781,7 +781,7 @@ _c.bind_lazily(
         "cudaGraphNodeGetEnabled": (c_uint, (c_void_p, c_void_p, POINTER(c_uint))),
         "cudaGraphNodeGetLocalId": (c_uint, (c_void_p, POINTER(c_uint))),
         "cudaGraphNodeGetParams": (c_uint, (c_void_p, POINTER(cudaGraphNodeParams))),
-        "cudaGraphNodeGetToolsId": (c_uint, (c_void_p, c_void_p)),
+        "cudaGraphNodeGetToolsId": (c_uint, (c_void_p, POINTER(c_ulonglong))),
         "cudaGraphNodeGetType": (c_uint, (c_void_p, POINTER(c_uint))),
         "cudaGraphNodeSetEnabled": (c_uint, (c_void_p, c_void_p, c_uint)),
         "cudaGraphNodeSetParams": (c_uint, (c_void_p, c_void_p)),
@@ -5014,13 +5014,16 @@ def cudaGraphExecGetFlags(graphExec: cudaGraphExec_t | _HandleLike) -> int:
     return flags.value
 
 
-def cudaGraphExecGetId(hGraphExec: cudaGraphExec_t | _HandleLike, graphID: _PointerLike) -> None:
-    """cudaGraphExecGetId(hGraphExec: cudaGraphExec_t | _HandleLike, graphID: _PointerLike) -> None
+def cudaGraphExecGetId(hGraphExec: cudaGraphExec_t | _HandleLike) -> int:
+    """cudaGraphExecGetId(hGraphExec: cudaGraphExec_t | _HandleLike) -> int
 
     Returns the id of a given graph exec.
 
     Parameters:
         hGraphExec: Graph to query
+
+    Returns:
+        graphID: Pointer to return the graphId
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5028,14 +5031,14 @@ def cudaGraphExecGetId(hGraphExec: cudaGraphExec_t | _HandleLike, graphID: _Poin
     """
     if hGraphExec.__class__ is not cudaGraphExec_t:
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
-    if graphID.__class__ is not int:
-        graphID = _c.ref(graphID, c_uint, "graphID", True)
+    graphID = c_uint()
     try:
         err = _cudaGraphExecGetId(hGraphExec, graphID)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGraphExecGetId", ("hGraphExec", "graphID")) from None
     if err:
         raise _error(err, _lib)
+    return graphID.value
 
 
 def cudaGraphExecHostNodeSetParams(
@@ -5541,13 +5544,16 @@ def cudaGraphGetEdges(
     return from_[: numEdges.value], to[: numEdges.value], edgeData[: numEdges.value]
 
 
-def cudaGraphGetId(hGraph: cudaGraph_t | _HandleLike, graphID: _PointerLike) -> None:
-    """cudaGraphGetId(hGraph: cudaGraph_t | _HandleLike, graphID: _PointerLike) -> None
+def cudaGraphGetId(hGraph: cudaGraph_t | _HandleLike) -> int:
+    """cudaGraphGetId(hGraph: cudaGraph_t | _HandleLike) -> int
 
     Returns the id of a given graph.
 
     Parameters:
         hGraph: Graph to query
+
+    Returns:
+        graphID: Pointer to return the graphId
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5555,14 +5561,14 @@ def cudaGraphGetId(hGraph: cudaGraph_t | _HandleLike, graphID: _PointerLike) -> 
     """
     if hGraph.__class__ is not cudaGraph_t:
         hGraph = _c.handle(hGraph, cudaGraph_t, "hGraph")
-    if graphID.__class__ is not int:
-        graphID = _c.ref(graphID, c_uint, "graphID", True)
+    graphID = c_uint()
     try:
         err = _cudaGraphGetId(hGraph, graphID)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGraphGetId", ("hGraph", "graphID")) from None
     if err:
         raise _error(err, _lib)
+    return graphID.value
 
 
 def cudaGraphGetNodes(graph: cudaGraph_t | _HandleLike) -> list[cudaGraphNode_t]:
@@ -6475,15 +6481,16 @@ def cudaGraphNodeGetParams(node: cudaGraphNode_t | _HandleLike) -> cudaGraphNode
     return nodeParams
 
 
-def cudaGraphNodeGetToolsId(
-    hNode: cudaGraphNode_t | _HandleLike, toolsNodeId: _PointerLike
-) -> None:
-    """cudaGraphNodeGetToolsId(hNode: cudaGraphNode_t | _HandleLike, toolsNodeId: _PointerLike) -> None
+def cudaGraphNodeGetToolsId(hNode: cudaGraphNode_t | _HandleLike) -> int:
+    """cudaGraphNodeGetToolsId(hNode: cudaGraphNode_t | _HandleLike) -> int
 
     Returns an id used by tools to identify a given node.
 
     Parameters:
         hNode: Node to query
+
+    Returns:
+        toolsNodeId: Pointer to return the id used by tools
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6491,14 +6498,14 @@ def cudaGraphNodeGetToolsId(
     """
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
-    if toolsNodeId.__class__ is not int:
-        toolsNodeId = _c.ref(toolsNodeId, c_ulonglong, "toolsNodeId", True)
+    toolsNodeId = c_ulonglong()
     try:
         err = _cudaGraphNodeGetToolsId(hNode, toolsNodeId)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGraphNodeGetToolsId", ("hNode", "toolsNodeId")) from None
     if err:
         raise _error(err, _lib)
+    return toolsNodeId.value
 
 
 def cudaGraphNodeGetType(node: cudaGraphNode_t | _HandleLike) -> cudaGraphNodeType:

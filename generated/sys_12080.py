@@ -52,17 +52,19 @@ from ctypes import (
     c_void_p,
 )
 from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
-from enum import IntEnum
 
-from cudart._binding import bind_lazily
+from cudart._binding import bind_lazily, per_thread_default_stream
+from cudart._enums import IntEnumBase, int_enum
 
 CUDA_VERSION = 12080
 
 # ---------------------------------------------------------------------------- enums
-# Each C enum is an IntEnum; each enumerator is also a module-level int, as in C.
+# Each C enum is an IntEnum (int_enum builds it from the class body: see cudart._enums);
+# each enumerator is also a module-level int, as in C.
 
 
-class cudaRoundMode(IntEnum):
+@int_enum
+class cudaRoundMode(IntEnumBase):
     """enum cudaRoundMode (device_types.h), unsigned int in C."""
 
     cudaRoundNearest = 0
@@ -77,7 +79,8 @@ cudaRoundPosInf = cudaRoundMode.cudaRoundPosInf
 cudaRoundMinInf = cudaRoundMode.cudaRoundMinInf
 
 
-class cudaError(IntEnum):
+@int_enum
+class cudaError(IntEnumBase):
     """enum cudaError (driver_types.h), unsigned int in C."""
 
     cudaSuccess = 0
@@ -352,7 +355,8 @@ cudaErrorUnknown = cudaError.cudaErrorUnknown
 cudaErrorApiFailureBase = cudaError.cudaErrorApiFailureBase
 
 
-class cudaChannelFormatKind(IntEnum):
+@int_enum
+class cudaChannelFormatKind(IntEnumBase):
     """enum cudaChannelFormatKind (driver_types.h), unsigned int in C."""
 
     cudaChannelFormatKindSigned = 0
@@ -477,7 +481,8 @@ cudaChannelFormatKindUnsignedNormalized1010102 = (
 )
 
 
-class cudaMemoryType(IntEnum):
+@int_enum
+class cudaMemoryType(IntEnumBase):
     """enum cudaMemoryType (driver_types.h), unsigned int in C."""
 
     cudaMemoryTypeUnregistered = 0
@@ -492,7 +497,8 @@ cudaMemoryTypeDevice = cudaMemoryType.cudaMemoryTypeDevice
 cudaMemoryTypeManaged = cudaMemoryType.cudaMemoryTypeManaged
 
 
-class cudaMemcpyKind(IntEnum):
+@int_enum
+class cudaMemcpyKind(IntEnumBase):
     """enum cudaMemcpyKind (driver_types.h), unsigned int in C."""
 
     cudaMemcpyHostToHost = 0
@@ -509,7 +515,8 @@ cudaMemcpyDeviceToDevice = cudaMemcpyKind.cudaMemcpyDeviceToDevice
 cudaMemcpyDefault = cudaMemcpyKind.cudaMemcpyDefault
 
 
-class cudaAccessProperty(IntEnum):
+@int_enum
+class cudaAccessProperty(IntEnumBase):
     """enum cudaAccessProperty (driver_types.h), unsigned int in C."""
 
     cudaAccessPropertyNormal = 0
@@ -522,7 +529,8 @@ cudaAccessPropertyStreaming = cudaAccessProperty.cudaAccessPropertyStreaming
 cudaAccessPropertyPersisting = cudaAccessProperty.cudaAccessPropertyPersisting
 
 
-class cudaStreamCaptureStatus(IntEnum):
+@int_enum
+class cudaStreamCaptureStatus(IntEnumBase):
     """enum cudaStreamCaptureStatus (driver_types.h), unsigned int in C."""
 
     cudaStreamCaptureStatusNone = 0
@@ -535,7 +543,8 @@ cudaStreamCaptureStatusActive = cudaStreamCaptureStatus.cudaStreamCaptureStatusA
 cudaStreamCaptureStatusInvalidated = cudaStreamCaptureStatus.cudaStreamCaptureStatusInvalidated
 
 
-class cudaStreamCaptureMode(IntEnum):
+@int_enum
+class cudaStreamCaptureMode(IntEnumBase):
     """enum cudaStreamCaptureMode (driver_types.h), unsigned int in C."""
 
     cudaStreamCaptureModeGlobal = 0
@@ -548,7 +557,8 @@ cudaStreamCaptureModeThreadLocal = cudaStreamCaptureMode.cudaStreamCaptureModeTh
 cudaStreamCaptureModeRelaxed = cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed
 
 
-class cudaSynchronizationPolicy(IntEnum):
+@int_enum
+class cudaSynchronizationPolicy(IntEnumBase):
     """enum cudaSynchronizationPolicy (driver_types.h), unsigned int in C."""
 
     cudaSyncPolicyAuto = 1
@@ -563,7 +573,8 @@ cudaSyncPolicyYield = cudaSynchronizationPolicy.cudaSyncPolicyYield
 cudaSyncPolicyBlockingSync = cudaSynchronizationPolicy.cudaSyncPolicyBlockingSync
 
 
-class cudaClusterSchedulingPolicy(IntEnum):
+@int_enum
+class cudaClusterSchedulingPolicy(IntEnumBase):
     """enum cudaClusterSchedulingPolicy (driver_types.h), unsigned int in C."""
 
     cudaClusterSchedulingPolicyDefault = 0
@@ -578,7 +589,8 @@ cudaClusterSchedulingPolicyLoadBalancing = (
 )
 
 
-class cudaStreamUpdateCaptureDependenciesFlags(IntEnum):
+@int_enum
+class cudaStreamUpdateCaptureDependenciesFlags(IntEnumBase):
     """enum cudaStreamUpdateCaptureDependenciesFlags (driver_types.h), unsigned int in C."""
 
     cudaStreamAddCaptureDependencies = 0
@@ -593,7 +605,8 @@ cudaStreamSetCaptureDependencies = (
 )
 
 
-class cudaUserObjectFlags(IntEnum):
+@int_enum
+class cudaUserObjectFlags(IntEnumBase):
     """enum cudaUserObjectFlags (driver_types.h), unsigned int in C."""
 
     cudaUserObjectNoDestructorSync = 1
@@ -602,7 +615,8 @@ class cudaUserObjectFlags(IntEnum):
 cudaUserObjectNoDestructorSync = cudaUserObjectFlags.cudaUserObjectNoDestructorSync
 
 
-class cudaUserObjectRetainFlags(IntEnum):
+@int_enum
+class cudaUserObjectRetainFlags(IntEnumBase):
     """enum cudaUserObjectRetainFlags (driver_types.h), unsigned int in C."""
 
     cudaGraphUserObjectMove = 1
@@ -611,7 +625,8 @@ class cudaUserObjectRetainFlags(IntEnum):
 cudaGraphUserObjectMove = cudaUserObjectRetainFlags.cudaGraphUserObjectMove
 
 
-class cudaGraphicsRegisterFlags(IntEnum):
+@int_enum
+class cudaGraphicsRegisterFlags(IntEnumBase):
     """enum cudaGraphicsRegisterFlags (driver_types.h), unsigned int in C."""
 
     cudaGraphicsRegisterFlagsNone = 0
@@ -634,7 +649,8 @@ cudaGraphicsRegisterFlagsTextureGather = (
 )
 
 
-class cudaGraphicsMapFlags(IntEnum):
+@int_enum
+class cudaGraphicsMapFlags(IntEnumBase):
     """enum cudaGraphicsMapFlags (driver_types.h), unsigned int in C."""
 
     cudaGraphicsMapFlagsNone = 0
@@ -647,7 +663,8 @@ cudaGraphicsMapFlagsReadOnly = cudaGraphicsMapFlags.cudaGraphicsMapFlagsReadOnly
 cudaGraphicsMapFlagsWriteDiscard = cudaGraphicsMapFlags.cudaGraphicsMapFlagsWriteDiscard
 
 
-class cudaGraphicsCubeFace(IntEnum):
+@int_enum
+class cudaGraphicsCubeFace(IntEnumBase):
     """enum cudaGraphicsCubeFace (driver_types.h), unsigned int in C."""
 
     cudaGraphicsCubeFacePositiveX = 0
@@ -666,7 +683,8 @@ cudaGraphicsCubeFacePositiveZ = cudaGraphicsCubeFace.cudaGraphicsCubeFacePositiv
 cudaGraphicsCubeFaceNegativeZ = cudaGraphicsCubeFace.cudaGraphicsCubeFaceNegativeZ
 
 
-class cudaResourceType(IntEnum):
+@int_enum
+class cudaResourceType(IntEnumBase):
     """enum cudaResourceType (driver_types.h), unsigned int in C."""
 
     cudaResourceTypeArray = 0
@@ -681,7 +699,8 @@ cudaResourceTypeLinear = cudaResourceType.cudaResourceTypeLinear
 cudaResourceTypePitch2D = cudaResourceType.cudaResourceTypePitch2D
 
 
-class cudaResourceViewFormat(IntEnum):
+@int_enum
+class cudaResourceViewFormat(IntEnumBase):
     """enum cudaResourceViewFormat (driver_types.h), unsigned int in C."""
 
     cudaResViewFormatNone = 0
@@ -778,7 +797,8 @@ cudaResViewFormatUnsignedBlockCompressed7 = (
 )
 
 
-class cudaFuncAttribute(IntEnum):
+@int_enum
+class cudaFuncAttribute(IntEnumBase):
     """enum cudaFuncAttribute (driver_types.h), unsigned int in C."""
 
     cudaFuncAttributeMaxDynamicSharedMemorySize = 8
@@ -811,7 +831,8 @@ cudaFuncAttributeClusterSchedulingPolicyPreference = (
 cudaFuncAttributeMax = cudaFuncAttribute.cudaFuncAttributeMax
 
 
-class cudaFuncCache(IntEnum):
+@int_enum
+class cudaFuncCache(IntEnumBase):
     """enum cudaFuncCache (driver_types.h), unsigned int in C."""
 
     cudaFuncCachePreferNone = 0
@@ -826,7 +847,8 @@ cudaFuncCachePreferL1 = cudaFuncCache.cudaFuncCachePreferL1
 cudaFuncCachePreferEqual = cudaFuncCache.cudaFuncCachePreferEqual
 
 
-class cudaSharedMemConfig(IntEnum):
+@int_enum
+class cudaSharedMemConfig(IntEnumBase):
     """enum cudaSharedMemConfig (driver_types.h), unsigned int in C."""
 
     cudaSharedMemBankSizeDefault = 0
@@ -839,7 +861,8 @@ cudaSharedMemBankSizeFourByte = cudaSharedMemConfig.cudaSharedMemBankSizeFourByt
 cudaSharedMemBankSizeEightByte = cudaSharedMemConfig.cudaSharedMemBankSizeEightByte
 
 
-class cudaSharedCarveout(IntEnum):
+@int_enum
+class cudaSharedCarveout(IntEnumBase):
     """enum cudaSharedCarveout (driver_types.h), int in C."""
 
     cudaSharedmemCarveoutDefault = -1
@@ -852,7 +875,8 @@ cudaSharedmemCarveoutMaxShared = cudaSharedCarveout.cudaSharedmemCarveoutMaxShar
 cudaSharedmemCarveoutMaxL1 = cudaSharedCarveout.cudaSharedmemCarveoutMaxL1
 
 
-class cudaComputeMode(IntEnum):
+@int_enum
+class cudaComputeMode(IntEnumBase):
     """enum cudaComputeMode (driver_types.h), unsigned int in C."""
 
     cudaComputeModeDefault = 0
@@ -867,7 +891,8 @@ cudaComputeModeProhibited = cudaComputeMode.cudaComputeModeProhibited
 cudaComputeModeExclusiveProcess = cudaComputeMode.cudaComputeModeExclusiveProcess
 
 
-class cudaLimit(IntEnum):
+@int_enum
+class cudaLimit(IntEnumBase):
     """enum cudaLimit (driver_types.h), unsigned int in C."""
 
     cudaLimitStackSize = 0
@@ -888,7 +913,8 @@ cudaLimitMaxL2FetchGranularity = cudaLimit.cudaLimitMaxL2FetchGranularity
 cudaLimitPersistingL2CacheSize = cudaLimit.cudaLimitPersistingL2CacheSize
 
 
-class cudaMemoryAdvise(IntEnum):
+@int_enum
+class cudaMemoryAdvise(IntEnumBase):
     """enum cudaMemoryAdvise (driver_types.h), unsigned int in C."""
 
     cudaMemAdviseSetReadMostly = 1
@@ -907,7 +933,8 @@ cudaMemAdviseSetAccessedBy = cudaMemoryAdvise.cudaMemAdviseSetAccessedBy
 cudaMemAdviseUnsetAccessedBy = cudaMemoryAdvise.cudaMemAdviseUnsetAccessedBy
 
 
-class cudaMemRangeAttribute(IntEnum):
+@int_enum
+class cudaMemRangeAttribute(IntEnumBase):
     """enum cudaMemRangeAttribute (driver_types.h), unsigned int in C."""
 
     cudaMemRangeAttributeReadMostly = 1
@@ -942,7 +969,8 @@ cudaMemRangeAttributeLastPrefetchLocationId = (
 )
 
 
-class cudaFlushGPUDirectRDMAWritesOptions(IntEnum):
+@int_enum
+class cudaFlushGPUDirectRDMAWritesOptions(IntEnumBase):
     """enum cudaFlushGPUDirectRDMAWritesOptions (driver_types.h), unsigned int in C."""
 
     cudaFlushGPUDirectRDMAWritesOptionHost = 1
@@ -957,7 +985,8 @@ cudaFlushGPUDirectRDMAWritesOptionMemOps = (
 )
 
 
-class cudaGPUDirectRDMAWritesOrdering(IntEnum):
+@int_enum
+class cudaGPUDirectRDMAWritesOrdering(IntEnumBase):
     """enum cudaGPUDirectRDMAWritesOrdering (driver_types.h), unsigned int in C."""
 
     cudaGPUDirectRDMAWritesOrderingNone = 0
@@ -976,7 +1005,8 @@ cudaGPUDirectRDMAWritesOrderingAllDevices = (
 )
 
 
-class cudaFlushGPUDirectRDMAWritesScope(IntEnum):
+@int_enum
+class cudaFlushGPUDirectRDMAWritesScope(IntEnumBase):
     """enum cudaFlushGPUDirectRDMAWritesScope (driver_types.h), unsigned int in C."""
 
     cudaFlushGPUDirectRDMAWritesToOwner = 100
@@ -991,7 +1021,8 @@ cudaFlushGPUDirectRDMAWritesToAllDevices = (
 )
 
 
-class cudaFlushGPUDirectRDMAWritesTarget(IntEnum):
+@int_enum
+class cudaFlushGPUDirectRDMAWritesTarget(IntEnumBase):
     """enum cudaFlushGPUDirectRDMAWritesTarget (driver_types.h), unsigned int in C."""
 
     cudaFlushGPUDirectRDMAWritesTargetCurrentDevice = 0
@@ -1002,7 +1033,8 @@ cudaFlushGPUDirectRDMAWritesTargetCurrentDevice = (
 )
 
 
-class cudaDeviceAttr(IntEnum):
+@int_enum
+class cudaDeviceAttr(IntEnumBase):
     """enum cudaDeviceAttr (driver_types.h), unsigned int in C."""
 
     cudaDevAttrMaxThreadsPerBlock = 1
@@ -1291,7 +1323,8 @@ cudaDevAttrHostNumaMultinodeIpcSupported = cudaDeviceAttr.cudaDevAttrHostNumaMul
 cudaDevAttrMax = cudaDeviceAttr.cudaDevAttrMax
 
 
-class cudaMemPoolAttr(IntEnum):
+@int_enum
+class cudaMemPoolAttr(IntEnumBase):
     """enum cudaMemPoolAttr (driver_types.h), unsigned int in C."""
 
     cudaMemPoolReuseFollowEventDependencies = 1
@@ -1316,7 +1349,8 @@ cudaMemPoolAttrUsedMemCurrent = cudaMemPoolAttr.cudaMemPoolAttrUsedMemCurrent
 cudaMemPoolAttrUsedMemHigh = cudaMemPoolAttr.cudaMemPoolAttrUsedMemHigh
 
 
-class cudaMemLocationType(IntEnum):
+@int_enum
+class cudaMemLocationType(IntEnumBase):
     """enum cudaMemLocationType (driver_types.h), unsigned int in C."""
 
     cudaMemLocationTypeInvalid = 0
@@ -1333,7 +1367,8 @@ cudaMemLocationTypeHostNuma = cudaMemLocationType.cudaMemLocationTypeHostNuma
 cudaMemLocationTypeHostNumaCurrent = cudaMemLocationType.cudaMemLocationTypeHostNumaCurrent
 
 
-class cudaMemAccessFlags(IntEnum):
+@int_enum
+class cudaMemAccessFlags(IntEnumBase):
     """enum cudaMemAccessFlags (driver_types.h), unsigned int in C."""
 
     cudaMemAccessFlagsProtNone = 0
@@ -1346,7 +1381,8 @@ cudaMemAccessFlagsProtRead = cudaMemAccessFlags.cudaMemAccessFlagsProtRead
 cudaMemAccessFlagsProtReadWrite = cudaMemAccessFlags.cudaMemAccessFlagsProtReadWrite
 
 
-class cudaMemAllocationType(IntEnum):
+@int_enum
+class cudaMemAllocationType(IntEnumBase):
     """enum cudaMemAllocationType (driver_types.h), unsigned int in C."""
 
     cudaMemAllocationTypeInvalid = 0
@@ -1359,7 +1395,8 @@ cudaMemAllocationTypePinned = cudaMemAllocationType.cudaMemAllocationTypePinned
 cudaMemAllocationTypeMax = cudaMemAllocationType.cudaMemAllocationTypeMax
 
 
-class cudaMemAllocationHandleType(IntEnum):
+@int_enum
+class cudaMemAllocationHandleType(IntEnumBase):
     """enum cudaMemAllocationHandleType (driver_types.h), unsigned int in C."""
 
     cudaMemHandleTypeNone = 0
@@ -1378,7 +1415,8 @@ cudaMemHandleTypeWin32Kmt = cudaMemAllocationHandleType.cudaMemHandleTypeWin32Km
 cudaMemHandleTypeFabric = cudaMemAllocationHandleType.cudaMemHandleTypeFabric
 
 
-class cudaGraphMemAttributeType(IntEnum):
+@int_enum
+class cudaGraphMemAttributeType(IntEnumBase):
     """enum cudaGraphMemAttributeType (driver_types.h), unsigned int in C."""
 
     cudaGraphMemAttrUsedMemCurrent = 0
@@ -1393,7 +1431,8 @@ cudaGraphMemAttrReservedMemCurrent = cudaGraphMemAttributeType.cudaGraphMemAttrR
 cudaGraphMemAttrReservedMemHigh = cudaGraphMemAttributeType.cudaGraphMemAttrReservedMemHigh
 
 
-class cudaMemcpyFlags(IntEnum):
+@int_enum
+class cudaMemcpyFlags(IntEnumBase):
     """enum cudaMemcpyFlags (driver_types.h), unsigned int in C."""
 
     cudaMemcpyFlagDefault = 0
@@ -1404,7 +1443,8 @@ cudaMemcpyFlagDefault = cudaMemcpyFlags.cudaMemcpyFlagDefault
 cudaMemcpyFlagPreferOverlapWithCompute = cudaMemcpyFlags.cudaMemcpyFlagPreferOverlapWithCompute
 
 
-class cudaMemcpySrcAccessOrder(IntEnum):
+@int_enum
+class cudaMemcpySrcAccessOrder(IntEnumBase):
     """enum cudaMemcpySrcAccessOrder (driver_types.h), unsigned int in C."""
 
     cudaMemcpySrcAccessOrderInvalid = 0
@@ -1423,7 +1463,8 @@ cudaMemcpySrcAccessOrderAny = cudaMemcpySrcAccessOrder.cudaMemcpySrcAccessOrderA
 cudaMemcpySrcAccessOrderMax = cudaMemcpySrcAccessOrder.cudaMemcpySrcAccessOrderMax
 
 
-class cudaMemcpy3DOperandType(IntEnum):
+@int_enum
+class cudaMemcpy3DOperandType(IntEnumBase):
     """enum cudaMemcpy3DOperandType (driver_types.h), unsigned int in C."""
 
     cudaMemcpyOperandTypePointer = 1
@@ -1436,7 +1477,8 @@ cudaMemcpyOperandTypeArray = cudaMemcpy3DOperandType.cudaMemcpyOperandTypeArray
 cudaMemcpyOperandTypeMax = cudaMemcpy3DOperandType.cudaMemcpyOperandTypeMax
 
 
-class cudaDeviceP2PAttr(IntEnum):
+@int_enum
+class cudaDeviceP2PAttr(IntEnumBase):
     """enum cudaDeviceP2PAttr (driver_types.h), unsigned int in C."""
 
     cudaDevP2PAttrPerformanceRank = 1
@@ -1451,7 +1493,8 @@ cudaDevP2PAttrNativeAtomicSupported = cudaDeviceP2PAttr.cudaDevP2PAttrNativeAtom
 cudaDevP2PAttrCudaArrayAccessSupported = cudaDeviceP2PAttr.cudaDevP2PAttrCudaArrayAccessSupported
 
 
-class cudaExternalMemoryHandleType(IntEnum):
+@int_enum
+class cudaExternalMemoryHandleType(IntEnumBase):
     """enum cudaExternalMemoryHandleType (driver_types.h), unsigned int in C."""
 
     cudaExternalMemoryHandleTypeOpaqueFd = 1
@@ -1490,7 +1533,8 @@ cudaExternalMemoryHandleTypeNvSciBuf = (
 )
 
 
-class cudaExternalSemaphoreHandleType(IntEnum):
+@int_enum
+class cudaExternalSemaphoreHandleType(IntEnumBase):
     """enum cudaExternalSemaphoreHandleType (driver_types.h), unsigned int in C."""
 
     cudaExternalSemaphoreHandleTypeOpaqueFd = 1
@@ -1537,7 +1581,8 @@ cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32 = (
 )
 
 
-class cudaJitOption(IntEnum):
+@int_enum
+class cudaJitOption(IntEnumBase):
     """enum cudaJitOption (driver_types.h), unsigned int in C."""
 
     cudaJitMaxRegisters = 0
@@ -1578,7 +1623,8 @@ cudaJitMaxThreadsPerBlock = cudaJitOption.cudaJitMaxThreadsPerBlock
 cudaJitOverrideDirectiveValues = cudaJitOption.cudaJitOverrideDirectiveValues
 
 
-class cudaLibraryOption(IntEnum):
+@int_enum
+class cudaLibraryOption(IntEnumBase):
     """enum cudaLibraryOption (driver_types.h), unsigned int in C."""
 
     cudaLibraryHostUniversalFunctionAndDataTable = 0
@@ -1591,7 +1637,8 @@ cudaLibraryHostUniversalFunctionAndDataTable = (
 cudaLibraryBinaryIsPreserved = cudaLibraryOption.cudaLibraryBinaryIsPreserved
 
 
-class cudaJit_CacheMode(IntEnum):
+@int_enum
+class cudaJit_CacheMode(IntEnumBase):
     """enum cudaJit_CacheMode (driver_types.h), unsigned int in C."""
 
     cudaJitCacheOptionNone = 0
@@ -1604,7 +1651,8 @@ cudaJitCacheOptionCG = cudaJit_CacheMode.cudaJitCacheOptionCG
 cudaJitCacheOptionCA = cudaJit_CacheMode.cudaJitCacheOptionCA
 
 
-class cudaJit_Fallback(IntEnum):
+@int_enum
+class cudaJit_Fallback(IntEnumBase):
     """enum cudaJit_Fallback (driver_types.h), unsigned int in C."""
 
     cudaPreferPtx = 0
@@ -1615,7 +1663,8 @@ cudaPreferPtx = cudaJit_Fallback.cudaPreferPtx
 cudaPreferBinary = cudaJit_Fallback.cudaPreferBinary
 
 
-class cudaCGScope(IntEnum):
+@int_enum
+class cudaCGScope(IntEnumBase):
     """enum cudaCGScope (driver_types.h), unsigned int in C."""
 
     cudaCGScopeInvalid = 0
@@ -1628,7 +1677,8 @@ cudaCGScopeGrid = cudaCGScope.cudaCGScopeGrid
 cudaCGScopeMultiGrid = cudaCGScope.cudaCGScopeMultiGrid
 
 
-class cudaGraphConditionalHandleFlags(IntEnum):
+@int_enum
+class cudaGraphConditionalHandleFlags(IntEnumBase):
     """enum cudaGraphConditionalHandleFlags (driver_types.h), unsigned int in C."""
 
     cudaGraphCondAssignDefault = 1
@@ -1637,7 +1687,8 @@ class cudaGraphConditionalHandleFlags(IntEnum):
 cudaGraphCondAssignDefault = cudaGraphConditionalHandleFlags.cudaGraphCondAssignDefault
 
 
-class cudaGraphConditionalNodeType(IntEnum):
+@int_enum
+class cudaGraphConditionalNodeType(IntEnumBase):
     """enum cudaGraphConditionalNodeType (driver_types.h), unsigned int in C."""
 
     cudaGraphCondTypeIf = 0
@@ -1650,7 +1701,8 @@ cudaGraphCondTypeWhile = cudaGraphConditionalNodeType.cudaGraphCondTypeWhile
 cudaGraphCondTypeSwitch = cudaGraphConditionalNodeType.cudaGraphCondTypeSwitch
 
 
-class cudaGraphNodeType(IntEnum):
+@int_enum
+class cudaGraphNodeType(IntEnumBase):
     """enum cudaGraphNodeType (driver_types.h), unsigned int in C."""
 
     cudaGraphNodeTypeKernel = 0
@@ -1685,7 +1737,8 @@ cudaGraphNodeTypeConditional = cudaGraphNodeType.cudaGraphNodeTypeConditional
 cudaGraphNodeTypeCount = cudaGraphNodeType.cudaGraphNodeTypeCount
 
 
-class cudaGraphDependencyType_enum(IntEnum):
+@int_enum
+class cudaGraphDependencyType_enum(IntEnumBase):
     """enum cudaGraphDependencyType_enum (driver_types.h), unsigned int in C."""
 
     cudaGraphDependencyTypeDefault = 0
@@ -1698,7 +1751,8 @@ cudaGraphDependencyTypeProgrammatic = (
 )
 
 
-class cudaGraphExecUpdateResult(IntEnum):
+@int_enum
+class cudaGraphExecUpdateResult(IntEnumBase):
     """enum cudaGraphExecUpdateResult (driver_types.h), unsigned int in C."""
 
     cudaGraphExecUpdateSuccess = 0
@@ -1737,7 +1791,8 @@ cudaGraphExecUpdateErrorAttributesChanged = (
 )
 
 
-class cudaGraphInstantiateResult(IntEnum):
+@int_enum
+class cudaGraphInstantiateResult(IntEnumBase):
     """enum cudaGraphInstantiateResult (driver_types.h), unsigned int in C."""
 
     cudaGraphInstantiateSuccess = 0
@@ -1764,7 +1819,8 @@ cudaGraphInstantiateConditionalHandleUnused = (
 )
 
 
-class cudaGraphKernelNodeField(IntEnum):
+@int_enum
+class cudaGraphKernelNodeField(IntEnumBase):
     """enum cudaGraphKernelNodeField (driver_types.h), unsigned int in C."""
 
     cudaGraphKernelNodeFieldInvalid = 0
@@ -1779,7 +1835,8 @@ cudaGraphKernelNodeFieldParam = cudaGraphKernelNodeField.cudaGraphKernelNodeFiel
 cudaGraphKernelNodeFieldEnabled = cudaGraphKernelNodeField.cudaGraphKernelNodeFieldEnabled
 
 
-class cudaGetDriverEntryPointFlags(IntEnum):
+@int_enum
+class cudaGetDriverEntryPointFlags(IntEnumBase):
     """enum cudaGetDriverEntryPointFlags (driver_types.h), unsigned int in C."""
 
     cudaEnableDefault = 0
@@ -1792,7 +1849,8 @@ cudaEnableLegacyStream = cudaGetDriverEntryPointFlags.cudaEnableLegacyStream
 cudaEnablePerThreadDefaultStream = cudaGetDriverEntryPointFlags.cudaEnablePerThreadDefaultStream
 
 
-class cudaDriverEntryPointQueryResult(IntEnum):
+@int_enum
+class cudaDriverEntryPointQueryResult(IntEnumBase):
     """enum cudaDriverEntryPointQueryResult (driver_types.h), unsigned int in C."""
 
     cudaDriverEntryPointSuccess = 0
@@ -1809,7 +1867,8 @@ cudaDriverEntryPointVersionNotSufficent = (
 )
 
 
-class cudaGraphDebugDotFlags(IntEnum):
+@int_enum
+class cudaGraphDebugDotFlags(IntEnumBase):
     """enum cudaGraphDebugDotFlags (driver_types.h), unsigned int in C."""
 
     cudaGraphDebugDotFlagsVerbose = 1
@@ -1852,7 +1911,8 @@ cudaGraphDebugDotFlagsConditionalNodeParams = (
 )
 
 
-class cudaGraphInstantiateFlags(IntEnum):
+@int_enum
+class cudaGraphInstantiateFlags(IntEnumBase):
     """enum cudaGraphInstantiateFlags (driver_types.h), unsigned int in C."""
 
     cudaGraphInstantiateFlagAutoFreeOnLaunch = 1
@@ -1873,7 +1933,8 @@ cudaGraphInstantiateFlagUseNodePriority = (
 )
 
 
-class cudaLaunchMemSyncDomain(IntEnum):
+@int_enum
+class cudaLaunchMemSyncDomain(IntEnumBase):
     """enum cudaLaunchMemSyncDomain (driver_types.h), unsigned int in C."""
 
     cudaLaunchMemSyncDomainDefault = 0
@@ -1884,7 +1945,8 @@ cudaLaunchMemSyncDomainDefault = cudaLaunchMemSyncDomain.cudaLaunchMemSyncDomain
 cudaLaunchMemSyncDomainRemote = cudaLaunchMemSyncDomain.cudaLaunchMemSyncDomainRemote
 
 
-class cudaLaunchAttributeID(IntEnum):
+@int_enum
+class cudaLaunchAttributeID(IntEnumBase):
     """enum cudaLaunchAttributeID (driver_types.h), unsigned int in C."""
 
     cudaLaunchAttributeIgnore = 0
@@ -1935,7 +1997,8 @@ cudaLaunchAttributePreferredSharedMemoryCarveout = (
 )
 
 
-class cudaDeviceNumaConfig(IntEnum):
+@int_enum
+class cudaDeviceNumaConfig(IntEnumBase):
     """enum cudaDeviceNumaConfig (driver_types.h), unsigned int in C."""
 
     cudaDeviceNumaConfigNone = 0
@@ -1946,7 +2009,8 @@ cudaDeviceNumaConfigNone = cudaDeviceNumaConfig.cudaDeviceNumaConfigNone
 cudaDeviceNumaConfigNumaNode = cudaDeviceNumaConfig.cudaDeviceNumaConfigNumaNode
 
 
-class cudaAsyncNotificationType_enum(IntEnum):
+@int_enum
+class cudaAsyncNotificationType_enum(IntEnumBase):
     """enum cudaAsyncNotificationType_enum (driver_types.h), unsigned int in C."""
 
     cudaAsyncNotificationTypeOverBudget = 1
@@ -1957,7 +2021,8 @@ cudaAsyncNotificationTypeOverBudget = (
 )
 
 
-class cudaSurfaceBoundaryMode(IntEnum):
+@int_enum
+class cudaSurfaceBoundaryMode(IntEnumBase):
     """enum cudaSurfaceBoundaryMode (surface_types.h), unsigned int in C."""
 
     cudaBoundaryModeZero = 0
@@ -1970,7 +2035,8 @@ cudaBoundaryModeClamp = cudaSurfaceBoundaryMode.cudaBoundaryModeClamp
 cudaBoundaryModeTrap = cudaSurfaceBoundaryMode.cudaBoundaryModeTrap
 
 
-class cudaSurfaceFormatMode(IntEnum):
+@int_enum
+class cudaSurfaceFormatMode(IntEnumBase):
     """enum cudaSurfaceFormatMode (surface_types.h), unsigned int in C."""
 
     cudaFormatModeForced = 0
@@ -1981,7 +2047,8 @@ cudaFormatModeForced = cudaSurfaceFormatMode.cudaFormatModeForced
 cudaFormatModeAuto = cudaSurfaceFormatMode.cudaFormatModeAuto
 
 
-class cudaTextureAddressMode(IntEnum):
+@int_enum
+class cudaTextureAddressMode(IntEnumBase):
     """enum cudaTextureAddressMode (texture_types.h), unsigned int in C."""
 
     cudaAddressModeWrap = 0
@@ -1996,7 +2063,8 @@ cudaAddressModeMirror = cudaTextureAddressMode.cudaAddressModeMirror
 cudaAddressModeBorder = cudaTextureAddressMode.cudaAddressModeBorder
 
 
-class cudaTextureFilterMode(IntEnum):
+@int_enum
+class cudaTextureFilterMode(IntEnumBase):
     """enum cudaTextureFilterMode (texture_types.h), unsigned int in C."""
 
     cudaFilterModePoint = 0
@@ -2007,7 +2075,8 @@ cudaFilterModePoint = cudaTextureFilterMode.cudaFilterModePoint
 cudaFilterModeLinear = cudaTextureFilterMode.cudaFilterModeLinear
 
 
-class cudaTextureReadMode(IntEnum):
+@int_enum
+class cudaTextureReadMode(IntEnumBase):
     """enum cudaTextureReadMode (texture_types.h), unsigned int in C."""
 
     cudaReadModeElementType = 0
@@ -2134,16 +2203,12 @@ class char2(Structure):
     x: int
     y: int
 
-    _align_ = 2  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 class uchar2(Structure):
     """struct uchar2 (vector_types.h): 2 bytes, aligned to 2."""
 
     x: int
     y: int
-
-    _align_ = 2  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class char3(Structure):
@@ -2170,8 +2235,6 @@ class char4(Structure):
     z: int
     w: int
 
-    _align_ = 4  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 class uchar4(Structure):
     """struct uchar4 (vector_types.h): 4 bytes, aligned to 4."""
@@ -2180,8 +2243,6 @@ class uchar4(Structure):
     y: int
     z: int
     w: int
-
-    _align_ = 4  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class short1(Structure):
@@ -2202,16 +2263,12 @@ class short2(Structure):
     x: int
     y: int
 
-    _align_ = 4  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 class ushort2(Structure):
     """struct ushort2 (vector_types.h): 4 bytes, aligned to 4."""
 
     x: int
     y: int
-
-    _align_ = 4  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class short3(Structure):
@@ -2238,8 +2295,6 @@ class short4(Structure):
     z: int
     w: int
 
-    _align_ = 8  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 class ushort4(Structure):
     """struct ushort4 (vector_types.h): 8 bytes, aligned to 8."""
@@ -2248,8 +2303,6 @@ class ushort4(Structure):
     y: int
     z: int
     w: int
-
-    _align_ = 8  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class int1(Structure):
@@ -2270,16 +2323,12 @@ class int2(Structure):
     x: int
     y: int
 
-    _align_ = 8  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 class uint2(Structure):
     """struct uint2 (vector_types.h): 8 bytes, aligned to 8."""
 
     x: int
     y: int
-
-    _align_ = 8  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class int3(Structure):
@@ -2306,8 +2355,6 @@ class int4(Structure):
     z: int
     w: int
 
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 class uint4(Structure):
     """struct uint4 (vector_types.h): 16 bytes, aligned to 16."""
@@ -2316,8 +2363,6 @@ class uint4(Structure):
     y: int
     z: int
     w: int
-
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class long1(Structure):
@@ -2338,16 +2383,12 @@ class long2(Structure):
     x: int
     y: int
 
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 class ulong2(Structure):
     """struct ulong2 (vector_types.h): 16 bytes, aligned to 16."""
 
     x: int
     y: int
-
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class long3(Structure):
@@ -2374,8 +2415,6 @@ class long4(Structure):
     z: int
     w: int
 
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 class ulong4(Structure):
     """struct ulong4 (vector_types.h): 32 bytes, aligned to 16."""
@@ -2384,8 +2423,6 @@ class ulong4(Structure):
     y: int
     z: int
     w: int
-
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class float1(Structure):
@@ -2399,8 +2436,6 @@ class float2(Structure):
 
     x: float
     y: float
-
-    _align_ = 8  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class float3(Structure):
@@ -2418,8 +2453,6 @@ class float4(Structure):
     y: float
     z: float
     w: float
-
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class longlong1(Structure):
@@ -2440,16 +2473,12 @@ class longlong2(Structure):
     x: int
     y: int
 
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 class ulonglong2(Structure):
     """struct ulonglong2 (vector_types.h): 16 bytes, aligned to 16."""
 
     x: int
     y: int
-
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class longlong3(Structure):
@@ -2476,8 +2505,6 @@ class longlong4(Structure):
     z: int
     w: int
 
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 class ulonglong4(Structure):
     """struct ulonglong4 (vector_types.h): 32 bytes, aligned to 16."""
@@ -2486,8 +2513,6 @@ class ulonglong4(Structure):
     y: int
     z: int
     w: int
-
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class double1(Structure):
@@ -2501,8 +2526,6 @@ class double2(Structure):
 
     x: float
     y: float
-
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class double3(Structure):
@@ -2520,8 +2543,6 @@ class double4(Structure):
     y: float
     z: float
     w: float
-
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class dim3(Structure):
@@ -3731,7 +3752,11 @@ cudaKernelNodeAttrID = cudaLaunchAttributeID
 cudaKernelNodeAttrValue = cudaLaunchAttributeValue
 
 # ---------------------------------------------------------------------------- layouts
-# Fields in C order; _padN members stand where C's alignment differs from ctypes'.
+# Fields in C order. Every class gets C's alignment, so ctypes places members as C does:
+# a trailing zero-length `_alignN` member aligns a record beyond its members (float4's
+# __align__(16)) without adding a byte; records aligned beyond any ctypes scalar (32)
+# go through require_alignment(); `_padN` stands only for padding C's alignment rules
+# alone would not make (an over-aligned member declaration).
 
 char1._fields_ = [
     ("x", c_byte),
@@ -3742,10 +3767,12 @@ uchar1._fields_ = [
 char2._fields_ = [
     ("x", c_byte),
     ("y", c_byte),
+    ("_align2", c_short * 0),
 ]
 uchar2._fields_ = [
     ("x", c_ubyte),
     ("y", c_ubyte),
+    ("_align2", c_short * 0),
 ]
 char3._fields_ = [
     ("x", c_byte),
@@ -3762,12 +3789,14 @@ char4._fields_ = [
     ("y", c_byte),
     ("z", c_byte),
     ("w", c_byte),
+    ("_align4", c_int * 0),
 ]
 uchar4._fields_ = [
     ("x", c_ubyte),
     ("y", c_ubyte),
     ("z", c_ubyte),
     ("w", c_ubyte),
+    ("_align4", c_int * 0),
 ]
 short1._fields_ = [
     ("x", c_short),
@@ -3778,10 +3807,12 @@ ushort1._fields_ = [
 short2._fields_ = [
     ("x", c_short),
     ("y", c_short),
+    ("_align4", c_int * 0),
 ]
 ushort2._fields_ = [
     ("x", c_ushort),
     ("y", c_ushort),
+    ("_align4", c_int * 0),
 ]
 short3._fields_ = [
     ("x", c_short),
@@ -3798,12 +3829,14 @@ short4._fields_ = [
     ("y", c_short),
     ("z", c_short),
     ("w", c_short),
+    ("_align8", c_long * 0),
 ]
 ushort4._fields_ = [
     ("x", c_ushort),
     ("y", c_ushort),
     ("z", c_ushort),
     ("w", c_ushort),
+    ("_align8", c_long * 0),
 ]
 int1._fields_ = [
     ("x", c_int),
@@ -3814,10 +3847,12 @@ uint1._fields_ = [
 int2._fields_ = [
     ("x", c_int),
     ("y", c_int),
+    ("_align8", c_long * 0),
 ]
 uint2._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
+    ("_align8", c_long * 0),
 ]
 int3._fields_ = [
     ("x", c_int),
@@ -3834,12 +3869,14 @@ int4._fields_ = [
     ("y", c_int),
     ("z", c_int),
     ("w", c_int),
+    ("_align16", c_longdouble * 0),
 ]
 uint4._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
     ("z", c_uint),
     ("w", c_uint),
+    ("_align16", c_longdouble * 0),
 ]
 long1._fields_ = [
     ("x", c_long),
@@ -3850,10 +3887,12 @@ ulong1._fields_ = [
 long2._fields_ = [
     ("x", c_long),
     ("y", c_long),
+    ("_align16", c_longdouble * 0),
 ]
 ulong2._fields_ = [
     ("x", c_ulong),
     ("y", c_ulong),
+    ("_align16", c_longdouble * 0),
 ]
 long3._fields_ = [
     ("x", c_long),
@@ -3870,12 +3909,14 @@ long4._fields_ = [
     ("y", c_long),
     ("z", c_long),
     ("w", c_long),
+    ("_align16", c_longdouble * 0),
 ]
 ulong4._fields_ = [
     ("x", c_ulong),
     ("y", c_ulong),
     ("z", c_ulong),
     ("w", c_ulong),
+    ("_align16", c_longdouble * 0),
 ]
 float1._fields_ = [
     ("x", c_float),
@@ -3883,6 +3924,7 @@ float1._fields_ = [
 float2._fields_ = [
     ("x", c_float),
     ("y", c_float),
+    ("_align8", c_long * 0),
 ]
 float3._fields_ = [
     ("x", c_float),
@@ -3894,6 +3936,7 @@ float4._fields_ = [
     ("y", c_float),
     ("z", c_float),
     ("w", c_float),
+    ("_align16", c_longdouble * 0),
 ]
 longlong1._fields_ = [
     ("x", c_longlong),
@@ -3904,10 +3947,12 @@ ulonglong1._fields_ = [
 longlong2._fields_ = [
     ("x", c_longlong),
     ("y", c_longlong),
+    ("_align16", c_longdouble * 0),
 ]
 ulonglong2._fields_ = [
     ("x", c_ulonglong),
     ("y", c_ulonglong),
+    ("_align16", c_longdouble * 0),
 ]
 longlong3._fields_ = [
     ("x", c_longlong),
@@ -3924,12 +3969,14 @@ longlong4._fields_ = [
     ("y", c_longlong),
     ("z", c_longlong),
     ("w", c_longlong),
+    ("_align16", c_longdouble * 0),
 ]
 ulonglong4._fields_ = [
     ("x", c_ulonglong),
     ("y", c_ulonglong),
     ("z", c_ulonglong),
     ("w", c_ulonglong),
+    ("_align16", c_longdouble * 0),
 ]
 double1._fields_ = [
     ("x", c_double),
@@ -3937,6 +3984,7 @@ double1._fields_ = [
 double2._fields_ = [
     ("x", c_double),
     ("y", c_double),
+    ("_align16", c_longdouble * 0),
 ]
 double3._fields_ = [
     ("x", c_double),
@@ -3948,6 +3996,7 @@ double4._fields_ = [
     ("y", c_double),
     ("z", c_double),
     ("w", c_double),
+    ("_align16", c_longdouble * 0),
 ]
 dim3._fields_ = [
     ("x", c_uint),
@@ -6109,7 +6158,82 @@ _FUNCTIONS = {
     ),
 }
 
-SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
+# The symbol C calls for each public name: SYMBOLS_LEGACY as C code is usually built,
+# SYMBOLS_PER_THREAD under -DCUDA_API_PER_THREAD_DEFAULT_STREAM (nvcc --default-stream
+# per-thread), where the names listed here call their _ptds / _ptsz symbols.
+SYMBOLS_LEGACY: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
+SYMBOLS_PER_THREAD: dict[str, str] = SYMBOLS_LEGACY | {
+    "cudaEventRecord": "cudaEventRecord_ptsz",
+    "cudaEventRecordWithFlags": "cudaEventRecordWithFlags_ptsz",
+    "cudaFreeAsync": "cudaFreeAsync_ptsz",
+    "cudaGetDriverEntryPoint": "cudaGetDriverEntryPoint_ptsz",
+    "cudaGetDriverEntryPointByVersion": "cudaGetDriverEntryPointByVersion_ptsz",
+    "cudaGraphInstantiateWithParams": "cudaGraphInstantiateWithParams_ptsz",
+    "cudaGraphLaunch": "cudaGraphLaunch_ptsz",
+    "cudaGraphUpload": "cudaGraphUpload_ptsz",
+    "cudaLaunchCooperativeKernel": "cudaLaunchCooperativeKernel_ptsz",
+    "cudaLaunchHostFunc": "cudaLaunchHostFunc_ptsz",
+    "cudaLaunchKernel": "cudaLaunchKernel_ptsz",
+    "cudaLaunchKernelExC": "cudaLaunchKernelExC_ptsz",
+    "cudaMallocAsync": "cudaMallocAsync_ptsz",
+    "cudaMallocFromPoolAsync": "cudaMallocFromPoolAsync_ptsz",
+    "cudaMemPrefetchAsync": "cudaMemPrefetchAsync_ptsz",
+    "cudaMemPrefetchAsync_v2": "cudaMemPrefetchAsync_v2_ptsz",
+    "cudaMemcpy": "cudaMemcpy_ptds",
+    "cudaMemcpy2D": "cudaMemcpy2D_ptds",
+    "cudaMemcpy2DArrayToArray": "cudaMemcpy2DArrayToArray_ptds",
+    "cudaMemcpy2DAsync": "cudaMemcpy2DAsync_ptsz",
+    "cudaMemcpy2DFromArray": "cudaMemcpy2DFromArray_ptds",
+    "cudaMemcpy2DFromArrayAsync": "cudaMemcpy2DFromArrayAsync_ptsz",
+    "cudaMemcpy2DToArray": "cudaMemcpy2DToArray_ptds",
+    "cudaMemcpy2DToArrayAsync": "cudaMemcpy2DToArrayAsync_ptsz",
+    "cudaMemcpy3D": "cudaMemcpy3D_ptds",
+    "cudaMemcpy3DAsync": "cudaMemcpy3DAsync_ptsz",
+    "cudaMemcpy3DBatchAsync": "cudaMemcpy3DBatchAsync_ptsz",
+    "cudaMemcpy3DPeer": "cudaMemcpy3DPeer_ptds",
+    "cudaMemcpy3DPeerAsync": "cudaMemcpy3DPeerAsync_ptsz",
+    "cudaMemcpyArrayToArray": "cudaMemcpyArrayToArray_ptds",
+    "cudaMemcpyAsync": "cudaMemcpyAsync_ptsz",
+    "cudaMemcpyBatchAsync": "cudaMemcpyBatchAsync_ptsz",
+    "cudaMemcpyFromArray": "cudaMemcpyFromArray_ptds",
+    "cudaMemcpyFromArrayAsync": "cudaMemcpyFromArrayAsync_ptsz",
+    "cudaMemcpyFromSymbol": "cudaMemcpyFromSymbol_ptds",
+    "cudaMemcpyFromSymbolAsync": "cudaMemcpyFromSymbolAsync_ptsz",
+    "cudaMemcpyToArray": "cudaMemcpyToArray_ptds",
+    "cudaMemcpyToArrayAsync": "cudaMemcpyToArrayAsync_ptsz",
+    "cudaMemcpyToSymbol": "cudaMemcpyToSymbol_ptds",
+    "cudaMemcpyToSymbolAsync": "cudaMemcpyToSymbolAsync_ptsz",
+    "cudaMemset": "cudaMemset_ptds",
+    "cudaMemset2D": "cudaMemset2D_ptds",
+    "cudaMemset2DAsync": "cudaMemset2DAsync_ptsz",
+    "cudaMemset3D": "cudaMemset3D_ptds",
+    "cudaMemset3DAsync": "cudaMemset3DAsync_ptsz",
+    "cudaMemsetAsync": "cudaMemsetAsync_ptsz",
+    "cudaSignalExternalSemaphoresAsync": "cudaSignalExternalSemaphoresAsync_v2_ptsz",
+    "cudaStreamAddCallback": "cudaStreamAddCallback_ptsz",
+    "cudaStreamAttachMemAsync": "cudaStreamAttachMemAsync_ptsz",
+    "cudaStreamBeginCapture": "cudaStreamBeginCapture_ptsz",
+    "cudaStreamBeginCaptureToGraph": "cudaStreamBeginCaptureToGraph_ptsz",
+    "cudaStreamCopyAttributes": "cudaStreamCopyAttributes_ptsz",
+    "cudaStreamEndCapture": "cudaStreamEndCapture_ptsz",
+    "cudaStreamGetAttribute": "cudaStreamGetAttribute_ptsz",
+    "cudaStreamGetCaptureInfo": "cudaStreamGetCaptureInfo_v2_ptsz",
+    "cudaStreamGetCaptureInfo_v3": "cudaStreamGetCaptureInfo_v3_ptsz",
+    "cudaStreamGetDevice": "cudaStreamGetDevice_ptsz",
+    "cudaStreamGetFlags": "cudaStreamGetFlags_ptsz",
+    "cudaStreamGetId": "cudaStreamGetId_ptsz",
+    "cudaStreamGetPriority": "cudaStreamGetPriority_ptsz",
+    "cudaStreamIsCapturing": "cudaStreamIsCapturing_ptsz",
+    "cudaStreamQuery": "cudaStreamQuery_ptsz",
+    "cudaStreamSetAttribute": "cudaStreamSetAttribute_ptsz",
+    "cudaStreamSynchronize": "cudaStreamSynchronize_ptsz",
+    "cudaStreamUpdateCaptureDependencies": "cudaStreamUpdateCaptureDependencies_ptsz",
+    "cudaStreamUpdateCaptureDependencies_v2": "cudaStreamUpdateCaptureDependencies_v2_ptsz",
+    "cudaStreamWaitEvent": "cudaStreamWaitEvent_ptsz",
+    "cudaWaitExternalSemaphoresAsync": "cudaWaitExternalSemaphoresAsync_v2_ptsz",
+}
+# The map in force, which functions are bound through: see cudart.per_thread_default_stream().
+SYMBOLS: dict[str, str] = SYMBOLS_PER_THREAD if per_thread_default_stream() else SYMBOLS_LEGACY
 
 # Deprecated function -> what its header says to use instead.
 _REPLACEMENTS = {

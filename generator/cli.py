@@ -12,8 +12,18 @@ import sys
 import time
 from pathlib import Path
 
-from .fetch import FetchError, resolve_newest
-from .generate import GENERATED, compare_tree, render_all, render_version, write_tree
+from .fetch import FetchError, new_minors, resolve_newest
+from .generate import (
+    GENERATED,
+    SNAPSHOTS,
+    compare_tree,
+    package_files,
+    render_all,
+    render_version,
+    tree_files,
+    write_snapshot,
+    write_tree,
+)
 from .manifest import DEFAULT_MANIFEST_PATH, Manifest, ManifestError
 from .parse import ParseError
 from .ctypes_map import RenderError
@@ -28,25 +38,29 @@ def cmd_generate(args) -> int:
     started = time.perf_counter()
     if args.all or not args.version:
         keys = manifest.keys()
-        write_tree(render_all(manifest, keys, _progress), args.output, replace_all=True)
+        rendered = render_all(manifest, keys, _progress, args.jobs)
+        write_tree(tree_files(rendered, manifest), args.output, replace_all=True)
     else:
         keys = [args.version]
-        write_tree(render_version(manifest, args.version, _progress), args.output)
+        rendered = {args.version: render_version(manifest, args.version, _progress)}
+        write_tree(rendered[args.version].files | package_files(manifest), args.output)
     _progress(f"generated {len(keys)} version(s) into {args.output} in {time.perf_counter() - started:.1f} s")
     return 0
 
 
 def cmd_check(args) -> int:
     manifest = Manifest.load(args.manifest)
-    files = render_all(manifest, manifest.keys(), _progress)
-    problems = compare_tree(files, args.output)
+    started = time.perf_counter()
+    rendered = render_all(manifest, manifest.keys(), _progress, args.jobs)
+    problems = compare_tree(tree_files(rendered, manifest), args.output)
+    elapsed = time.perf_counter() - started
     if problems:
         print(f"{args.output} does not match the generator ({len(problems)} file(s)):")
         for line in problems:
             print(f"  {line}")
         print("run `cudart-bindgen generate --all` and commit the result")
         return 1
-    print(f"{args.output} matches the generator for CUDA {', '.join(manifest.keys())}")
+    print(f"{args.output} matches the generator for CUDA {', '.join(manifest.keys())} ({elapsed:.1f} s)")
     return 0
 
 
@@ -72,19 +86,62 @@ def cmd_outputs(args) -> int:
 
 def cmd_add(args) -> int:
     manifest = Manifest.load(args.manifest)
-    pin = resolve_newest(manifest, args.version, _progress)
+    if args.new:
+        if args.versions:
+            raise ValueError("give versions or --new, not both")
+        keys = new_minors(manifest, _progress)
+        if not keys:
+            _progress(f"the manifest has every released minor of CUDA {', '.join(manifest.families)}.x")
+            return 0
+        _progress(f"new on the registry: CUDA {', '.join(keys)}")
+    elif args.versions:
+        keys = args.versions
+    else:
+        raise ValueError("give one or more versions (e.g. `add 12.6`) or --new")
+    for key in keys:
+        manifest = _add_one(manifest, key, args)
+    return 0
+
+
+def _add_one(manifest: Manifest, key: str, args) -> Manifest:
+    """Pin, generate and write one version, and everything that depends on the set.
+
+    Nothing is written until the version has been generated in memory: a version whose
+    headers do not parse leaves the manifest, generated/ and the snapshots as they were.
+    """
+    pin = resolve_newest(manifest, key, _progress)
     candidate = manifest.with_version(pin)
-    # Generate before touching the manifest: a version whose headers do not parse
-    # must leave both the manifest and generated/ as they were.
-    files = render_version(candidate, pin.key, _progress)
+    rendered = render_version(candidate, pin.key, _progress)
+    files = rendered.files | package_files(candidate)
     write_tree(files, args.output)
+    snapshot, old = write_snapshot(rendered, args.snapshots)
     candidate.save(args.manifest)
     _progress(
         f"pinned {pin.runtime.package}=={pin.runtime.version} and "
         f"{pin.crt.package}=={pin.crt.version}; wrote "
         + ", ".join(str(args.output / name) for name in sorted(files))
     )
-    return 0
+    _show_snapshot(snapshot, rendered.snapshot, old)
+    return candidate
+
+
+def _show_snapshot(path: Path, text: str, old: str | None) -> None:
+    """Print the output-shape snapshot for review: all of a new one, the changed lines
+    of a replaced one."""
+    lines = text.splitlines()
+    decided = sum(1 for line in lines if "*" in line)
+    _progress(f"review {path}: {len(lines)} functions, {decided} with parameters from the exceptions table")
+    if old is None:
+        shown = lines
+    else:
+        before = set(old.splitlines())
+        after = set(lines)
+        shown = [f"- {line}" for line in old.splitlines() if line not in after]
+        shown += [f"+ {line}" for line in lines if line not in before]
+        if not shown:
+            _progress("  (unchanged)")
+    for line in shown:
+        _progress(f"  {line}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,7 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("version", nargs="?", help="a CUDA version of the manifest, e.g. 12.5")
     gen.add_argument("--all", action="store_true", help="every version of the manifest")
     gen.set_defaults(func=cmd_generate)
+    gen.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per CPU)")
     check = sub.add_parser("check", help="regenerate in memory and compare with generated/")
+    check.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per CPU)")
     check.set_defaults(func=cmd_check)
     outputs = sub.add_parser(
         "outputs", help="show each function's checked inputs and outputs (* = exceptions table)"
@@ -104,8 +163,18 @@ def build_parser() -> argparse.ArgumentParser:
     outputs.add_argument("version", nargs="?", help="a CUDA version of the manifest (default: all)")
     outputs.add_argument("--table", action="store_true", help="only what the exceptions table decided")
     outputs.set_defaults(func=cmd_outputs)
-    add = sub.add_parser("add", help="pin the newest patch release of a CUDA minor and generate it")
-    add.add_argument("version", help="a CUDA major.minor, e.g. 12.6")
+    add = sub.add_parser(
+        "add",
+        help="pin the newest patch release of CUDA minors and generate them, with their "
+        "snapshots and the version-set files",
+    )
+    add.add_argument("versions", nargs="*", metavar="version", help="a CUDA major.minor, e.g. 12.6")
+    add.add_argument(
+        "--new", action="store_true", help="every minor on the registry that the manifest lacks"
+    )
+    add.add_argument(
+        "--snapshots", type=Path, default=SNAPSHOTS, help="where the output-shape snapshots live"
+    )
     add.set_defaults(func=cmd_add)
     return parser
 

@@ -47,6 +47,14 @@ BUILTINS = {
 }
 POINTER_SIZE = 8
 
+# Alignment -> a ctypes scalar of exactly that alignment (c_short, c_int, c_long,
+# c_longdouble). A trailing zero-length array of it (`("_align16", c_longdouble * 0)`)
+# raises a Structure's or Union's alignment to C's on every Python without adding a
+# byte. No scalar is aligned beyond 16: those records get `_align_` (3.13+) plus
+# cudart._layout.require_alignment (before 3.13) instead. Reversed, so that the first
+# builtin of each alignment wins.
+ALIGNERS: dict[int, str] = {align: ctype for ctype, _, align in reversed(BUILTINS.values())}
+
 # System typedefs ctypes names itself; others resolve to their canonical type.
 SYSTEM_TYPEDEFS = {
     "size_t": "c_size_t",
@@ -79,7 +87,7 @@ class TypeMapper:
         self.records = model.by_name("records")
         self.enums = model.by_name("enums")
         self.typedefs = model.by_name("typedefs")
-        self._natural: dict[str, tuple[int, int]] = {}
+        self._layouts: dict[str, tuple[list[Slot], int | None]] = {}
 
     # ------------------------------------------------------------ classification
 
@@ -201,39 +209,36 @@ class TypeMapper:
             return size * (t.length or 0), align
         raise RenderError(f"no layout for {t!r}")
 
-    def natural_align(self, t: CType) -> int:
-        """The alignment ctypes (before 3.13's _align_) will give a type."""
-        t = self.resolve(t)
-        if isinstance(t, RecordRef):
-            return self.natural_layout(self.records[t.name])[1]
-        if isinstance(t, Array):
-            return self.natural_align(t.element)
-        return self.size_align(t)[1]
-
-    def natural_layout(self, rec: Record) -> tuple[int, int]:
-        """(size, alignment) ctypes computes for the generated class, padding included."""
-        if rec.name not in self._natural:
-            self.slots(rec)
-        return self._natural[rec.name]
-
     def slots(self, rec: Record) -> list[Slot]:
-        """The _fields_ of a record, with explicit padding wherever ctypes' natural
-        placement would differ from C's.
+        """The _fields_ of a record: C's members, explicit padding only where C pads
+        more than ctypes would, and an alignment member where C aligns the record more
+        than its members (CUDA's `__align__(16)` float4).
 
-        C aligns float4 and friends to 16 through __align__, and ctypes before 3.13
-        cannot express that; explicit padding makes offsets and sizes exact on every
-        Python, and _align_ (3.13+) makes the alignment exact where it is supported.
+        Every generated record class has C's alignment (the trailing `_alignN` member,
+        or `raised_alignment` beyond 16), so ctypes places a member holding one exactly
+        where C does; `_padN` is left for padding that C's alignment rules alone would not
+        produce (a member declared `__attribute__((aligned(n)))`).
         """
+        return self._layout(rec)[0]
+
+    def raised_alignment(self, rec: Record) -> int | None:
+        """C's alignment of a record that no member can give it (no ctypes scalar is
+        aligned to 32): the class sets `_align_` for Python 3.13+ and calls
+        cudart._layout.require_alignment for earlier ones. None for every other record."""
+        return None if rec.opaque else self._layout(rec)[1]
+
+    def _layout(self, rec: Record) -> tuple[list[Slot], int | None]:
+        if rec.name in self._layouts:
+            return self._layouts[rec.name]
         slots: list[Slot] = []
         pad_index = 0
         offset = 0
-        align = 1
+        members_align = 1
         for f in rec.fields:
             if f.bit_width is not None:
                 raise RenderError(f"{rec.name}.{f.name}: bit-fields are not supported yet")
-            size, _ = self.size_align(f.type)
-            falign = self.natural_align(f.type)
-            align = max(align, falign)
+            size, falign = self.size_align(f.type)
+            members_align = max(members_align, falign)
             if rec.kind == "union":
                 if f.offset != 0:
                     raise RenderError(f"{rec.name}.{f.name}: union member at offset {f.offset}")
@@ -250,7 +255,16 @@ class TypeMapper:
                 )
             slots.append(Slot(f.name, self.field_type(f.type)))
             offset = f.offset + size
-        natural_size = _round_up(offset, align)
+        if rec.align < members_align:
+            raise RenderError(
+                f"{rec.name}: C aligns it to {rec.align}, below its members' {members_align} (packed records are not supported)"
+            )
+        aligner = ALIGNERS.get(rec.align) if rec.align > members_align else None
+        raised = rec.align if rec.align > members_align and aligner is None else None
+        # The alignment ctypes gives the class from its _fields_ alone; require_alignment
+        # raises it later without touching the size, which must already be C's.
+        ctypes_align = members_align if raised else rec.align
+        natural_size = _round_up(offset, ctypes_align)
         if natural_size < rec.size:
             if rec.kind == "union":
                 slots.append(Slot(f"_pad{pad_index}", f"c_ubyte * {rec.size}"))
@@ -258,8 +272,14 @@ class TypeMapper:
                 slots.append(Slot(f"_pad{pad_index}", f"c_ubyte * {rec.size - offset}"))
         elif natural_size > rec.size:
             raise RenderError(f"{rec.name}: ctypes would make it {natural_size} bytes, C {rec.size}")
-        self._natural[rec.name] = (rec.size, align)
-        return slots
+        if aligner is not None:
+            # Last, so positional construction (float4(1.0, 2.0, 3.0, 4.0)) fills C's members.
+            name = f"_align{rec.align}"
+            if any(s.name == name for s in slots):
+                raise RenderError(f"{rec.name}: a member is already named {name}")
+            slots.append(Slot(name, f"{aligner} * 0"))
+        self._layouts[rec.name] = (slots, raised)
+        return self._layouts[rec.name]
 
     def by_value_dependencies(self, rec: Record) -> list[str]:
         """Records that must have their _fields_ before this one can."""

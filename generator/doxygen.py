@@ -12,7 +12,8 @@ import re
 from .model import FunctionDoc, ParamDoc
 
 _INLINE = ("p", "e", "b", "c", "a", "em", "ref", "n")
-_PARAM = re.compile(r"\\param(?:\[[a-z, ]+\])?\s+(\w+)\s*(?:-\s*)?(.*)")
+# `\param *toolsNodeId` (13.x) names the parameter with C's star: the name is the word.
+_PARAM = re.compile(r"\\param(?:\[[a-z, ]+\])?\s+\*?(\w+)\s*(?:-\s*)?(.*)")
 _COMMAND = re.compile(r"\\(\w+)\s*(.*)")
 
 

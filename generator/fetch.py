@@ -24,7 +24,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable
+from typing import Callable, NoReturn
 
 from .manifest import Manifest, VersionPin, WheelPin, parse_version_key
 
@@ -35,6 +35,8 @@ __all__ = [
     "NetworkError",
     "cache_root",
     "fetch_version",
+    "new_minors",
+    "released_versions",
     "resolve_newest",
 ]
 
@@ -149,6 +151,17 @@ def _pip_download(requirement: str, dest: Path, progress: Progress) -> Path:
     NetworkError for every other pip failure.
     """
     progress(f"downloading {requirement}")
+    proc, log_text = _run_pip_download(requirement, dest)
+    if proc.returncode != 0:
+        _raise_pip_failure(requirement, proc, log_text)
+    wheels = sorted(dest.glob("*.whl"))
+    if len(wheels) != 1:
+        names = ", ".join(p.name for p in wheels) or "nothing"
+        raise FetchError(f"pip download of {requirement} produced {names}, expected one wheel")
+    return wheels[0]
+
+
+def _run_pip_download(requirement: str, dest: Path) -> tuple[subprocess.CompletedProcess, str]:
     # pip reports unreachable indexes only at debug level; its --log file is
     # always at debug level, so it tells a network failure from "no such
     # release" without making the console output verbose.
@@ -175,24 +188,20 @@ def _pip_download(requirement: str, dest: Path, progress: Progress) -> Path:
         log_text = log_path.read_text(errors="replace") if log_path.exists() else ""
     finally:
         log_path.unlink(missing_ok=True)
+    return proc, log_text
 
-    if proc.returncode != 0:
-        stderr = proc.stderr or ""
-        fetch_fail = _fetch_failure(log_text)
-        no_match = "No matching distribution found" in stderr or "Could not find a version" in stderr
-        m = _VERSIONS_RE.search(stderr)
-        index_answered = m is not None and m.group(1).strip() not in ("", "none")
-        if no_match and (index_answered or fetch_fail is None):
-            raise _NoMatchingRelease(requirement)
-        lines = _meaningful_lines(stderr)
-        reason = fetch_fail or (lines[-1] if lines else f"pip exited with status {proc.returncode}")
-        raise NetworkError(_one_line(f"pip could not download {requirement}: {reason}"))
 
-    wheels = sorted(dest.glob("*.whl"))
-    if len(wheels) != 1:
-        names = ", ".join(p.name for p in wheels) or "nothing"
-        raise FetchError(f"pip download of {requirement} produced {names}, expected one wheel")
-    return wheels[0]
+def _raise_pip_failure(requirement: str, proc: subprocess.CompletedProcess, log_text: str) -> NoReturn:
+    stderr = proc.stderr or ""
+    fetch_fail = _fetch_failure(log_text)
+    no_match = "No matching distribution found" in stderr or "Could not find a version" in stderr
+    m = _VERSIONS_RE.search(stderr)
+    index_answered = m is not None and m.group(1).strip() not in ("", "none")
+    if no_match and (index_answered or fetch_fail is None):
+        raise _NoMatchingRelease(requirement)
+    lines = _meaningful_lines(stderr)
+    reason = fetch_fail or (lines[-1] if lines else f"pip exited with status {proc.returncode}")
+    raise NetworkError(_one_line(f"pip could not download {requirement}: {reason}"))
 
 
 # ------------------------------------------------------------------ wheel cache
@@ -351,6 +360,36 @@ def _resolve_one(package: str, key: str, root: Path, progress: Progress) -> Whee
         # Keep it: the fetch that normally follows `add` can use it as is.
         os.replace(wheel, wheels_dir / wheel.name)
     return WheelPin(package=package, version=version, wheel=wheel.name, sha256=sha)
+
+
+def released_versions(package: str, progress: Progress = print_to_stderr) -> list[str]:
+    """Every release of `package` with a wheel for the pinned platforms, as the index
+    lists them (pip names them when asked for a version that cannot exist)."""
+    progress(f"listing the releases of {package}")
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root, prefix=".list-") as tmp:
+        requirement = f"{package}==0.0.0a0.dev0"
+        proc, log_text = _run_pip_download(requirement, Path(tmp) / "d")
+    m = _VERSIONS_RE.search(proc.stderr or "")
+    if proc.returncode == 0 or m is None:
+        try:
+            _raise_pip_failure(requirement, proc, log_text)
+        except _NoMatchingRelease:
+            raise FetchError(f"the index lists no release of {package}") from None
+    return [v.strip() for v in m.group(1).split(",") if v.strip() and v.strip() != "none"]
+
+
+def new_minors(manifest: Manifest, progress: Progress = print_to_stderr) -> list[str]:
+    """CUDA minors ("13.6") released for a family of the manifest but not pinned in it,
+    oldest first. Pre-releases and versions that are not MAJOR.MINOR.PATCH are skipped."""
+    found: set[str] = set()
+    for name, family in manifest.families.items():
+        for version in released_versions(family.runtime_package, progress):
+            m = re.fullmatch(r"(\d+)\.(\d+)\.\d+(?:\.post\d+)?", version)
+            if m and m.group(1) == name:
+                found.add(f"{m.group(1)}.{m.group(2)}")
+    return sorted(found - set(manifest.versions), key=parse_version_key)
 
 
 def resolve_newest(manifest: Manifest, key: str, progress: Progress = print_to_stderr) -> VersionPin:

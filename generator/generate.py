@@ -1,21 +1,49 @@
-"""fetch -> parse -> render for one CUDA version, and writing whole trees safely."""
+"""fetch -> parse -> render for each CUDA version, and writing whole trees safely.
+
+Versions are independent, so render_all makes them in parallel worker processes and
+puts the results together in manifest order: the bytes never depend on the number of
+workers or on which finished first.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
 from .manifest import Manifest
 from .model import ApiModel
 from .parse import ParseInput, parse, system_include_dirs
-from .render import RenderContext, checked_module_name, module_name, render_checked, render_module
-from .resolve import resolve, table_uses
+from .render import (
+    RenderContext,
+    checked_module_name,
+    module_name,
+    render_checked,
+    render_module,
+    render_template,
+)
+from .resolve import describe, resolve, table_uses
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATED = REPO / "generated"
+SNAPSHOTS = REPO / "tests" / "snapshots"
+# The type checkers' view of `cudart`: the newest version's modules (cudart/__init__.pyi
+# star-imports it), rewritten whenever the version set changes.
+LATEST_STUB = "_latest.pyi"
+JOBS_ENV = "CUDART_BINDGEN_JOBS"
+
+
+@dataclass(frozen=True)
+class RenderedVersion:
+    key: str
+    files: dict[str, str]  # file name in generated/ -> source
+    snapshot: str  # one reviewable line per function (tests/snapshots/outputs_<key>.txt)
+    log: tuple[str, ...] = ()  # progress lines of a worker, replayed by the parent
 
 
 def parse_version(headers: HeaderSet) -> ApiModel:
@@ -28,9 +56,9 @@ def parse_version(headers: HeaderSet) -> ApiModel:
     )
 
 
-def render_version(manifest: Manifest, key: str, progress: Progress = print_to_stderr) -> dict[str, str]:
-    """File name -> module source for one version of the manifest: the raw module
-    (sys_<ver>.py) and the checked one (checked_<ver>.py)."""
+def render_version(manifest: Manifest, key: str, progress: Progress = print_to_stderr) -> RenderedVersion:
+    """The raw module (sys_<ver>.py), the checked one (checked_<ver>.py) and the
+    output-shape snapshot of one version of the manifest."""
     pin = manifest.get(key)
     headers = fetch_version(manifest, key, progress)
     progress(f"[{key}] parsing {headers.runtime_header.name}")
@@ -54,17 +82,87 @@ def render_version(manifest: Manifest, key: str, progress: Progress = print_to_s
     # What the exceptions table decided rather than the header's docs, every time.
     for line in table_uses(plans):
         progress(f"[{key}] from the exceptions table: {line}")
+    return RenderedVersion(
+        key=key,
+        files={
+            module_name(pin.number) + ".py": render_module(model, context),
+            checked_module_name(pin.number) + ".py": render_checked(model, context, plans),
+        },
+        snapshot="".join(describe(plan) + "\n" for plan in plans),
+    )
+
+
+def _render_in_worker(manifest: Manifest, key: str) -> RenderedVersion:
+    log: list[str] = []
+    rendered = render_version(manifest, key, log.append)
+    return RenderedVersion(rendered.key, rendered.files, rendered.snapshot, tuple(log))
+
+
+def default_jobs() -> int:
+    explicit = os.environ.get(JOBS_ENV)
+    if explicit:
+        try:
+            jobs = int(explicit)
+        except ValueError:
+            raise ValueError(f"${JOBS_ENV}={explicit!r} is not a number of workers") from None
+        if jobs < 1:
+            raise ValueError(f"${JOBS_ENV} must be at least 1, not {jobs}")
+        return jobs
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def render_all(
+    manifest: Manifest, keys: list[str], progress: Progress = print_to_stderr, jobs: int | None = None
+) -> dict[str, RenderedVersion]:
+    """Every version of `keys`, in that order, rendered by up to `jobs` processes."""
+    jobs = min(jobs or default_jobs(), len(keys)) or 1
+    if jobs == 1:
+        out = {}
+        for n, key in enumerate(keys, 1):
+            progress(f"[{n}/{len(keys)}] CUDA {key}")
+            out[key] = render_version(manifest, key, progress)
+        return out
+    # Headers are fetched here first, once: workers then only read the cache, and a
+    # download or checksum failure is reported before any work starts.
+    for key in keys:
+        fetch_version(manifest, key, lambda _message: None)
+    progress(f"rendering {len(keys)} versions in {jobs} processes")
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = {key: pool.submit(_render_in_worker, manifest, key) for key in keys}
+        out = {}
+        for n, key in enumerate(keys, 1):
+            rendered = futures[key].result()
+            progress(f"[{n}/{len(keys)}] CUDA {key}")
+            for line in rendered.log:
+                progress(line)
+            out[key] = rendered
+    return out
+
+
+def package_files(manifest: Manifest) -> dict[str, str]:
+    """Files of generated/ that depend on the whole version set, not on one version."""
+    numbers = [manifest.get(key).number for key in manifest.keys()]
+    if not numbers:
+        return {}
+    newest = max(numbers)
     return {
-        module_name(pin.number) + ".py": render_module(model, context),
-        checked_module_name(pin.number) + ".py": render_checked(model, context, plans),
+        LATEST_STUB: render_template(
+            "latest_stub.pyi.j2",
+            raw=module_name(newest),
+            checked=checked_module_name(newest),
+            versions=sorted(numbers),
+        )
     }
 
 
-def render_all(manifest: Manifest, keys: list[str], progress: Progress = print_to_stderr) -> dict[str, str]:
-    files = {}
-    for n, key in enumerate(keys, 1):
-        progress(f"[{n}/{len(keys)}] CUDA {key}")
-        files.update(render_version(manifest, key, progress))
+def tree_files(rendered: dict[str, RenderedVersion], manifest: Manifest) -> dict[str, str]:
+    """The whole of generated/ for the manifest: every version's modules plus the
+    version-set files."""
+    files: dict[str, str] = {}
+    for version in rendered.values():
+        files.update(version.files)
+    files.update(package_files(manifest))
     return files
 
 
@@ -94,20 +192,37 @@ def write_tree(files: dict[str, str], target: Path = GENERATED, replace_all: boo
         return
     target.mkdir(exist_ok=True)
     for name, text in files.items():
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=target)
-        try:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(text)
-            os.replace(tmp, target / name)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        _write_atomically(target / name, text)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_snapshot(rendered: RenderedVersion, folder: Path = SNAPSHOTS) -> tuple[Path, str | None]:
+    """Write a version's output-shape snapshot; returns its path and the text it
+    replaced (None for a new file), so the caller can show what changed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"outputs_{rendered.key}.txt"
+    old = path.read_text() if path.is_file() else None
+    if old != rendered.snapshot:
+        _write_atomically(path, rendered.snapshot)
+    return path, old
 
 
 def compare_tree(files: dict[str, str], target: Path = GENERATED) -> list[str]:
     """Names of files in `target` that differ from `files`: stale, missing or extra."""
     problems = []
-    existing = {p.name for p in target.glob("*.py")} if target.is_dir() else set()
+    existing = set()
+    if target.is_dir():
+        existing = {p.name for pattern in ("*.py", "*.pyi") for p in target.glob(pattern)}
     for name in sorted(files):
         path = target / name
         if not path.is_file():

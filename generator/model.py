@@ -142,7 +142,13 @@ class FunctionDoc:
     deprecated: str | None = None  # the \deprecated section's text ("" when bare)
 
     def param(self, name: str) -> str | None:
-        return next((p.text for p in self.params if p.name == name), None)
+        exact = next((p.text for p in self.params if p.name == name), None)
+        if exact is not None:
+            return exact
+        # The docs spell some names in another case than the prototype (graphId for
+        # graphID); C names differing only in case never share a parameter list here.
+        folded = [p.text for p in self.params if p.name.lower() == name.lower()]
+        return folded[0] if len(folded) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,10 @@ class ApiModel:
     functions: list[Function] = field(default_factory=list)
     macros: list[Macro] = field(default_factory=list)
     aliases: list[SymbolAlias] = field(default_factory=list)
+    # Under -DCUDA_API_PER_THREAD_DEFAULT_STREAM: each public name (function or alias)
+    # whose symbol then differs from the one above, sorted by name
+    # (cudaMemcpy -> cudaMemcpy_ptds, cudaStreamGetCaptureInfo -> ..._v2_ptsz).
+    per_thread_symbols: list[SymbolAlias] = field(default_factory=list)
 
     def by_name(self, kind: str) -> dict:
         """Name -> declaration for one of records, enums, typedefs, functions, macros."""

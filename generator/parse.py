@@ -127,6 +127,7 @@ def parse(inp: ParseInput) -> ApiModel:
     walker = _Walker(inp, _skipped_lines(tu))
     walker.walk(tu)
     macros, aliases = _evaluate_macros(index, inp, walker)
+    per_thread = _per_thread_symbols(index, inp, walker.functions, aliases)
     model = ApiModel(
         cuda_version=next((m.value for m in macros if m.name == "CUDART_VERSION"), 0),
         header_sha256=hashlib.sha256(inp.header.read_bytes()).hexdigest(),
@@ -136,6 +137,7 @@ def parse(inp: ParseInput) -> ApiModel:
         functions=walker.functions,
         macros=macros,
         aliases=aliases,
+        per_thread_symbols=per_thread,
     )
     return model
 
@@ -615,23 +617,26 @@ _PROBE_PREAMBLE = '#define __cudart_str(x) #x\n#define __cudart_xstr(x) __cudart
 _PROBE_FIRST_LINE = 1 + _PROBE_PREAMBLE.count("\n") + 1
 
 
-def _probe_tu(index, inp: ParseInput, body: str) -> tuple[ci.TranslationUnit, str]:
+def _probe_tu(
+    index, inp: ParseInput, body: str, defines: tuple[str, ...] = ()
+) -> tuple[ci.TranslationUnit, str]:
     probe_name = str(inp.header.parent / "__cudart_probe__.c")
     source = f'#include "{inp.header.name}"\n{_PROBE_PREAMBLE}{body}'
     return index.parse(
         probe_name,
-        args=clang_args(inp) + ["-ferror-limit=0"],
+        args=clang_args(inp) + ["-ferror-limit=0"] + [f"-D{d}" for d in defines],
         unsaved_files=[(probe_name, source)],
         options=ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES,
     ), probe_name
 
 
-def _probe_values(index, inp, lines: dict[str, str]) -> dict[str, object]:
-    """Evaluate one C declaration per name; names whose line does not compile are dropped."""
+def _probe_values(index, inp, lines: dict[str, str], defines: tuple[str, ...] = ()) -> dict[str, object]:
+    """Evaluate one C declaration per name, with the headers seen under `defines`;
+    names whose line does not compile are dropped."""
     names = list(lines)
     for _ in range(2):
         body = "".join(lines[n] + "\n" for n in names)
-        tu, probe_name = _probe_tu(index, inp, body)
+        tu, probe_name = _probe_tu(index, inp, body, defines)
         failing = {
             d.location.line - _PROBE_FIRST_LINE
             for d in tu.diagnostics
@@ -708,3 +713,39 @@ def _evaluate_macros(index, inp: ParseInput, walker: _Walker) -> tuple[list[Macr
             macros.append(Macro(name, as_integer[name][1], "pointer", headers[name]))
     return macros, aliases
 
+
+
+# The define that makes C code use the per-thread default stream (nvcc's
+# --default-stream per-thread sets it): cuda_runtime_api.h then maps 59 to 73 public
+# names, by version, to _ptds / _ptsz symbols through __CUDART_API_PTDS / __CUDART_API_PTSZ.
+PER_THREAD_DEFINE = "CUDA_API_PER_THREAD_DEFAULT_STREAM"
+
+
+def _per_thread_symbols(
+    index, inp: ParseInput, functions: list[Function], aliases: list[SymbolAlias]
+) -> list[SymbolAlias]:
+    """Public name -> symbol under PER_THREAD_DEFINE, where it differs from the legacy
+    symbol, sorted by name.
+
+    Read the way the legacy renames are: a second probe, with the define, stringifies
+    every public name, so the preprocessor (not a list of ours) says what C calls.
+    """
+    legacy = {f.name: f.name for f in functions} | {a.public: a.symbol for a in aliases}
+    expansions = _probe_values(
+        index,
+        inp,
+        {n: f"static const char {_PROBE_PREFIX}{n}[] = __cudart_xstr({n});" for n in legacy},
+        defines=(PER_THREAD_DEFINE,),
+    )
+    found: list[SymbolAlias] = []
+    for name in sorted(legacy):
+        expanded = expansions.get(name, (None, None))[1]
+        if not (isinstance(expanded, str) and expanded.isidentifier()):
+            # Stringifying a name always compiles; anything else would be a silent
+            # legacy binding under the per-thread switch.
+            raise ParseError(
+                f"{name} does not expand to a symbol under -D{PER_THREAD_DEFINE}: {expanded!r}"
+            )
+        if expanded != legacy[name]:
+            found.append(SymbolAlias(public=name, symbol=expanded))
+    return found

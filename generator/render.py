@@ -1,6 +1,7 @@
-"""model -> Python source, through the jinja2 templates in templates/, formatted by black.
+"""model -> Python source, through the jinja2 templates in templates/, formatted by black
+(generator/formatting.py).
 
-The only module that imports jinja2 or black. It never sees libclang: everything it
+The only module that imports jinja2. It never sees libclang: everything it
 knows comes from the model. Output is a pure function of (model, sources): no
 timestamps, no absolute paths, no hash ordering.
 """
@@ -10,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import black
 import jinja2
 
 from .ctypes_map import RenderError, TypeMapper
+from .formatting import format_python
 from .model import (
     ApiModel,
     Array,
@@ -28,7 +29,6 @@ from .model import (
 )
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-BLACK_MODE = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=100)
 
 # Bit flags of a function entry, read by cudart._binding.
 FLAG_DEPRECATED = 1
@@ -48,7 +48,12 @@ def render_module(model: ApiModel, context: RenderContext) -> str:
     view = _ModuleView(model, context)
     template = _environment().get_template("sys_module.py.j2")
     source = template.render(v=view)
-    return black.format_str(source, mode=BLACK_MODE)
+    return format_python(source)
+
+
+def render_template(name: str, **values: object) -> str:
+    """A template of templates/ that needs no model (the version-set files)."""
+    return _environment().get_template(name).render(**values)
 
 
 def _environment() -> jinja2.Environment:
@@ -101,11 +106,14 @@ class _ModuleView:
         return f"{spelling}{where}: {rec.size} bytes, aligned to {rec.align}."
 
     def record_align(self, rec: Record) -> int | None:
-        """The _align_ to emit where C aligns more than ctypes would on its own."""
-        if rec.opaque:
-            return None
-        natural = self.types.natural_layout(rec)[1]
-        return rec.align if rec.align > natural else None
+        """C's alignment where no member can give it to the class (beyond 16): the
+        class sets _align_ (3.13+) and the layouts call require_alignment (before)."""
+        return self.types.raised_alignment(rec)
+
+    @property
+    def raises_alignment(self) -> bool:
+        """Whether any record needs cudart._layout.require_alignment."""
+        return any(self.types.raised_alignment(r) for r in self.model.records)
 
     @property
     def layouts(self) -> list[tuple[Record, list]]:
@@ -172,6 +180,17 @@ class _ModuleView:
         for alias in self.model.aliases:
             entries[alias.public] = self._function_entry(alias.public, by_name[alias.symbol])
         return [entries[name] for name in sorted(entries)]
+
+    @property
+    def per_thread_symbols(self) -> list[tuple[str, str]]:
+        """(public name, symbol) where -DCUDA_API_PER_THREAD_DEFAULT_STREAM makes C call
+        another symbol than _FUNCTIONS records, sorted by name."""
+        public = {f.name for f in self.model.functions} | {a.public for a in self.model.aliases}
+        pairs = sorted((a.public, a.symbol) for a in self.model.per_thread_symbols)
+        for name, _ in pairs:
+            if name not in public:
+                raise RenderError(f"per-thread symbol for '{name}', which is no public function")
+        return pairs
 
     def _function_entry(self, public: str, f) -> dict:
         flags = FLAG_DEPRECATED if f.deprecated else 0
@@ -292,7 +311,7 @@ def render_checked(model: ApiModel, context: RenderContext, plans=None) -> str:
 
     view = _CheckedView(model, context, plans if plans is not None else resolve(model))
     template = _environment().get_template("checked_module.py.j2")
-    return black.format_str(template.render(v=view), mode=BLACK_MODE)
+    return format_python(template.render(v=view))
 
 
 def _tuple_literal(items: list[str]) -> str:

@@ -8,8 +8,9 @@ For one version of the manifest:
    ``field.offset|cudaExternalMemoryHandleDesc|handle.win32.name``. The plan is plain
    JSON, so another Python interpreter can read it without the generator installed.
 2. A C program built from the plan with the system gcc, against the very same headers,
-   prints C's value of every fact: sizeof, _Alignof, offsetof, enumerator and macro
-   values, and the preprocessor's expansion of every function name.
+   prints C's value of every fact: sizeof, _Alignof, offsetof, each record's offset
+   and size inside a user's `struct { char c; T t; }` and `T t[3]`, enumerator and
+   macro values, and the preprocessor's expansion of every function name.
 3. The generated module (``cudart.sys_XXXXX``) gives the Python value of every fact,
    measured with ctypes on the classes users get (``python_side``); nothing on this
    side comes from the model.
@@ -21,6 +22,8 @@ the parser or the renderer went wrong.
 Run as a script (with the project's venv python) for a per-version summary table:
 
     .venv/bin/python tests/abi_support.py [--pythons]
+
+(--pythons: the same table under each other supported Python, 3.11 to 3.13.)
 
 This module imports only the standard library at the top: ``python_side`` must run in
 interpreters that have nothing but this checkout on their path.
@@ -44,7 +47,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-CATEGORIES = ("records", "fields", "enums", "enumerators", "typedefs", "macros", "symbols", "exports")
+CATEGORIES = ("records", "embedded", "fields", "enums", "enumerators", "typedefs", "macros", "symbols", "exports")
 
 # Fact key prefix -> category. Python-only keys that C answers under another key are
 # translated by _C_KEY_OF below.
@@ -54,6 +57,12 @@ _CATEGORY_OF_PREFIX = {
     "field.offset": "fields",
     "field.size": "fields",
     "field.offset_flat": "fields",
+    # A record inside a user's struct: `struct { char c; T t; }` (offset of t, sizeof)
+    # and `struct { char c; T t[3]; }` (sizeof). Only C's alignment of T makes these
+    # right, in any struct ctypes lays out, not just the generated ones.
+    "embedded.offset": "embedded",
+    "embedded.size": "embedded",
+    "embedded.array_size": "embedded",
     "enum.size": "enums",
     "enum.align": "enums",
     "enum.signed": "enums",
@@ -63,15 +72,18 @@ _CATEGORY_OF_PREFIX = {
     "typedef.align": "typedefs",
     "macro": "macros",
     "symbol": "symbols",
+    "symbol_pt": "symbols",  # the symbol under -DCUDA_API_PER_THREAD_DEFAULT_STREAM
 }
+# The define of C's per-thread default stream, under which the second gcc run expands names.
+PER_THREAD_DEFINE = "CUDA_API_PER_THREAD_DEFAULT_STREAM"
 # Python measures some facts twice (the IntEnum member and the module-level int; a field
 # reached through an anonymous member and through the parent's flattened attribute);
 # C has one value for both.
 _C_KEY_OF = {"enum.member": "enumerator", "field.offset_flat": "field.offset"}
-# Informational: ctypes.alignment(cls) without the _align_ fallback, which 3.13+ honours.
-RAW_ALIGN = "record.align_raw"
 
-_PAD = re.compile(r"_pad\d+")
+# Members the generator adds beside C's: explicit padding, and the zero-length member
+# that gives a record C's alignment (("_align16", c_longdouble * 0)).
+_PAD = re.compile(r"_(?:pad|align)\d+")
 
 
 def fact_key(kind: str, *parts: str) -> str:
@@ -198,6 +210,10 @@ def model_facts(model, plan: dict) -> dict:
         if r.c_spelling and not r.opaque:
             facts[fact_key("record.size", r.name)] = r.size
             facts[fact_key("record.align", r.name)] = r.align
+            offset = _round_up(1, r.align)
+            facts[fact_key("embedded.offset", r.name)] = offset
+            facts[fact_key("embedded.size", r.name)] = _round_up(offset + r.size, r.align)
+            facts[fact_key("embedded.array_size", r.name)] = _round_up(offset + 3 * r.size, r.align)
     for fp in plan["fields"]:
         rec = records[fp["root"]]
         offset, size = 0, None
@@ -230,10 +246,17 @@ def model_facts(model, plan: dict) -> dict:
     for m in model.macros:
         facts[fact_key("macro", m.name)] = m.value
     alias_of = {a.public: a.symbol for a in model.aliases}
+    per_thread_of = {a.public: a.symbol for a in model.per_thread_symbols}
     functions = set(plan["model_functions"])
     for name in plan["symbols"]:
-        facts[fact_key("symbol", name)] = alias_of.get(name, name if name in functions else None)
+        legacy = alias_of.get(name, name if name in functions else None)
+        facts[fact_key("symbol", name)] = legacy
+        facts[fact_key("symbol_pt", name)] = per_thread_of.get(name, legacy)
     return facts
+
+
+def _round_up(value: int, align: int) -> int:
+    return (value + align - 1) // align * align
 
 
 def _signed_builtin(name: str) -> bool:
@@ -268,8 +291,11 @@ int main(void) {
 """
 
 
-def c_statements(plan: dict) -> list[tuple[str, str]]:
-    """(fact key, one C statement printing it), in plan order."""
+def c_statements(plan: dict, per_thread: bool = False) -> list[tuple[str, str]]:
+    """(fact key, one C statement printing it), in plan order. `per_thread`: only the
+    symbol expansions, for the run under PER_THREAD_DEFINE (nothing else depends on it)."""
+    if per_thread:
+        return _symbol_statements(plan, "symbol_pt")
     out: list[tuple[str, str]] = []
 
     def num(key: str, expr: str, unsigned: str = "1") -> None:
@@ -279,6 +305,11 @@ def c_statements(plan: dict) -> list[tuple[str, str]]:
         if r["c"] and not r["opaque"]:
             num(fact_key("record.size", r["name"]), f"sizeof({r['c']})")
             num(fact_key("record.align", r["name"]), f"_Alignof({r['c']})")
+            # GNU C takes a struct type defined inline in offsetof and sizeof.
+            one, three = f"struct {{ char c; {r['c']} t; }}", f"struct {{ char c; {r['c']} t[3]; }}"
+            num(fact_key("embedded.offset", r["name"]), f"offsetof({one}, t)")
+            num(fact_key("embedded.size", r["name"]), f"sizeof({one})")
+            num(fact_key("embedded.array_size", r["name"]), f"sizeof({three})")
     for fp in plan["fields"]:
         num(fact_key("field.offset", fp["root"], fp["c_path"]), f"offsetof({fp['c_root']}, {fp['c_path']})")
         num(fact_key("field.size", fp["root"], fp["c_path"]), f"sizeof((({fp['c_root']} *)0)->{fp['c_path']})")
@@ -297,8 +328,14 @@ def c_statements(plan: dict) -> list[tuple[str, str]]:
             num(fact_key("macro", m["name"]), f"(uintptr_t)({m['name']})")
         else:
             num(fact_key("macro", m["name"]), m["name"], f"ABI_UNSIGNED({m['name']})")
+    return out + _symbol_statements(plan, "symbol")
+
+
+def _symbol_statements(plan: dict, kind: str) -> list[tuple[str, str]]:
+    """What the preprocessor turns each public name into."""
+    out = []
     for name in plan["symbols"]:
-        key = fact_key("symbol", name)
+        key = fact_key(kind, name)
         out.append((key, f'abi_str("{_c_safe(key)}", ABI_XSTR({name}));'))
     return out
 
@@ -316,11 +353,11 @@ class CResult:
     source: str
 
 
-def run_c(plan: dict, include_dirs, compiler: str = "gcc") -> CResult:
+def run_c(plan: dict, include_dirs, compiler: str = "gcc", per_thread: bool = False) -> CResult:
     """Compile and run the fact-printing program; facts gcc rejects are set aside with
     its message (and the program rebuilt without them), so one bad fact cannot hide
-    the others."""
-    statements = c_statements(plan)
+    the others. `per_thread`: the symbol facts only, compiled with PER_THREAD_DEFINE."""
+    statements = c_statements(plan, per_thread)
     errors: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="cudart-abi-") as tmp:
         src = Path(tmp) / "abi.c"
@@ -331,6 +368,8 @@ def run_c(plan: dict, include_dirs, compiler: str = "gcc") -> CResult:
             source = _C_PRELUDE + "".join(f"    {s}\n" for _, s in kept) + "    return 0;\n}\n"
             src.write_text(source)
             cmd = [compiler, "-std=gnu11", "-w", "-fmax-errors=0", "-o", str(exe), str(src)]
+            if per_thread:
+                cmd.insert(1, f"-D{PER_THREAD_DEFINE}")
             for d in include_dirs:
                 cmd[1:1] = ["-I", str(d)]
             proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -352,7 +391,7 @@ def run_c(plan: dict, include_dirs, compiler: str = "gcc") -> CResult:
     facts: dict[str, object] = {}
     for line in run.stdout.splitlines():
         key, _, value = line.partition("\t")
-        facts[key] = value if key.startswith("symbol|") else int(value)
+        facts[key] = value if key.startswith(("symbol|", "symbol_pt|")) else int(value)
     return CResult(facts, errors, source)
 
 
@@ -378,12 +417,15 @@ def python_side(plan: dict) -> dict:
         except TypeError:
             return False
 
-    def align_of(ct) -> int:
-        # ctypes honours _align_ only from Python 3.13; before, ctypes.alignment()
-        # ignores it. The generator pads explicitly wherever C's placement differs
-        # from ctypes' natural one, so offsets and sizes of containing records are
-        # exact on every Python, and _align_ holds the alignment C gives the type.
-        return max(ctypes.alignment(ct), getattr(ct, "_align_", 0))
+    # Alignment is ctypes.alignment(cls) alone, on every Python: it is what ctypes
+    # uses to place the class in any Structure and array, a user's included.
+
+    def embedded(cls) -> tuple[int, int, int]:
+        """(offset of t, sizeof) of `struct { char c; T t; }` and sizeof of
+        `struct { char c; T t[3]; }`, laid out by ctypes as a user's struct would be."""
+        one = type("embedded_one", (ctypes.Structure,), {"_fields_": [("c", ctypes.c_char), ("t", cls)]})
+        three = type("embedded_three", (ctypes.Structure,), {"_fields_": [("c", ctypes.c_char), ("t", cls * 3)]})
+        return one.t.offset, ctypes.sizeof(one), ctypes.sizeof(three)
 
     # -- records
     for r in plan["records"]:
@@ -409,8 +451,15 @@ def python_side(plan: dict) -> dict:
                 problems["records"].append(f"{name}: _anonymous_ {anonymous} != {r['anonymous']}")
         if measured:
             facts[fact_key("record.size", name)] = ctypes.sizeof(cls) if ok else None
-            facts[fact_key("record.align", name)] = align_of(cls) if ok else None
-            facts[fact_key(RAW_ALIGN, name)] = ctypes.alignment(cls) if ok else None
+            facts[fact_key("record.align", name)] = ctypes.alignment(cls) if ok else None
+            keys = [fact_key(kind, name) for kind in ("embedded.offset", "embedded.size", "embedded.array_size")]
+            values = [None] * 3
+            if ok:
+                try:
+                    values = embedded(cls)
+                except Exception as exc:  # noqa: BLE001 - reported as a mismatch
+                    problems["embedded"].append(f"{name}: {type(exc).__name__}: {exc}")
+            facts.update(zip(keys, values))
 
     # -- fields
     def member_type(cls, name: str):
@@ -492,7 +541,7 @@ def python_side(plan: dict) -> dict:
         if ct is not None and t["kind"] == "callback" and not issubclass(ct, ctypes._CFuncPtr):
             problems["typedefs"].append(f"{name}: a callback, but {ct!r} is no CFUNCTYPE")
         facts[fact_key("typedef.size", name)] = ctypes.sizeof(ct) if ct is not None else None
-        facts[fact_key("typedef.align", name)] = align_of(ct) if ct is not None else None
+        facts[fact_key("typedef.align", name)] = ctypes.alignment(ct) if ct is not None else None
 
     # -- macros
     for m in plan["macros"]:
@@ -502,20 +551,30 @@ def python_side(plan: dict) -> dict:
             value = None
         facts[fact_key("macro", m["name"])] = value
 
-    # -- symbols
+    # -- symbols: each map against C's build with or without the per-thread define
+    tables = {}
+    for kind, table_name in (("symbol", "SYMBOLS_LEGACY"), ("symbol_pt", "SYMBOLS_PER_THREAD")):
+        table = ns.get(table_name)
+        if not isinstance(table, dict):
+            problems["symbols"].append(f"{table_name} is {table!r}, not a dict")
+            table = {}
+        tables[table_name] = table
+        for name in plan["symbols"]:
+            facts[fact_key(kind, name)] = table.get(name)
+    # SYMBOLS is what functions bind through: it must be the map the switch selects.
+    from cudart._binding import per_thread_default_stream
+
+    in_force = "SYMBOLS_PER_THREAD" if per_thread_default_stream() else "SYMBOLS_LEGACY"
     symbols = ns.get("SYMBOLS")
-    if not isinstance(symbols, dict):
-        problems["symbols"].append(f"SYMBOLS is {symbols!r}, not a dict")
-        symbols = {}
-    for name in plan["symbols"]:
-        facts[fact_key("symbol", name)] = symbols.get(name)
+    if symbols is not tables[in_force]:
+        problems["symbols"].append(f"SYMBOLS is not {in_force}, the map in force")
 
     return {
         "python": sys.version.split()[0],
         "version_info": list(sys.version_info[:3]),
         "executable": sys.executable,
         "cuda_version": ns.get("CUDA_VERSION"),
-        "symbols_table": dict(symbols),
+        "symbols_table": dict(tables["SYMBOLS_LEGACY"]),
         "facts": facts,
         "problems": problems,
     }
@@ -539,6 +598,15 @@ def python_side_in(interpreter: str, plan: dict) -> dict:
     if proc.returncode != 0:
         raise AssertionError(f"{interpreter} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout)
+
+
+# The Pythons the package supports; each must lay the records out as C does.
+SUPPORTED_PYTHONS = ((3, 11), (3, 12), (3, 13))
+
+
+def other_pythons() -> list[str]:
+    """Interpreter names (python3.12) of the supported Pythons other than this one."""
+    return [f"python{major}.{minor}" for major, minor in SUPPORTED_PYTHONS if (major, minor) != sys.version_info[:2]]
 
 
 @functools.lru_cache(maxsize=None)
@@ -620,8 +688,7 @@ def compare(report: VersionReport, category: str, py: dict) -> list[str]:
     if category == "exports":
         return out + [f"{s}: not exported by {report.plan['module']}'s library" for s in report.missing_exports]
     for key, value in py["facts"].items():
-        kind = key.split("|", 1)[0]
-        if kind == RAW_ALIGN or category_of(key) != category:
+        if category_of(key) != category:
             continue
         ckey = c_key_of(key)
         if ckey in report.c.errors:
@@ -630,17 +697,6 @@ def compare(report: VersionReport, category: str, py: dict) -> list[str]:
             out.append(f"{key}: gcc printed no value")
         elif value != report.c.facts[ckey]:
             out.append(f"{key}: gcc={report.c.facts[ckey]!r} python={value!r} model={report.model_values.get(ckey)!r}")
-    return out
-
-
-def raw_align_mismatches(report: VersionReport, py: dict) -> list[str]:
-    """Records whose ctypes.alignment(cls) alone differs from C's _Alignof."""
-    out = []
-    for key, value in py["facts"].items():
-        if key.startswith(RAW_ALIGN + "|"):
-            ckey = fact_key("record.align", key.split("|", 1)[1])
-            if value != report.c.facts.get(ckey):
-                out.append(f"{key}: gcc={report.c.facts.get(ckey)!r} ctypes.alignment={value!r}")
     return out
 
 
@@ -656,11 +712,17 @@ def report_for(header_set) -> VersionReport:
     model = parse_version(header_set)
     module_name = f"cudart.sys_{model.cuda_version}"
     module = importlib.import_module(module_name)
-    module_symbols = dict(vars(module).get("SYMBOLS", {}))
-    plan = build_plan(model, module_name, module_symbols)
+    module_symbols = dict(vars(module).get("SYMBOLS_LEGACY", {}))
+    per_thread_symbols = dict(vars(module).get("SYMBOLS_PER_THREAD", {}))
+    plan = build_plan(model, module_name, set(module_symbols) | set(per_thread_symbols))
     c = run_c(plan, header_set.include_dirs)
+    # The per-thread expansions come from a second, symbols-only build; one CResult
+    # holds every gcc fact, so each comparison looks in one place.
+    c_pt = run_c(plan, header_set.include_dirs, per_thread=True)
+    c.facts.update(c_pt.facts)
+    c.errors.update(c_pt.errors)
     py = python_side(plan)
-    wanted = set(module_symbols.values()) | set(plan["model_functions"])
+    wanted = set(module_symbols.values()) | set(per_thread_symbols.values()) | set(plan["model_functions"])
     report = VersionReport(
         key=header_set.key,
         module_name=module_name,
@@ -691,8 +753,6 @@ def counts(report: VersionReport, py: dict | None = None) -> dict[str, tuple[int
     bad: set[str] = set()
     entities: dict[str, str] = {}
     for key, value in py["facts"].items():
-        if key.startswith(RAW_ALIGN + "|"):
-            continue
         entity = _entity_of(key)
         entities[entity] = category_of(key)
         ckey = c_key_of(key)
@@ -701,18 +761,35 @@ def counts(report: VersionReport, py: dict | None = None) -> dict[str, tuple[int
     aliases = set(report.plan["model_aliases"])
     missing = set(report.missing_exports)
     table: dict[str, list[int]] = {c: [0, 0] for c in
-                                   ("functions", "aliases", "records", "fields", "enums", "enumerators", "macros", "typedefs")}
+                                   ("functions", "aliases", "per_thread", "records", "embedded", "fields", "enums",
+                                    "enumerators", "macros", "typedefs")}
     for entity, category in entities.items():
         if category == "symbols":
-            name = entity.split("|", 1)[1]
-            column = "aliases" if name in aliases else "functions"
-            ok = entity not in bad and py["facts"][fact_key("symbol", name)] not in missing
+            kind, name = entity.split("|", 1)
+            if kind == "symbol_pt":
+                # The per-thread column: the names whose per-thread symbol is their own,
+                # by gcc or by the module. Each other name's per-thread fact is its
+                # function's or alias's, and counted there.
+                if not _per_thread_differs(report, py, name):
+                    continue
+                column = "per_thread"
+            else:
+                column = "aliases" if name in aliases else "functions"
+            ok = (entity not in bad and py["facts"][fact_key(kind, name)] not in missing
+                  and (kind == "symbol_pt" or _per_thread_differs(report, py, name)
+                       or fact_key("symbol_pt", name) not in bad))
         else:
             column = category
             ok = entity not in bad
         table[column][0] += 1
         table[column][1] += ok
     return {k: (v[0], v[1]) for k, v in table.items()}
+
+
+def _per_thread_differs(report: VersionReport, py: dict, name: str) -> bool:
+    """Whether gcc or the module gives `name` a per-thread symbol of its own."""
+    pt, legacy = fact_key("symbol_pt", name), fact_key("symbol", name)
+    return report.c.facts.get(pt) != report.c.facts.get(legacy) or py["facts"].get(pt) != py["facts"].get(legacy)
 
 
 def _print_table(title: str, rows: list[tuple[str, dict[str, tuple[int, int]]]]) -> None:
@@ -735,28 +812,24 @@ def main(argv: list[str]) -> int:
     reports = [report_for(fetch_version(manifest, key, lambda _m: None)) for key in manifest.keys()]
     rows = [(r.key, counts(r)) for r in reports]
     _print_table(f"matched/checked against gcc, Python {sys.version.split()[0]} "
-                 "(functions and aliases: C's expansion and the library's export)", rows)
-    total_facts = {r.key: (len(r.c.facts), sum(1 for k in r.py['facts'] if not k.startswith(RAW_ALIGN))) for r in reports}
+                 "(functions, aliases and per_thread names: C's expansion and the library's export)", rows)
+    total_facts = {r.key: (len(r.c.facts), len(r.py["facts"])) for r in reports}
     for r in reports:
         bad = sum(len(r.mismatches(c)) for c in CATEGORIES)
         print(f"  {r.key}: {r.module_name}, {total_facts[r.key][0]} gcc facts, "
               f"{total_facts[r.key][1]} Python facts, {len(r.c.errors)} facts gcc rejected, {bad} mismatches")
     if "--pythons" in argv:
-        for name in ("python3.12", "python3.13"):
+        for name in other_pythons():
             interpreter, why = find_interpreter(name)
             if interpreter is None:
                 print(f"\n{name}: skipped ({why})")
                 continue
-            rows, raw = [], []
+            rows = []
             for r in reports:
                 py = python_side_in(interpreter, r.plan)
                 rows.append((r.key, counts(r, py)))
-                n = sum(1 for k in py["facts"] if k.startswith(RAW_ALIGN + "|"))
-                raw.append(f"{r.key}: ctypes.alignment(cls) alone == gcc for {n - len(raw_align_mismatches(r, py))}/{n} records")
             print()
             _print_table(f"{name} ({interpreter}, Python {py['python']})", rows)
-            for line in raw:
-                print("  " + line)
     return 0
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 import abi_support
-from abi_support import VersionReport, compare, raw_align_mismatches
+from abi_support import VersionReport, compare
 from conftest import version_keys
 
 VERSIONS = version_keys()
@@ -35,7 +35,9 @@ SHOWN = 30
 # more; these only make sure no test can pass by checking nothing.
 FLOORS = {
     "functions": 200,
+    "per_thread": 50,
     "records": 100,
+    "embedded": 100,
     "fields": 400,
     "enums": 40,
     "enumerators": 400,
@@ -68,7 +70,8 @@ def test_gcc_compiles_every_fact(report):
     """gcc accepts every sizeof/offsetof/value the model asks for: a fact gcc rejects
     names an entity spelled wrongly by the parser (c_spelling, field path, typedef)."""
     _fail_on([f"{k}: {msg}" for k, msg in report.c.errors.items()], "facts gcc rejected")
-    assert len(report.c.facts) == len(abi_support.c_statements(report.plan))
+    planned = abi_support.c_statements(report.plan) + abi_support.c_statements(report.plan, per_thread=True)
+    assert len(report.c.facts) == len(planned)
 
 
 def test_module_matches_headers_version(report):
@@ -81,8 +84,22 @@ def test_module_matches_headers_version(report):
 
 def test_records(report):
     """sizeof and _Alignof of every record C can name, nested ones included; every
-    record of the model is a class with C's fields (or none, when opaque)."""
+    record of the model is a class with C's fields (or none, when opaque). The
+    alignment is ctypes.alignment(cls) itself, on every Python."""
     _check(report, "records")
+
+
+def test_records_embedded(report):
+    """Each record C can name inside a user's own struct, laid out by ctypes:
+    offsetof and sizeof of `struct { char c; T t; }`, sizeof of `struct { char c;
+    T t[3]; }`. Right only when ctypes aligns the class as C aligns the type
+    (float4's 16, double4_32a's 32)."""
+    _check(report, "embedded")
+    # Not vacuous: the over-aligned vector types are among the records checked.
+    c = report.c.facts
+    assert (c["record.align|float4"], c["embedded.offset|float4"], c["embedded.array_size|float4"]) == (16, 16, 64)
+    if report.model.cuda_version >= 13000:
+        assert (c["record.align|double4_32a"], c["embedded.offset|double4_32a"]) == (32, 32)
 
 
 def test_fields(report):
@@ -114,14 +131,30 @@ def test_macros(report):
 
 
 def test_symbols_match_c_expansion(report):
-    """SYMBOLS[name] is what the preprocessor turns the name into
-    (cudaGetDeviceProperties -> cudaGetDeviceProperties_v2)."""
+    """SYMBOLS_LEGACY[name] is what the preprocessor turns the name into
+    (cudaGetDeviceProperties -> cudaGetDeviceProperties_v2), and SYMBOLS_PER_THREAD[name]
+    what it turns it into under -DCUDA_API_PER_THREAD_DEFAULT_STREAM
+    (cudaMemcpyAsync -> cudaMemcpyAsync_ptsz); SYMBOLS is the map in force."""
     _check(report, "symbols")
 
 
 def test_symbols_exported_by_library(report):
-    """The version's own libcudart exports every symbol the module would call."""
+    """The version's own libcudart exports every symbol the module would call, in
+    either mode."""
     _check(report, "exports")
+
+
+def test_per_thread_symbols_are_their_own(report):
+    """gcc's per-thread expansion differs from the legacy one for the names the header
+    maps (so the comparison above is not legacy against legacy), and the module's
+    SYMBOLS_PER_THREAD has exactly the legacy map's names."""
+    c = report.c.facts
+    differing = {n for n in report.plan["symbols"] if c[f"symbol_pt|{n}"] != c[f"symbol|{n}"]}
+    assert {"cudaMemcpy", "cudaMemcpyAsync", "cudaLaunchKernel", "cudaStreamSynchronize"} <= differing
+    assert c["symbol_pt|cudaMemcpy"] == "cudaMemcpy_ptds"
+    assert c["symbol_pt|cudaMemcpyAsync"] == "cudaMemcpyAsync_ptsz"
+    per_thread = vars(importlib.import_module(report.module_name))["SYMBOLS_PER_THREAD"]
+    assert set(per_thread) == set(report.module_symbols)
 
 
 # ---------------------------------------------------------------------------- completeness
@@ -189,19 +222,19 @@ def test_counts_are_not_trivial(report):
     _fail_on(low, f"categories with too few checks for CUDA {report.key} ({counts})")
     # Both sides measured the same facts: each gcc fact has its Python value(s).
     assert len(report.c.facts) > 2000
-    python_keys = {
-        abi_support.c_key_of(k) for k in report.py["facts"] if not k.startswith(abi_support.RAW_ALIGN + "|")
-    }
+    python_keys = {abi_support.c_key_of(k) for k in report.py["facts"]}
     assert python_keys == set(report.c.facts) | set(report.c.errors)
 
 
 # ---------------------------------------------------------------------------- other Pythons
 
 
-@pytest.mark.parametrize("python", ["python3.12", "python3.13"])
+@pytest.mark.parametrize("python", abi_support.other_pythons())
 def test_layout_under_other_python(report, python):
-    """The same comparison with the module imported by another interpreter; on 3.13+,
-    where ctypes honours _align_, ctypes.alignment(cls) alone must equal C's."""
+    """The same comparison with the module imported by each other supported Python
+    (3.11, 3.12, 3.13 but the one running the tests): every category but the library's
+    exports, so alignment and embedding are C's whichever way the class gets them
+    (a member before 3.13 and after, _align_ or require_alignment beyond 16)."""
     interpreter, why = abi_support.find_interpreter(python)
     if interpreter is None:
         pytest.skip(f"{python} unusable: {why}")
@@ -210,8 +243,6 @@ def test_layout_under_other_python(report, python):
     for category in abi_support.CATEGORIES:
         if category != "exports":
             problems += compare(report, category, py)
-    if tuple(py["version_info"]) >= (3, 13):
-        problems += raw_align_mismatches(report, py)
     _fail_on(problems, f"mismatches between gcc and {report.module_name} under {python} ({py['python']})")
 
 
@@ -229,6 +260,7 @@ typedef enum { C = 0x80000000u } unsigned_anon;
 struct inner { char c; double d; };
 struct outer { int i; union { short s; struct inner in; }; struct { char x[3]; int y; } named; };
 typedef struct outer outer_t;
+struct __attribute__((aligned(32))) wide { double d; };
 int renamed_v2(void);
 """
 
@@ -241,6 +273,7 @@ def test_judge_reads_c_faithfully(tmp_path):
         "records": [
             {"name": "outer", "kind": "struct", "c": "struct outer", "opaque": False},
             {"name": "outer_named", "kind": "struct", "c": "__typeof__(((struct outer *)0)->named)", "opaque": False},
+            {"name": "wide", "kind": "struct", "c": "struct wide", "opaque": False},
         ],
         "fields": [
             {"root": "outer", "c_root": "struct outer", "c_path": "in.d"},
@@ -259,7 +292,11 @@ def test_judge_reads_c_faithfully(tmp_path):
     assert c.errors == {}
     assert c.facts == {
         "record.size|outer": 32, "record.align|outer": 8,
+        "embedded.offset|outer": 8, "embedded.size|outer": 40, "embedded.array_size|outer": 104,
         "record.size|outer_named": 8, "record.align|outer_named": 4,
+        "embedded.offset|outer_named": 4, "embedded.size|outer_named": 12, "embedded.array_size|outer_named": 28,
+        "record.size|wide": 32, "record.align|wide": 32,
+        "embedded.offset|wide": 32, "embedded.size|wide": 64, "embedded.array_size|wide": 128,
         "field.offset|outer|in.d": 16, "field.size|outer|in.d": 8,
         "field.offset|outer|named.y": 28, "field.size|outer|named.y": 4,
         "field.offset|outer_named|y": 4, "field.size|outer_named|y": 4,
@@ -285,9 +322,35 @@ def test_judge_rejects_bad_facts(tmp_path):
     c = abi_support.run_c(plan, [tmp_path])
     assert set(c.errors) == {
         "record.size|nope", "record.align|nope", "field.offset|outer|no_such_field",
+        "embedded.offset|nope", "embedded.size|nope", "embedded.array_size|nope",
         "field.size|outer|no_such_field", "macro|NO_SUCH_MACRO",
     }
-    assert c.facts == {"record.size|outer": 32, "record.align|outer": 8}
+    assert c.facts == {
+        "record.size|outer": 32, "record.align|outer": 8,
+        "embedded.offset|outer": 8, "embedded.size|outer": 40, "embedded.array_size|outer": 104,
+    }
+
+
+def test_judge_reads_per_thread_expansion(tmp_path):
+    """The per-thread run compiles with -DCUDA_API_PER_THREAD_DEFAULT_STREAM and prints
+    the symbols only; the plain run does not see the define."""
+    (tmp_path / "cuda_runtime_api.h").write_text(
+        "#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)\n#define copy copy_ptds\n#endif\n"
+        "#define caps caps_v2\nint copy(void);\nint caps_v2(void);\nstruct s { int i; };\n"
+    )
+    plan = {
+        "records": [{"name": "s", "kind": "struct", "c": "struct s", "opaque": False}],
+        "fields": [], "enums": [], "typedefs": [], "macros": [], "symbols": ["caps", "copy"],
+    }
+    per_thread = abi_support.run_c(plan, [tmp_path], per_thread=True)
+    assert per_thread.errors == {}
+    assert per_thread.facts == {"symbol_pt|caps": "caps_v2", "symbol_pt|copy": "copy_ptds"}
+    legacy = abi_support.run_c(plan, [tmp_path])
+    assert legacy.facts == {
+        "record.size|s": 4, "record.align|s": 4,
+        "embedded.offset|s": 4, "embedded.size|s": 8, "embedded.array_size|s": 16,
+        "symbol|caps": "caps_v2", "symbol|copy": "copy",
+    }
 
 
 MUTATIONS = [
@@ -296,8 +359,13 @@ MUTATIONS = [
     ("macro value", "\ncudaHostAllocDefault = 0\n", "\ncudaHostAllocDefault = 7\n", "macros"),
     ("typedef type", "\ncudaSurfaceObject_t = c_ulonglong\n", "\ncudaSurfaceObject_t = c_uint\n", "typedefs"),
     ("symbol", '"cudaMalloc": ("cudaMalloc",', '"cudaMalloc": ("cudaMalloc_v9",', "symbols"),
+    ("per-thread symbol", '"cudaMemcpyAsync": "cudaMemcpyAsync_ptsz",', '"cudaMemcpyAsync": "cudaMemcpyAsync_ptds",',
+     "symbols"),
     ("field type", '    ("name", c_char * 256),', '    ("name", c_char * 255),', "fields"),
-    ("over-alignment", "    _align_ = 16  #", "    _align_ = 8  #", "records"),
+    # float4 and the like get C's alignment from a trailing zero-length member; one
+    # aligned to 8 instead of 16 must show in the record's alignment and in embedding.
+    ("over-alignment", '    ("_align16", c_longdouble * 0),', '    ("_align16", c_double * 0),', "records"),
+    ("embedded alignment", '    ("_align16", c_longdouble * 0),', '    ("_align16", c_double * 0),', "embedded"),
 ]
 
 

@@ -431,8 +431,11 @@ def test_generated_sizes_stay_reasonable():
 
 def test_stub_types_the_newest_version():
     newest = max(int(p.stem.split("_")[1]) for p in GENERATED.glob("checked_*.py"))
-    stub = (HERE.parent / "cudart" / "__init__.pyi").read_text()
+    stub = (GENERATED / "_latest.pyi").read_text()
     assert f"checked_{newest} import *" in stub and f"sys_{newest} import *" in stub
+    assert f"import sys_{newest} as sys" in stub
+    package_stub = (HERE.parent / "cudart" / "__init__.pyi").read_text()
+    assert "from ._generated._latest import *" in package_stub
     assert (HERE.parent / "cudart" / "py.typed").exists()
 
 

@@ -26,6 +26,7 @@ compare, never write.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import shutil
 import subprocess
@@ -54,6 +55,13 @@ from generator.model import (
 )
 from generator.parse import ParseError, ParseInput, parse, system_include_dirs
 from generator.render import RenderContext, render_module
+
+# abi_support sits beside this file: importable under that name when pytest runs it,
+# as tests.abi_support when a subprocess imports this module as tests.test_constructs.
+try:
+    from abi_support import find_interpreter, other_pythons
+except ModuleNotFoundError:
+    from tests.abi_support import find_interpreter, other_pythons
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -161,7 +169,9 @@ def gcc_values(header: str, exprs: dict[str, str]) -> dict[str, int]:
 
 def layout_probes(m: ApiModel) -> dict[str, str]:
     """sizeof/_Alignof/offsetof expressions for every record C can name, keyed
-    "R:sizeof", "R:alignof", "R.field"; an anonymous member's fields as the parent's."""
+    "R:sizeof", "R:alignof", "R.field"; an anonymous member's fields as the parent's.
+    "R:embedded" keys place R in a user's struct: offsetof and sizeof of
+    `struct { char c; R t; }`, sizeof of `struct { char c; R t[3]; }`."""
     records = m.by_name("records")
     exprs: dict[str, str] = {}
     for rec in m.records:
@@ -170,6 +180,9 @@ def layout_probes(m: ApiModel) -> dict[str, str]:
             continue
         exprs[f"{rec.name}:sizeof"] = f"sizeof({c})"
         exprs[f"{rec.name}:alignof"] = f"_Alignof({c})"
+        exprs[f"{rec.name}:embedded_offset"] = f"offsetof(struct {{ char c; {c} t; }}, t)"
+        exprs[f"{rec.name}:embedded_size"] = f"sizeof(struct {{ char c; {c} t; }})"
+        exprs[f"{rec.name}:array3_size"] = f"sizeof(struct {{ char c; {c} t[3]; }})"
         for member, _ in _members(rec, records):
             exprs[f"{rec.name}.{member}"] = f"offsetof({c}, {member})"
     return exprs
@@ -187,6 +200,13 @@ def _members(rec: Record, records: dict[str, Record], base: int = 0):
 @lru_cache(maxsize=None)
 def gcc_layout(name: str) -> dict[str, int]:
     return gcc_values(f"{name}.h", layout_probes(model(name)))
+
+
+def embedded_layout(cls) -> dict[str, int]:
+    """What layout_probes' embedded keys measure, with ctypes laying out a user's struct."""
+    one = type("one", (ctypes.Structure,), {"_fields_": [("c", ctypes.c_char), ("t", cls)]})
+    three = type("three", (ctypes.Structure,), {"_fields_": [("c", ctypes.c_char), ("t", cls * 3)]})
+    return {"embedded_offset": one.t.offset, "embedded_size": ctypes.sizeof(one), "array3_size": ctypes.sizeof(three)}
 
 
 # ---------------------------------------------------------------- every construct
@@ -242,8 +262,9 @@ def test_model_layout_matches_gcc(name):
 @needs_gcc
 @pytest.mark.parametrize("name", CONSTRUCTS)
 def test_ctypes_layout_matches_gcc(name):
-    """The executed module's ctypes classes have gcc's sizes and offsets, and its
-    alignment where ctypes can hold it (_align_ stands for it before Python 3.13)."""
+    """The executed module's ctypes classes have gcc's sizes, offsets and alignment
+    (ctypes.alignment itself), and sit in a user's own struct, alone and as an array,
+    where gcc puts them."""
     m = model(name)
     records = m.by_name("records")
     mod = module(name)
@@ -254,13 +275,75 @@ def test_ctypes_layout_matches_gcc(name):
             continue
         cls = getattr(mod, rec.name)
         size = ctypes.sizeof(cls)
-        align = max(ctypes.alignment(cls), getattr(cls, "_align_", 0))
+        align = ctypes.alignment(cls)
         assert (size, align) == (gcc[f"{rec.name}:sizeof"], gcc[f"{rec.name}:alignof"]), rec.name
+        for key, value in embedded_layout(cls).items():
+            assert value == gcc[f"{rec.name}:{key}"], f"{rec.name}:{key}"
         for member, _ in _members(rec, records):
             assert getattr(cls, member).offset == gcc[f"{rec.name}.{member}"], f"{rec.name}.{member}"
             checked += 1
     if any(not r.opaque for r in m.records):
         assert checked
+
+
+# Run by another interpreter, which has only the standard library and this checkout:
+# executes a rendered module and prints, under layout_probes' keys, what its ctypes
+# classes give.
+_OTHER_PYTHON_PROBE = """
+import ctypes, json, sys, types
+source, plan = open(sys.argv[1]).read(), json.loads(sys.argv[2])
+mod = types.ModuleType(plan["module"])
+exec(compile(source, sys.argv[1], "exec"), mod.__dict__)
+out = {}
+for name, members in plan["records"].items():
+    cls = getattr(mod, name)
+    one = type("one", (ctypes.Structure,), {"_fields_": [("c", ctypes.c_char), ("t", cls)]})
+    three = type("three", (ctypes.Structure,), {"_fields_": [("c", ctypes.c_char), ("t", cls * 3)]})
+    out[name + ":sizeof"] = ctypes.sizeof(cls)
+    out[name + ":alignof"] = ctypes.alignment(cls)
+    out[name + ":embedded_offset"] = one.t.offset
+    out[name + ":embedded_size"] = ctypes.sizeof(one)
+    out[name + ":array3_size"] = ctypes.sizeof(three)
+    for member in members:
+        out[name + "." + member] = getattr(cls, member).offset
+print(json.dumps({"python": sys.version.split()[0], "layout": out}))
+"""
+
+
+@needs_gcc
+@pytest.mark.parametrize("python", other_pythons())
+@pytest.mark.parametrize("name", CONSTRUCTS)
+def test_ctypes_layout_under_other_python(name, python, tmp_path):
+    """The same layout, embedding included, under each other supported Python: before
+    3.13 the 32-aligned records get there through require_alignment, on 3.13+ through
+    _align_; the zero-length alignment members work on all of them."""
+    interpreter, why = find_interpreter(python)
+    if interpreter is None:
+        pytest.skip(f"{python} unusable: {why}")
+    m = model(name)
+    records = m.by_name("records")
+    plan = {
+        "module": f"cudart._test_{name}",
+        "records": {
+            rec.name: [member for member, _ in _members(rec, records)]
+            for rec in m.records
+            if not rec.opaque and spelling(rec) is not None
+        },
+    }
+    source = tmp_path / f"construct_{name}.py"  # not enum.py: the probe imports the stdlib's
+    source.write_text(rendered(name))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDART_")}
+    env["PYTHONPATH"] = str(REPO)
+    proc = subprocess.run(
+        [interpreter, "-c", _OTHER_PYTHON_PROBE, str(source), json.dumps(plan)],
+        capture_output=True, text=True, env=env, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    result = json.loads(proc.stdout)
+    gcc = gcc_layout(name)
+    assert result["python"].startswith(python.removeprefix("python") + ".")
+    assert result["layout"] == {key: gcc[key] for key in result["layout"]}
+    assert set(result["layout"]) == set(gcc)
 
 
 @pytest.mark.parametrize("name", CONSTRUCTS)
@@ -273,7 +356,7 @@ def test_records_without_c_name_match_model(name):
             continue
         cls = getattr(mod, rec.name)
         assert ctypes.sizeof(cls) == rec.size, rec.name
-        assert max(ctypes.alignment(cls), getattr(cls, "_align_", 0)) == rec.align, rec.name
+        assert ctypes.alignment(cls) == rec.align, rec.name
 
 
 # ---------------------------------------------------------------- enum.h
@@ -555,7 +638,19 @@ OVERALIGNED = {
     "holds_float4": (32, 16, {"a": 0, "v": 16}),
     "holds_array": (80, 16, {"c": 0, "arr": 16, "after": 64}),
     "holds_double2": (48, 16, {"n": 0, "d": 16, "tail": 32}),
+    "int2": (8, 8, {"x": 0, "y": 4}),
+    "double4_32a": (32, 32, {"x": 0, "y": 8, "z": 16, "w": 24}),
+    "double3_32a": (32, 32, {"x": 0, "y": 8, "z": 16}),
+    "holds_32a": (160, 32, {"c": 0, "v": 32, "arr": 64, "i2": 128}),
+    "aligned_member": (32, 16, {"c": 0, "i": 16, "tail": 20}),
 }
+# How each class reaches C's alignment: a trailing zero-length member of a ctypes
+# scalar so aligned (every Python), or _align_ plus require_alignment beyond 16.
+ALIGNED_BY_MEMBER = {"float4": 16, "double2": 16, "int2": 8, "aligned_member": 16}
+ALIGNED_BEYOND_SCALARS = {"double4_32a", "double3_32a"}
+# Padding C's alignment rules alone would not make: double3_32a's tail up to 32, and
+# the bytes before aligned_member.i, declared aligned(16).
+PADDED = {"double3_32a", "aligned_member"}
 
 
 def test_overaligned_model():
@@ -567,16 +662,29 @@ def test_overaligned_model():
 
 
 def test_overaligned_module():
-    """ctypes puts `v` after `int a` at 4 on its own; the generator must pad it to 16."""
+    """Every class has C's alignment itself, so ctypes puts `v` after `int a` at 16 as
+    C does, with no padding member; explicit padding only where C's rules would not
+    pad."""
     mod = module("overaligned")
     for name, (size, align, offsets) in OVERALIGNED.items():
         cls = getattr(mod, name)
         assert ctypes.sizeof(cls) == size, name
-        assert max(ctypes.alignment(cls), getattr(cls, "_align_", 0)) == align, name
+        assert ctypes.alignment(cls) == align, name
         for field, offset in offsets.items():
             assert getattr(cls, field).offset == offset, f"{name}.{field}"
-    for name in OVERALIGNED:
-        assert getattr(mod, name)._align_ == 16
+        names = [f[0] for f in cls._fields_]
+        assert any(n.startswith("_pad") for n in names) == (name in PADDED), name
+        if name in ALIGNED_BY_MEMBER:
+            assert cls._fields_[-1][0] == f"_align{align}", name
+            assert ctypes.sizeof(cls._fields_[-1][1]) == 0, name
+            assert ctypes.alignment(cls._fields_[-1][1]) == align, name
+        else:
+            assert not [n for n in names if n.startswith("_align")], name
+        assert ("_align_" in cls.__dict__) == (name in ALIGNED_BEYOND_SCALARS), name
+    # The alignment member comes last: positional construction fills C's members.
+    v = mod.float4(1.0, 2.0, 3.0, 4.0)
+    assert (v.x, v.y, v.z, v.w) == (1.0, 2.0, 3.0, 4.0)
+    assert bytes(mod.double4_32a(1.0, 2.0, 3.0, 4.0)) == bytes((ctypes.c_double * 4)(1.0, 2.0, 3.0, 4.0))
     h = mod.holds_array()
     h.arr[2].w = 9.0
     h.after = 7
@@ -610,8 +718,9 @@ def test_union_module():
     u = mod.mixed()
     u.i = 0x41424344
     assert u.bytes[:4] == (0x41424344).to_bytes(4, sys.byteorder)
-    assert mod.with_vec._align_ == 16 and mod.holds_union._align_ == 16
+    assert ctypes.alignment(mod.with_vec) == 16 and ctypes.alignment(mod.holds_union) == 16
     assert mod.holds_union.u.offset == 16
+    assert [f[0] for f in mod.holds_union._fields_] == ["c", "u"]
 
 
 # ---------------------------------------------------------------- typedefs.h
@@ -717,6 +826,12 @@ def test_functions_model():
     ]
     assert "inline_helper" not in functions
     assert m.aliases == [SymbolAlias(public="getProps", symbol="getProps_v2")]
+    # Under -DCUDA_API_PER_THREAD_DEFAULT_STREAM: getProps_v2 itself is no macro, so C
+    # calls it unchanged; the macro-renamed getProps follows the define.
+    assert m.per_thread_symbols == [
+        SymbolAlias(public="getProps", symbol="getProps_v2_ptsz"),
+        SymbolAlias(public="scalars", symbol="scalars_ptsz"),
+    ]
     assert [f.name for f in m.functions if f.deprecated] == ["deprecated_fn"]
     assert [f.name for f in m.functions if f.variadic] == ["log_message"]
     assert [(p.name, p.type) for p in functions["pointers"].params] == [
@@ -748,7 +863,11 @@ def test_functions_module():
         "scalars": ("scalars", c.c_int, (c.c_int, c.c_ulonglong, c.c_double), 0),
     }
     assert list(f) == sorted(f)
-    assert mod.SYMBOLS["getProps"] == "getProps_v2" and mod.SYMBOLS["getProps_v2"] == "getProps_v2"
+    assert mod.SYMBOLS_LEGACY["getProps"] == "getProps_v2" and mod.SYMBOLS_LEGACY["getProps_v2"] == "getProps_v2"
+    assert mod.SYMBOLS_PER_THREAD == dict(mod.SYMBOLS_LEGACY, getProps="getProps_v2_ptsz", scalars="scalars_ptsz")
+    from cudart._binding import per_thread_default_stream
+
+    assert mod.SYMBOLS is (mod.SYMBOLS_PER_THREAD if per_thread_default_stream() else mod.SYMBOLS_LEGACY)
     assert "getProps" in dir(mod) and "inline_helper" not in dir(mod)
 
 

@@ -60,21 +60,34 @@ def test_manifest_round_trip_is_canonical(manifest):
 
 
 def test_manifest_pins(manifest):
-    # The pins the project promises; later versions may follow them.
-    assert manifest.keys()[:3] == ["12.2", "12.4", "12.5"]
-    assert [manifest.get(k).runtime.version for k in ("12.2", "12.4", "12.5")] == [
-        "12.2.140", "12.4.127", "12.5.82"]
-    assert [manifest.get(k).crt.version for k in ("12.2", "12.4", "12.5")] == [
-        "12.2.140", "12.4.131", "12.5.82"]
-    pin = manifest.get("12.5")
-    assert pin.number == 12050
-    assert pin.module_name == "sys_12050"
-    assert pin.runtime.version == "12.5.82"
-    assert set(manifest.families) == {"12", "13"}
-    for p in manifest.versions.values():
-        for w in (p.runtime, p.crt):
+    """Every pin is well formed and consistent with its family and key, whatever the
+    version set is (it grows with `cudart-bindgen add`)."""
+    keys = manifest.keys()
+    assert keys, "the manifest pins no version"
+    assert len(keys) == len(set(keys))
+    for key in keys:
+        pin = manifest.get(key)
+        major, minor = (int(x) for x in key.split("."))
+        assert pin.number == major * 1000 + minor * 10
+        assert pin.module_name == f"sys_{pin.number}"
+        family = manifest.families[pin.family]
+        assert pin.family == str(major)
+        assert pin.runtime.package == family.runtime_package
+        assert pin.crt.package == family.crt_package
+        # The exact patch release of this minor, not of another one.
+        assert pin.runtime.version.startswith(f"{key}.") and pin.crt.version.startswith(f"{key}.")
+        for w in (pin.runtime, pin.crt):
             assert re.fullmatch(r"[0-9a-f]{64}", w.sha256)
             assert w.wheel.startswith(w.package.replace("-", "_") + "-" + w.version + "-")
+    assert set(manifest.families) == {p.family for p in manifest.versions.values()}
+
+
+def test_a_manifest_pin_the_tests_rely_on(manifest):
+    # The runtime the dev extras install (pyproject.toml) must have its own bindings.
+    pyproject = (DEFAULT_MANIFEST_PATH.parent / "pyproject.toml").read_text()
+    dev_runtime = re.search(r'"nvidia-cuda-runtime-cu12==([\d.]+)"', pyproject).group(1)
+    key = ".".join(dev_runtime.split(".")[:2])
+    assert manifest.get(key).runtime.version == dev_runtime
 
 
 def test_manifest_numeric_sort_and_save(manifest, tmp_path):
@@ -96,14 +109,21 @@ def test_manifest_numeric_sort_and_save(manifest, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["m.toml"]
 
 
+def _a_missing_minor(manifest) -> str:
+    """A minor of a pinned major that the manifest does not pin (one past the newest)."""
+    major, minor = (int(x) for x in manifest.keys()[-1].split("."))
+    return f"{major}.{minor + 1}"
+
+
 def test_unknown_version(manifest):
+    missing = _a_missing_minor(manifest)
     with pytest.raises(UnknownVersionError) as ei:
-        manifest.get("12.3")
+        manifest.get(missing)
     msg = str(ei.value)
     assert "\n" not in msg
-    for key in ("12.2", "12.4", "12.5"):
+    for key in manifest.keys():
         assert key in msg
-    assert "cudart-bindgen add 12.3" in msg
+    assert f"cudart-bindgen add {missing}" in msg
     assert isinstance(ei.value, ManifestError)
 
 

@@ -51,17 +51,19 @@ from ctypes import (
     c_void_p,
 )
 from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
-from enum import IntEnum
 
-from cudart._binding import bind_lazily
+from cudart._binding import bind_lazily, per_thread_default_stream
+from cudart._enums import IntEnumBase, int_enum
 
 CUDA_VERSION = 12050
 
 # ---------------------------------------------------------------------------- enums
-# Each C enum is an IntEnum; each enumerator is also a module-level int, as in C.
+# Each C enum is an IntEnum (int_enum builds it from the class body: see cudart._enums);
+# each enumerator is also a module-level int, as in C.
 
 
-class color(IntEnum):
+@int_enum
+class color(IntEnumBase):
     """enum color (enum.h), unsigned int in C."""
 
     colorRed = 0
@@ -74,7 +76,8 @@ colorGreen = color.colorGreen
 colorBlue = color.colorBlue
 
 
-class mode_t_(IntEnum):
+@int_enum
+class mode_t_(IntEnumBase):
     """mode_t_ (enum.h), unsigned int in C."""
 
     modeDefault = 0
@@ -87,7 +90,8 @@ modeFast = mode_t_.modeFast
 modeSafe = mode_t_.modeSafe
 
 
-class signedness(IntEnum):
+@int_enum
+class signedness(IntEnumBase):
     """enum signedness (enum.h), int in C."""
 
     signedMinusOne = -1
@@ -100,7 +104,8 @@ signedZero = signedness.signedZero
 signedMin = signedness.signedMin
 
 
-class wide(IntEnum):
+@int_enum
+class wide(IntEnumBase):
     """enum wide (enum.h), unsigned int in C."""
 
     wideLow = 1
@@ -111,7 +116,8 @@ wideLow = wide.wideLow
 wideHigh = wide.wideHigh
 
 
-class aliased(IntEnum):
+@int_enum
+class aliased(IntEnumBase):
     """enum aliased (enum.h), unsigned int in C."""
 
     aliasedFirst = 3
@@ -151,7 +157,11 @@ class uses_enums(Structure):
 
 
 # ---------------------------------------------------------------------------- layouts
-# Fields in C order; _padN members stand where C's alignment differs from ctypes'.
+# Fields in C order. Every class gets C's alignment, so ctypes places members as C does:
+# a trailing zero-length `_alignN` member aligns a record beyond its members (float4's
+# __align__(16)) without adding a byte; records aligned beyond any ctypes scalar (32)
+# go through require_alignment(); `_padN` stands only for padding C's alignment rules
+# alone would not make (an over-aligned member declaration).
 
 uses_enums._fields_ = [
     ("c", c_uint),
@@ -166,7 +176,13 @@ uses_enums._fields_ = [
 
 _FUNCTIONS = {}
 
-SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
+# The symbol C calls for each public name: SYMBOLS_LEGACY as C code is usually built,
+# SYMBOLS_PER_THREAD under -DCUDA_API_PER_THREAD_DEFAULT_STREAM (nvcc --default-stream
+# per-thread), where the names listed here call their _ptds / _ptsz symbols.
+SYMBOLS_LEGACY: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
+SYMBOLS_PER_THREAD: dict[str, str] = SYMBOLS_LEGACY | {}
+# The map in force, which functions are bound through: see cudart.per_thread_default_stream().
+SYMBOLS: dict[str, str] = SYMBOLS_PER_THREAD if per_thread_default_stream() else SYMBOLS_LEGACY
 
 # Deprecated function -> what its header says to use instead.
 _REPLACEMENTS = {}

@@ -51,14 +51,15 @@ from ctypes import (
     c_void_p,
 )
 from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
-from enum import IntEnum
 
-from cudart._binding import bind_lazily
+from cudart._binding import bind_lazily, per_thread_default_stream
+from cudart._enums import IntEnumBase, int_enum
 
 CUDA_VERSION = 12050
 
 # ---------------------------------------------------------------------------- enums
-# Each C enum is an IntEnum; each enumerator is also a module-level int, as in C.
+# Each C enum is an IntEnum (int_enum builds it from the class body: see cudart._enums);
+# each enumerator is also a module-level int, as in C.
 
 
 # ---------------------------------------------------------------------------- macros
@@ -87,7 +88,11 @@ class S_st(Structure):
 
 
 # ---------------------------------------------------------------------------- layouts
-# Fields in C order; _padN members stand where C's alignment differs from ctypes'.
+# Fields in C order. Every class gets C's alignment, so ctypes places members as C does:
+# a trailing zero-length `_alignN` member aligns a record beyond its members (float4's
+# __align__(16)) without adding a byte; records aligned beyond any ctypes scalar (32)
+# go through require_alignment(); `_padN` stands only for padding C's alignment rules
+# alone would not make (an over-aligned member declaration).
 
 
 # ---------------------------------------------------------------------------- functions
@@ -96,7 +101,13 @@ class S_st(Structure):
 
 _FUNCTIONS = {}
 
-SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
+# The symbol C calls for each public name: SYMBOLS_LEGACY as C code is usually built,
+# SYMBOLS_PER_THREAD under -DCUDA_API_PER_THREAD_DEFAULT_STREAM (nvcc --default-stream
+# per-thread), where the names listed here call their _ptds / _ptsz symbols.
+SYMBOLS_LEGACY: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
+SYMBOLS_PER_THREAD: dict[str, str] = SYMBOLS_LEGACY | {}
+# The map in force, which functions are bound through: see cudart.per_thread_default_stream().
+SYMBOLS: dict[str, str] = SYMBOLS_PER_THREAD if per_thread_default_stream() else SYMBOLS_LEGACY
 
 # Deprecated function -> what its header says to use instead.
 _REPLACEMENTS = {}

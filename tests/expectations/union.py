@@ -51,14 +51,15 @@ from ctypes import (
     c_void_p,
 )
 from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
-from enum import IntEnum
 
-from cudart._binding import bind_lazily
+from cudart._binding import bind_lazily, per_thread_default_stream
+from cudart._enums import IntEnumBase, int_enum
 
 CUDA_VERSION = 12050
 
 # ---------------------------------------------------------------------------- enums
-# Each C enum is an IntEnum; each enumerator is also a module-level int, as in C.
+# Each C enum is an IntEnum (int_enum builds it from the class body: see cudart._enums);
+# each enumerator is also a module-level int, as in C.
 
 
 # ---------------------------------------------------------------------------- macros
@@ -87,16 +88,12 @@ class vec4(Structure):
     z: float
     w: float
 
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 class with_vec(Union):
     """union with_vec (union.h): 16 bytes, aligned to 16."""
 
     i: int
     v: vec4
-
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
 
 
 class holds_union(Structure):
@@ -105,15 +102,17 @@ class holds_union(Structure):
     c: bytes
     u: with_vec
 
-    _align_ = 16  # honoured by ctypes 3.13+; padding below keeps offsets exact everywhere
-
 
 # ---------------------------------------------------------------------------- typedefs
 # Handles are distinct c_void_p types; callbacks are CFUNCTYPE prototypes.
 
 
 # ---------------------------------------------------------------------------- layouts
-# Fields in C order; _padN members stand where C's alignment differs from ctypes'.
+# Fields in C order. Every class gets C's alignment, so ctypes places members as C does:
+# a trailing zero-length `_alignN` member aligns a record beyond its members (float4's
+# __align__(16)) without adding a byte; records aligned beyond any ctypes scalar (32)
+# go through require_alignment(); `_padN` stands only for padding C's alignment rules
+# alone would not make (an over-aligned member declaration).
 
 mixed._fields_ = [
     ("c", c_char),
@@ -126,6 +125,7 @@ vec4._fields_ = [
     ("y", c_float),
     ("z", c_float),
     ("w", c_float),
+    ("_align16", c_longdouble * 0),
 ]
 with_vec._fields_ = [
     ("i", c_int),
@@ -133,7 +133,6 @@ with_vec._fields_ = [
 ]
 holds_union._fields_ = [
     ("c", c_char),
-    ("_pad0", c_ubyte * 15),
     ("u", with_vec),
 ]
 
@@ -143,7 +142,13 @@ holds_union._fields_ = [
 
 _FUNCTIONS = {}
 
-SYMBOLS: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
+# The symbol C calls for each public name: SYMBOLS_LEGACY as C code is usually built,
+# SYMBOLS_PER_THREAD under -DCUDA_API_PER_THREAD_DEFAULT_STREAM (nvcc --default-stream
+# per-thread), where the names listed here call their _ptds / _ptsz symbols.
+SYMBOLS_LEGACY: dict[str, str] = {name: entry[0] for name, entry in _FUNCTIONS.items()}
+SYMBOLS_PER_THREAD: dict[str, str] = SYMBOLS_LEGACY | {}
+# The map in force, which functions are bound through: see cudart.per_thread_default_stream().
+SYMBOLS: dict[str, str] = SYMBOLS_PER_THREAD if per_thread_default_stream() else SYMBOLS_LEGACY
 
 # Deprecated function -> what its header says to use instead.
 _REPLACEMENTS = {}

@@ -5,6 +5,7 @@
 # copied there by tests/gpu/prepare_device_libs.sh and carried along), then the
 # machine's own (no $CUDART_LIBRARY: cudart's normal search). Writes one JUnit file
 # per runtime and a Markdown summary into $OUT (or ./gpu-results).
+# RUNTIMES="12.0 12.1 machine" runs only those (a device call has a time limit).
 set -u
 cd "$(dirname "$0")/../.."
 out="${OUT:-gpu-results}"
@@ -22,11 +23,13 @@ run() {  # label, then env assignments
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
 PYTEST_ARGS=("$@")
+wanted() { [ -z "${RUNTIMES:-}" ] || [[ " $RUNTIMES " == *" $1 "* ]]; }
 for lib in .device/libs/*/libcudart.so.*; do
     [ -e "$lib" ] || continue
-    run "$(basename "$(dirname "$lib")")" CUDART_LIBRARY="$PWD/$lib"
+    label="$(basename "$(dirname "$lib")")"
+    wanted "$label" && run "$label" CUDART_LIBRARY="$PWD/$lib"
 done
-run machine CUDART_LIBRARY=
+wanted machine && run machine CUDART_LIBRARY=
 "$python" tests/gpu/summarize.py "$out" > "$out/RESULTS.md"
 cat "$out/RESULTS.md"
 exit $status

@@ -39,7 +39,16 @@ int add_callback(hostfn_t fn, void *userData);
 int log_message(int level, const char *format, ...);
 int deprecated_fn(int x) __attribute__((deprecated));
 
-#define getProps getProps_v2
+/* As cuda_runtime_api.h does it: C built with -DCUDA_API_PER_THREAD_DEFAULT_STREAM
+   calls per-thread symbols, a renamed function's included. */
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define __PTSZ(api) api ## _ptsz
+#define scalars __PTSZ(scalars)
+#else
+#define __PTSZ(api) api
+#endif
+
+#define getProps __PTSZ(getProps_v2)
 int getProps(struct P *p);
 
 static inline int inline_helper(int x) { return x + 1; }
