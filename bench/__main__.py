@@ -1,7 +1,7 @@
 """python -m bench: run the benchmark rows, print the table, write the result files.
 
-    python -m bench [--only cpu|gpu|all] [--output FILE.json] [--markdown FILE.md|-] [--quick]
-    python -m bench merge A.json B.json ... [--output FILE.json] [--markdown FILE.md|-]
+python -m bench [--only cpu|gpu|all] [--output FILE.json] [--markdown FILE.md|-] [--quick]
+python -m bench merge A.json B.json ... [--output FILE.json] [--markdown FILE.md|-]
 """
 
 from __future__ import annotations
@@ -59,11 +59,17 @@ def _md_arg(value: str | None, default: Path | None) -> Path | None:
 
 def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("cpu", "gpu", "all"), default="all",
-                        help="cpu: rows that need no GPU; gpu: rows worth running on the GPU machine")
+    parser.add_argument(
+        "--only",
+        choices=("cpu", "gpu", "all"),
+        default="all",
+        help="cpu: rows that need no GPU; gpu: rows worth running on the GPU machine",
+    )
     parser.add_argument("--output", type=Path, help="result file (JSON), the input of `merge`")
     parser.add_argument("--markdown", help="Markdown table file, or - for none")
-    parser.add_argument("--quick", action="store_true", help="few repeats: a smoke test, not figures")
+    parser.add_argument(
+        "--quick", action="store_true", help="few repeats: a smoke test, not figures"
+    )
     args = parser.parse_args(argv)
     full = args.only == "all"
     output = args.output or (RESULTS_JSON if full else HERE / f"results-{args.only}.json")
@@ -105,8 +111,9 @@ def run(argv: list[str]) -> int:
 
 
 def merge(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench merge",
-                                     description="merge partial result files into one table")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench merge", description="merge partial result files into one table"
+    )
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--output", type=Path, default=RESULTS_JSON)
     parser.add_argument("--markdown", help=f"Markdown file, or - for none (default {RESULTS_MD})")

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -22,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 class Runtime:
     """cudart.sys and the library behind it, or why there is none."""
 
-    rt: object = None  # the generated module, or None
+    rt: Any = None  # the generated module (its names made at import), or None
     path: str = ""  # the libcudart file the process mapped
     version: int = 0  # cudaRuntimeGetVersion
     bindings: int = 0  # CUDA_VERSION of the module cudart chose
@@ -113,7 +114,11 @@ def _commit() -> str:
         return "unknown (no git checkout)"
     try:
         head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=10,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
@@ -140,12 +145,13 @@ def describe(runtime: Runtime) -> dict:
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "runtime": (
             f"libcudart {format_version(runtime.version)} ({runtime.path}), bindings "
-            f"sys_{runtime.bindings}, driver {format_version(runtime.driver) if runtime.driver else 'none'}"
+            f"sys_{runtime.bindings}, "
+            f"driver {format_version(runtime.driver) if runtime.driver else 'none'}"
             if runtime.rt is not None
             else runtime.error
         ),
         "os": f"{platform.system()} {platform.release()}",
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": _commit(),
     }
 

@@ -50,6 +50,7 @@ def main() -> None:
         def body():
             for _ in range(BURST):
                 call(config, func, argv)
+
         return body
 
     cases = [
@@ -58,7 +59,9 @@ def main() -> None:
         ("bare ctypes, argtypes c_void_p", loop(typed)),
         ("bare ctypes, GIL held (PyDLL)", loop(gil_held)),
     ]
-    print(f"{'launch path':36s} {'median':>9s} {'min':>9s}   (us per launch, {BURST}-launch bursts)")
+    print(
+        f"{'launch path':36s} {'median':>9s} {'min':>9s}   (us per launch, {BURST}-launch bursts)"
+    )
     for label, body in cases:
         per_launch = []
         for _ in range(40):

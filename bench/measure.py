@@ -12,7 +12,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 _TIMER = time.perf_counter_ns
 

@@ -70,7 +70,9 @@ def header_dirs(runtime: Runtime, tools: Tools, build: Path) -> tuple[list[str],
         # GPU machine does not have.
         if cache_root().is_dir():
             headers = fetch_version(Manifest.load(), key, lambda _msg: None)
-            return [str(d) for d in headers.include_dirs], f"the generator's cached CUDA {key} headers"
+            return [
+                str(d) for d in headers.include_dirs
+            ], f"the generator's cached CUDA {key} headers"
     except Exception:  # generator tools absent (the GPU machine), or key not pinned
         pass
     if tools.nvcc:
@@ -89,16 +91,31 @@ def build_calls(runtime: Runtime, tools: Tools, build: Path) -> tuple[Path, str]
     exe = build / "c_calls"
     lib = Path(runtime.path)
     _run(
-        [tools.gcc, "-O2", "-std=gnu11", *(f"-I{d}" for d in includes), str(HERE / "c_calls.c"),
-         "-o", str(exe), str(lib), f"-Wl,-rpath,{lib.parent}"],
+        [
+            tools.gcc,
+            "-O2",
+            "-std=gnu11",
+            *(f"-I{d}" for d in includes),
+            str(HERE / "c_calls.c"),
+            "-o",
+            str(exe),
+            str(lib),
+            f"-Wl,-rpath,{lib.parent}",
+        ],
         "gcc c_calls.c",
     )
     return exe, f"gcc -O2, {origin}, linked to {lib}"
 
 
-def run_calls(exe: Path, calls: int, repeats: int, burst: int, bursts: int, names: list[str]) -> dict:
+def run_calls(
+    exe: Path, calls: int, repeats: int, burst: int, bursts: int, names: list[str]
+) -> dict:
     """{name: (status, [ns per call, one per repeat])}"""
-    out = _run([str(exe), str(calls), str(repeats), str(burst), str(bursts), *names], "c_calls", timeout=600)
+    out = _run(
+        [str(exe), str(calls), str(repeats), str(burst), str(bursts), *names],
+        "c_calls",
+        timeout=600,
+    )
     return _parse(out)
 
 
@@ -126,7 +143,10 @@ def build_kernels(tools: Tools, build: Path) -> tuple[Path, str]:
     errors = []
     for flags in [[*a, *c] for a in ARCH_FLAGS for c in (["--no-compress"], [])]:
         try:
-            _run([tools.nvcc, "-fatbin", *flags, "-o", str(image), str(HERE / "kernels.cu")], "nvcc -fatbin")
+            _run(
+                [tools.nvcc, "-fatbin", *flags, "-o", str(image), str(HERE / "kernels.cu")],
+                "nvcc -fatbin",
+            )
             return image, f"nvcc {' '.join(flags)}"
         except BuildError as exc:
             errors.append(str(exc))

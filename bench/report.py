@@ -35,26 +35,89 @@ class Target:
 
 
 TARGETS = [
-    Target("raw.cudaGetDevice", "raw cudaGetDevice within 1.1× of the best hand-written ctypes call",
-           "call.cudaGetDevice", "cudart raw", "ctypes*", 1.1),
-    Target("raw.cudaStreamQuery", "raw cudaStreamQuery within 1.1× of hand-written ctypes",
-           "call.cudaStreamQuery", "cudart raw", "ctypes*", 1.1),
-    Target("raw.cudaGetLastError", "raw cudaGetLastError within 1.1× of hand-written ctypes",
-           "call.cudaGetLastError", "cudart raw", "ctypes*", 1.1),
-    Target("checked.cudaGetDevice", "checked cudaGetDevice within 1.5× of the best hand-written ctypes call",
-           "call.cudaGetDevice", "cudart checked", "ctypes*", 1.5),
-    Target("checked.cudaStreamQuery", "checked cudaStreamQuery within 1.5× of hand-written ctypes",
-           "call.cudaStreamQuery", "cudart checked", "ctypes*", 1.5),
-    Target("checked.cudaGetLastError", "checked cudaGetLastError within 1.5× of hand-written ctypes",
-           "call.cudaGetLastError", "cudart checked", "ctypes*", 1.5),
-    Target("launch4.C", "4-argument launch within 1.05× of C",
-           "launch.axpy", "cudart kernels", "C", 1.05),
-    Target("launch4.cuda-bindings", "4-argument launch ahead of cuda-bindings (its fastest form)",
-           "launch.axpy", "cudart kernels", "cuda-bindings*", 1.0, strict=True),
-    Target("launch4.CuPy", "4-argument launch ahead of CuPy",
-           "launch.axpy", "cudart kernels", "CuPy*", 1.0, strict=True),
-    Target("import", "`import cudart` under a quarter of `import cuda.bindings.runtime`",
-           "import", "cudart: import cudart", "cuda-bindings: import cuda.bindings.runtime", 0.25, strict=True),
+    Target(
+        "raw.cudaGetDevice",
+        "raw cudaGetDevice within 1.1× of the best hand-written ctypes call",
+        "call.cudaGetDevice",
+        "cudart raw",
+        "ctypes*",
+        1.1,
+    ),
+    Target(
+        "raw.cudaStreamQuery",
+        "raw cudaStreamQuery within 1.1× of hand-written ctypes",
+        "call.cudaStreamQuery",
+        "cudart raw",
+        "ctypes*",
+        1.1,
+    ),
+    Target(
+        "raw.cudaGetLastError",
+        "raw cudaGetLastError within 1.1× of hand-written ctypes",
+        "call.cudaGetLastError",
+        "cudart raw",
+        "ctypes*",
+        1.1,
+    ),
+    Target(
+        "checked.cudaGetDevice",
+        "checked cudaGetDevice within 1.5× of the best hand-written ctypes call",
+        "call.cudaGetDevice",
+        "cudart checked",
+        "ctypes*",
+        1.5,
+    ),
+    Target(
+        "checked.cudaStreamQuery",
+        "checked cudaStreamQuery within 1.5× of hand-written ctypes",
+        "call.cudaStreamQuery",
+        "cudart checked",
+        "ctypes*",
+        1.5,
+    ),
+    Target(
+        "checked.cudaGetLastError",
+        "checked cudaGetLastError within 1.5× of hand-written ctypes",
+        "call.cudaGetLastError",
+        "cudart checked",
+        "ctypes*",
+        1.5,
+    ),
+    Target(
+        "launch4.C",
+        "4-argument launch within 1.05× of C",
+        "launch.axpy",
+        "cudart kernels",
+        "C",
+        1.05,
+    ),
+    Target(
+        "launch4.cuda-bindings",
+        "4-argument launch ahead of cuda-bindings (its fastest form)",
+        "launch.axpy",
+        "cudart kernels",
+        "cuda-bindings*",
+        1.0,
+        strict=True,
+    ),
+    Target(
+        "launch4.CuPy",
+        "4-argument launch ahead of CuPy",
+        "launch.axpy",
+        "cudart kernels",
+        "CuPy*",
+        1.0,
+        strict=True,
+    ),
+    Target(
+        "import",
+        "`import cudart` under a quarter of `import cuda.bindings.runtime`",
+        "import",
+        "cudart: import cudart",
+        "cuda-bindings: import cuda.bindings.runtime",
+        0.25,
+        strict=True,
+    ),
 ]
 
 # Why a target is missed, keyed by target id, from what the runs showed; printed beside
@@ -168,7 +231,7 @@ def _where_labels(rows: list[dict]) -> dict[str, str]:
 
 def _ordered(rows: list[dict]) -> list[tuple[str, list[dict]]]:
     sections = []
-    used = set()
+    used: set[int] = set()
     for title, prefixes in GROUPS:
         members = [r for r in rows if r["id"].startswith(prefixes)]
         used.update(id(r) for r in members)
@@ -197,32 +260,46 @@ def markdown(data: dict) -> str:
         "```",
         "",
         f"This file: `{data.get('command', '?')}`"
-        + "".join(f"{', merging' if n == 0 else ' and'} `{c}`" for n, c in enumerate(data.get("sources", []))),
+        + "".join(
+            f"{', merging' if n == 0 else ' and'} `{c}`"
+            for n, c in enumerate(data.get("sources", []))
+        ),
         "",
     ]
     for title, members in _ordered(rows):
-        lines += [f"## {title}", "", "| Row | Implementation | Median | Spread (min–max) | Ratio | Where |",
-                  "|---|---|---:|---|---:|:-:|"]
+        lines += [
+            f"## {title}",
+            "",
+            "| Row | Implementation | Median | Spread (min–max) | Ratio | Where |",
+            "|---|---|---:|---|---:|:-:|",
+        ]
         for row in members:
             unit = row["unit"]
             where = labels[_env_key(row.get("env", {}))]
             title_cell = _cell(row["title"])
             if row.get("skipped"):
-                lines.append(f"| {title_cell} | — | — | skipped: {_cell(row['skipped'])} | | {where} |")
+                lines.append(
+                    f"| {title_cell} | — | — | skipped: {_cell(row['skipped'])} | | {where} |"
+                )
                 continue
             ref = _impl(row, row["ref"]) if row.get("ref") else None
             for n, impl in enumerate(row["impls"]):
                 first = title_cell if n == 0 else ""
                 name = _cell(impl["name"])
                 if "median" not in impl:
-                    lines.append(f"| {first} | {name} | — | skipped: {_cell(impl['skipped'])} | | {where} |")
+                    lines.append(
+                        f"| {first} | {name} | — | skipped: {_cell(impl['skipped'])} | | {where} |"
+                    )
                     continue
                 ratio = ""
                 if ref is not None:
-                    ratio = f"{impl['median'] / ref['median']:.2f}× {_cell(ref['name'].split(':')[0])}"
+                    ratio = (
+                        f"{impl['median'] / ref['median']:.2f}× {_cell(ref['name'].split(':')[0])}"
+                    )
                 spread = f"{_num(impl['min'])}–{_num(impl['max'])} ({impl['repeats']}×)"
                 lines.append(
-                    f"| {first} | {name} | {_num(impl['median'])} {unit} | {spread} | {ratio} | {where} |"
+                    f"| {first} | {name} | {_num(impl['median'])} {unit} | {spread} "
+                    f"| {ratio} | {where} |"
                 )
         lines.append("")
         notes = [(r, note) for r in members for note in r.get("notes", [])]
@@ -230,21 +307,32 @@ def markdown(data: dict) -> str:
         for row, note in notes:
             lines.append(f"- {_cell(row['title'])}: {note}")
         said = set()
-        for row, impl in details:
+        for _row, impl in details:
             if (impl["name"], impl["detail"]) not in said:  # one build serves several rows
                 said.add((impl["name"], impl["detail"]))
                 lines.append(f"- {impl['name']}: {impl['detail']}")
         if notes or details:
             lines.append("")
-    lines += ["## Targets", "", "| Target | Ratio | Limit | Status | Why |", "|---|---:|---:|---|---|"]
+    lines += [
+        "## Targets",
+        "",
+        "| Target | Ratio | Limit | Status | Why |",
+        "|---|---:|---:|---|---|",
+    ]
     for v in verdicts(rows):
         ratio = f"{v['ratio']:.2f}× {v['against']}" if "ratio" in v else "—"
         limit = f"{'<' if v['strict'] else '≤'} {v['limit']:g}×"
-        lines.append(f"| {_cell(v['text'])} | {_cell(ratio)} | {limit} | {v['status']} | {_cell(v['why'])} |")
+        lines.append(
+            f"| {_cell(v['text'])} | {_cell(ratio)} | {limit} | {v['status']} | {_cell(v['why'])} |"
+        )
     lines += ["", "## Where", ""]
     for key, label in labels.items():
         env = json.loads(key)
-        parts = [f"{k}: {env[k]}" for k in ("machine", "runtime", "python", "os", "date", "commit") if k in env]
+        parts = [
+            f"{k}: {env[k]}"
+            for k in ("machine", "runtime", "python", "os", "date", "commit")
+            if k in env
+        ]
         lines.append(f"- **{label}**: " + "; ".join(parts))
     lines.append("")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ skipped with the reason, and so is a whole row that cannot run here.
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib
 import importlib.util
 import os
@@ -17,10 +18,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from ctypes import POINTER, byref, c_float, c_int, c_size_t, c_uint, c_void_p
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 from . import measure, native
 from .env import REPO, Runtime, Tools, format_version, one_line
@@ -46,12 +48,30 @@ class Settings:
 # Sized so the CPU rows take under two minutes on two cores, most of it the generator
 # (about 5 s a version in a fresh process, so `--all` and `check` get one or two runs).
 FULL = Settings(
-    calls=20_000, repeats=31, burst=256, bursts=8, launch_repeats=31, axpy_n=4096,
-    import_repeats=15, memory_repeats=5, generate_one=3, generate_all=1, check=2,
+    calls=20_000,
+    repeats=31,
+    burst=256,
+    bursts=8,
+    launch_repeats=31,
+    axpy_n=4096,
+    import_repeats=15,
+    memory_repeats=5,
+    generate_one=3,
+    generate_all=1,
+    check=2,
 )
 QUICK = Settings(
-    calls=2_000, repeats=3, burst=256, bursts=2, launch_repeats=3, axpy_n=4096,
-    import_repeats=3, memory_repeats=2, generate_one=1, generate_all=1, check=1,
+    calls=2_000,
+    repeats=3,
+    burst=256,
+    bursts=2,
+    launch_repeats=3,
+    axpy_n=4096,
+    import_repeats=3,
+    memory_repeats=2,
+    generate_one=1,
+    generate_all=1,
+    check=1,
 )
 
 # ------------------------------------------------------------------------- results
@@ -59,7 +79,14 @@ QUICK = Settings(
 
 class Row:
     def __init__(self, id: str, title: str, unit: str, ref: str | None):
-        self.data = {"id": id, "title": title, "unit": unit, "ref": ref, "impls": [], "notes": []}
+        self.data: dict[str, Any] = {
+            "id": id,
+            "title": title,
+            "unit": unit,
+            "ref": ref,
+            "impls": [],
+            "notes": [],
+        }
 
     def measured(self, name: str, samples: list[float], detail: str = "") -> None:
         entry = {"name": name, **measure.summarize(samples)}
@@ -79,7 +106,7 @@ class Row:
         rank = {n: i for i, n in enumerate(names)}
         self.data["impls"].sort(key=lambda i: rank.get(i["name"], len(rank)))
 
-    def skip_row(self, reason: str) -> "Row":
+    def skip_row(self, reason: str) -> Row:
         self.data["skipped"] = one_line(reason)
         return self
 
@@ -195,7 +222,7 @@ def _time_calls(ctx: Context, row: Row, candidates: dict, c_name: str | None) ->
                 row.skipped("C", f"the first call returned {status}")
         except Exception as exc:
             row.skipped("C", _reason(exc))
-    runs = {}
+    runs: dict[str, Callable[[], float]] = {}
     for name, cand in candidates.items():
         if isinstance(cand, BaseException):
             row.skipped(name, _reason(cand))
@@ -209,7 +236,11 @@ def _time_calls(ctx: Context, row: Row, candidates: dict, c_name: str | None) ->
             row.skipped(name, f"raises here: {_reason(exc)}")
             continue
         loop = measure.call_loop(stmt, bindings)
-        runs[name] = lambda loop=loop: loop(s.calls) / s.calls
+
+        def per_call(loop=loop) -> float:
+            return loop(s.calls) / s.calls
+
+        runs[name] = per_call
     for name, samples in measure.interleaved(runs, s.repeats).items():
         row.measured(name, samples)
     row.order(["C", *candidates])
@@ -219,8 +250,8 @@ def _time_calls(ctx: Context, row: Row, candidates: dict, c_name: str | None) ->
 def _status_note(ctx: Context, row: Row, status: int, call: str) -> None:
     if status != 0:
         row.note(
-            f"{call} returns {status} ({_error_name(ctx.runtime.rt, status)}) on this machine, in C "
-            "and in every binding alike: the figures time that error path"
+            f"{call} returns {status} ({_error_name(ctx.runtime.rt, status)}) on this machine, "
+            "in C and in every binding alike: the figures time that error path"
         )
 
 
@@ -255,7 +286,9 @@ def row_get_device(ctx: Context) -> Row:
         "cudart raw": ("f(a)", {"f": rt.cudaGetDevice, "a": addr}),
         "cudart raw, byref": ("f(byref(d))", {"f": rt.cudaGetDevice, "byref": byref, "d": dev}),
         "cudart checked": _candidate(lambda: ("f()", {"f": ctx.checked("cudaGetDevice")})),
-        "ctypes, c_void_p + int address": _candidate(lambda: handwritten(c_void_p, "f(a)", {"a": addr})),
+        "ctypes, c_void_p + int address": _candidate(
+            lambda: handwritten(c_void_p, "f(a)", {"a": addr})
+        ),
         "ctypes, POINTER(c_int) + byref": _candidate(
             lambda: handwritten(POINTER(c_int), "f(byref(d))", {"byref": byref, "d": dev})
         ),
@@ -313,14 +346,18 @@ def _time_bursts(ctx: Context, row: Row, candidates: dict, scale: float) -> None
     s = ctx.s
     sync = ctx.runtime.rt.cudaDeviceSynchronize
     per = s.burst * s.bursts
-    runs = {}
+    runs: dict[str, Callable[[], float]] = {}
     for name, cand in candidates.items():
         if isinstance(cand, BaseException):
             row.skipped(name, _reason(cand))
             continue
         stmt, bindings = cand
         loop = measure.burst_loop(stmt, bindings, sync)
-        runs[name] = lambda loop=loop: loop(s.burst, s.bursts) / per / scale
+
+        def per_launch(loop=loop) -> float:
+            return loop(s.burst, s.bursts) / per / scale
+
+        runs[name] = per_launch
     # Setting up may leave a benign error behind (a probe past the last kernel
     # parameter); only what the timed loops leave is worth a note.
     ctx.runtime.rt.cudaGetLastError()
@@ -373,12 +410,16 @@ class _Axpy:
             got = list(out)
         if any(v != self.A for v in got):
             wrong = next(v for v in got if v != self.A)
-            raise RuntimeError(f"the kernel computed {wrong}, not {self.A}: arguments did not arrive")
+            raise RuntimeError(
+                f"the kernel computed {wrong}, not {self.A}: arguments did not arrive"
+            )
 
 
 def _launch_rows(ctx: Context) -> list[Row]:
     empty = Row("launch.empty", "Empty kernel launch, host time per launch", "µs", ref="C")
-    axpy = Row("launch.axpy", "4-argument kernel launch (axpy), host time per launch", "µs", ref="C")
+    axpy = Row(
+        "launch.axpy", "4-argument kernel launch (axpy), host time per launch", "µs", ref="C"
+    )
     rows = [empty, axpy]
     rt = ctx.runtime.rt
     if rt is None:
@@ -400,6 +441,7 @@ def _launch_rows(ctx: Context) -> list[Row]:
     except Exception as exc:
         return [r.skip_row(f"could not set up the buffers: {_reason(exc)}") for r in rows]
 
+    results: dict | Exception
     try:
         results, detail = ctx.c_launch()
     except Exception as exc:
@@ -419,35 +461,54 @@ def _launch_rows(ctx: Context) -> list[Row]:
     slots = (c_void_p * 4)(*(ctypes.addressof(v) for v in (a, xa, ya, n)))
     ctx.keep += [a, n, xa, ya, slots]
 
-    for r, cands in ((empty, {}), (axpy, {})):
-        is_axpy = r is axpy
-        name = b"axpy" if is_axpy else b"empty_kernel"
-        grid, block = (ax.grid, ax.block) if is_axpy else (1, 1)
-        launch_check = ax.verify if is_axpy else _launch_then_sync(rt)
-
-        args = slots if is_axpy else None
-        cands["cudart kernels"] = _candidate(
-            lambda: _cudart_kernel(ctx, data, image, name, grid, block, is_axpy, ax, launch_check)
-        )
-        # The same, and the hand-written call, on a kernel registered the way nvcc's
-        # stubs register one (as C's is): this tells the cost of the route from the
-        # cost of the binding.
-        cands["cudart kernels, route='register'"] = _candidate(
-            lambda: _cudart_kernel(ctx, data, image, name, grid, block, is_axpy, ax, launch_check, "register")
-        )
-        cands["ctypes, cudaLaunchKernel + dim3 by value"] = _candidate(
-            lambda: _ctypes_launch(ctx, _library_kernel(ctx, data, name), grid, block, args, launch_check)
-        )
-        cands["ctypes, same, on the registered kernel"] = _candidate(
-            lambda: _ctypes_launch(
-                ctx, int(_cudart_module(ctx, data, image, "register").get_function(name.decode())),
-                grid, block, args, launch_check,
-            )
-        )
-        cands.update(_cuda_bindings_launch(ctx, data, name, grid, block, is_axpy, ax, slots, launch_check))
-        cands["CuPy RawModule"] = _candidate(lambda: _cupy_launch(ctx, image, name, grid, block, is_axpy, ax))
+    for r in (empty, axpy):
+        cands = _launch_candidates(ctx, rt, data, image, ax, slots, is_axpy=r is axpy)
         _time_bursts(ctx, r, cands, scale=1000.0)
     return rows
+
+
+def _launch_candidates(ctx, rt, data, image, ax, slots, is_axpy: bool) -> dict:
+    """The launch paths to time for one of the two kernels: built in a function of
+    their own, so that every lambda binds this kernel's values."""
+    cands: dict = {}
+    name = b"axpy" if is_axpy else b"empty_kernel"
+    grid, block = (ax.grid, ax.block) if is_axpy else (1, 1)
+    launch_check = ax.verify if is_axpy else _launch_then_sync(rt)
+
+    args = slots if is_axpy else None
+    cands["cudart kernels"] = _candidate(
+        lambda: _cudart_kernel(ctx, data, image, name, grid, block, is_axpy, ax, launch_check)
+    )
+    # The same, and the hand-written call, on a kernel registered the way nvcc's
+    # stubs register one (as C's is): this tells the cost of the route from the
+    # cost of the binding.
+    cands["cudart kernels, route='register'"] = _candidate(
+        lambda: _cudart_kernel(
+            ctx, data, image, name, grid, block, is_axpy, ax, launch_check, "register"
+        )
+    )
+    cands["ctypes, cudaLaunchKernel + dim3 by value"] = _candidate(
+        lambda: _ctypes_launch(
+            ctx, _library_kernel(ctx, data, name), grid, block, args, launch_check
+        )
+    )
+    cands["ctypes, same, on the registered kernel"] = _candidate(
+        lambda: _ctypes_launch(
+            ctx,
+            int(_cudart_module(ctx, data, image, "register").get_function(name.decode())),
+            grid,
+            block,
+            args,
+            launch_check,
+        )
+    )
+    cands.update(
+        _cuda_bindings_launch(ctx, data, name, grid, block, is_axpy, ax, slots, launch_check)
+    )
+    cands["CuPy RawModule"] = _candidate(
+        lambda: _cupy_launch(ctx, image, name, grid, block, is_axpy, ax)
+    )
+    return cands
 
 
 def _launch_then_sync(rt):
@@ -494,7 +555,7 @@ def _cudart_kernel(ctx, data, image, name, grid, block, is_axpy, ax, launch_chec
     for g, b in shapes:
         for args in arg_forms:
             try:
-                launch_check(lambda: kernel.launch(g, b, *args))
+                launch_check(functools.partial(kernel.launch, g, b, *args))
             except Exception as exc:
                 errors.append(_reason(exc))
                 ctx.runtime.rt.cudaGetLastError()
@@ -502,7 +563,12 @@ def _cudart_kernel(ctx, data, image, name, grid, block, is_axpy, ax, launch_chec
             ctx.keep.append(args)
             names = [f"a{i}" for i in range(len(args))]
             stmt = f"launch(g, b{''.join(', ' + v for v in names)})"
-            return stmt, {"launch": kernel.launch, "g": g, "b": b, **dict(zip(names, args))}
+            return stmt, {
+                "launch": kernel.launch,
+                "g": g,
+                "b": b,
+                **dict(zip(names, args, strict=True)),
+            }
     raise RuntimeError(f"no launch form worked: {'; '.join(errors[-2:])}")
 
 
@@ -510,7 +576,7 @@ class _Dim3(ctypes.Structure):
     _fields_ = [("x", c_uint), ("y", c_uint), ("z", c_uint)]
 
 
-def _library_kernel(ctx, data, name) -> int:
+def _library_kernel(ctx, data, name) -> int | None:
     """A cudaKernel_t for the kernel, through hand-bound cudaLibraryLoadData."""
     lib = ctx.cdll
     try:
@@ -533,7 +599,7 @@ def _library_kernel(ctx, data, name) -> int:
     return kernel.value
 
 
-def _ctypes_launch(ctx, k: int, grid, block, slots, launch_check):
+def _ctypes_launch(ctx, k: int | None, grid, block, slots, launch_check):
     launch = ctx.cdll["cudaLaunchKernel"]
     launch.argtypes = (c_void_p, _Dim3, _Dim3, c_void_p, c_size_t, c_void_p)
     launch.restype = c_int
@@ -563,7 +629,7 @@ def _cuda_bindings_launch(ctx, data, name, grid, block, is_axpy, ax, slots, laun
         stream = drv.CUstream(0)
     except Exception as exc:
         return {idiomatic: exc, packed: exc}
-    out = {}
+    out: dict[str, tuple[str, dict[str, Any]] | Exception] = {}
     stmt = "f(k, gx, 1, 1, bx, 1, 1, 0, s, p, 0)"
     base = {"f": drv.cuLaunchKernel, "k": fn, "gx": grid, "bx": block, "s": stream}
     if is_axpy:
@@ -573,7 +639,12 @@ def _cuda_bindings_launch(ctx, data, name, grid, block, is_axpy, ax, slots, laun
         forms = {idiomatic: 0}
     for label, p in forms.items():
         try:
-            launch_check(lambda p=p: _check(drv.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, p, 0), "cuLaunchKernel"))
+            launch_check(
+                lambda p=p: _check(
+                    drv.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream, p, 0),
+                    "cuLaunchKernel",
+                )
+            )
             out[label] = (stmt, {**base, "p": p})
         except Exception as exc:
             ctx.runtime.rt.cudaGetLastError()
@@ -605,7 +676,10 @@ def row_memcpy(ctx: Context) -> Row:
         return row.skip_row(ctx.runtime.error)
     if not ctx.runtime.has_gpu:
         return row.skip_row(f"no GPU here: {ctx.runtime.no_gpu_reason}")
-    row.note(f"bursts of {ctx.s.burst} copies on stream 0, cudaDeviceSynchronize between bursts (not timed)")
+    row.note(
+        f"bursts of {ctx.s.burst} copies on stream 0, "
+        "cudaDeviceSynchronize between bursts (not timed)"
+    )
     h, d = c_void_p(), c_void_p()
     try:
         _check(rt.cudaMallocHost(byref(h), 4), "cudaMallocHost")
@@ -633,13 +707,20 @@ def row_memcpy(ctx: Context) -> Row:
 
     def bindings():
         r = ctx.cuda_bindings()
-        return stmt, {"f": r.cudaMemcpyAsync, "d": dv, "h": hv, "k": r.cudaMemcpyKind.cudaMemcpyHostToDevice}
+        return stmt, {
+            "f": r.cudaMemcpyAsync,
+            "d": dv,
+            "h": hv,
+            "k": r.cudaMemcpyKind.cudaMemcpyHostToDevice,
+        }
 
     cands = {
         "cudart raw": (stmt, {"f": rt.cudaMemcpyAsync, "d": dv, "h": hv, "k": kind}),
         "ctypes": _candidate(handwritten),
         "cuda-bindings": _candidate(bindings),
-        "CuPy": _candidate(lambda: (stmt, {"f": _cupy_runtime(ctx, "memcpyAsync"), "d": dv, "h": hv, "k": kind})),
+        "CuPy": _candidate(
+            lambda: (stmt, {"f": _cupy_runtime(ctx, "memcpyAsync"), "d": dv, "h": hv, "k": kind})
+        ),
     }
     for name, cand in list(cands.items()):
         if isinstance(cand, BaseException):
@@ -678,14 +759,18 @@ _IMPORTS = {
 
 
 def row_import(ctx: Context) -> Row:
-    row = Row("import", "Import in a fresh process (cold interpreter, warm disk cache)", "ms",
-              ref="cuda-bindings: import cuda.bindings.runtime")
+    row = Row(
+        "import",
+        "Import in a fresh process (cold interpreter, warm disk cache)",
+        "ms",
+        ref="cuda-bindings: import cuda.bindings.runtime",
+    )
     row.note(
         "one fresh interpreter per sample; the time runs from before the import statement to "
         "after it (interpreter start-up excluded); a warm-up run wrote the .pyc files first"
     )
     env = _child_env()
-    runs = {}
+    runs: dict[str, Callable[[], float]] = {}
     for name, stmt in _IMPORTS.items():
         code = f"import time\nt = time.perf_counter_ns()\n{stmt}\nprint(time.perf_counter_ns() - t)"
         try:
@@ -693,7 +778,11 @@ def row_import(ctx: Context) -> Row:
         except Exception as exc:
             row.skipped(name, f"fails here: {one_line(str(exc))}")
             continue
-        runs[name] = lambda code=code: int(measure.run_python(code, env)) / 1e6
+
+        def import_ms(code=code) -> float:
+            return int(measure.run_python(code, env)) / 1e6
+
+        runs[name] = import_ms
     for name, samples in measure.interleaved(runs, ctx.s.import_repeats).items():
         row.measured(name, samples)
     return row
@@ -723,17 +812,23 @@ _MEMORY = {
         "r2",
     ),
     "cuda-bindings: import cuda.bindings.runtime": ("from cuda.bindings import runtime", "", "r1"),
-    "cuda-bindings: + one call": ("from cuda.bindings import runtime", "runtime.cudaGetDevice()", "r2"),
+    "cuda-bindings: + one call": (
+        "from cuda.bindings import runtime",
+        "runtime.cudaGetDevice()",
+        "r2",
+    ),
 }
 
 
 def row_memory(ctx: Context) -> Row:
-    row = Row("memory", "Memory added in a fresh process (VmRSS after minus before)", "MiB", ref=None)
+    row = Row(
+        "memory", "Memory added in a fresh process (VmRSS after minus before)", "MiB", ref=None
+    )
     if not os.path.exists("/proc/self/status"):
         return row.skip_row("no /proc/self/status on this system")
     env = _child_env()
     bare: list[float] = []
-    runs = {}
+    runs: dict[str, Callable[[], float]] = {}
     for name, (first, second, report) in _MEMORY.items():
         if "{path" in second:
             if not ctx.runtime.path:
@@ -757,7 +852,9 @@ def row_memory(ctx: Context) -> Row:
         row.measured(name, samples)
     if bare:
         bare.sort()
-        row.note(f"a bare interpreter holds {bare[len(bare) // 2]:.1f} MiB before the import (median)")
+        row.note(
+            f"a bare interpreter holds {bare[len(bare) // 2]:.1f} MiB before the import (median)"
+        )
     return row
 
 
@@ -799,7 +896,9 @@ def row_generator(ctx: Context) -> Row:
             shutil.rmtree(target.parent, ignore_errors=True)
             if done.returncode not in (0, 1) or (done.returncode == 1 and args[0] != "check"):
                 lines = (done.stderr or done.stdout).strip().splitlines()
-                raise RuntimeError(f"exit {done.returncode}: {lines[-1] if lines else '(no output)'}")
+                raise RuntimeError(
+                    f"exit {done.returncode}: {lines[-1] if lines else '(no output)'}"
+                )
             statuses.setdefault(label, set()).add(done.returncode)
             return elapsed
 
@@ -823,8 +922,12 @@ def row_generator(ctx: Context) -> Row:
             continue
         row.measured(f"cudart-bindgen {label}", samples)
     if 1 in statuses.get("check", ()):
-        row.note("`cudart-bindgen check` found generated/ stale (exit 1); the time is still the check's")
-    row.note("wall time of the whole command, interpreter start-up included; into a temporary --output")
+        row.note(
+            "`cudart-bindgen check` found generated/ stale (exit 1); the time is still the check's"
+        )
+    row.note(
+        "wall time of the whole command, interpreter start-up included; into a temporary --output"
+    )
     return row
 
 

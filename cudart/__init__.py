@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import warnings
 
-from ._loader import LIBRARY_ENV, format_version, load_runtime
 from ._binding import CudaDeprecationWarning, per_thread_default_stream
+from ._loader import LIBRARY_ENV, format_version, load_runtime
 from .errors import (
     BindingsVersionError,
     CudaError,
@@ -47,17 +46,23 @@ __all__ = [
 
 FORCE_ENV = "CUDART_BINDINGS_VERSION"
 
-# The generated modules live in generated/ beside this package in a source tree and
-# in cudart/_generated in an installed wheel (see pyproject.toml); both are searched
-# as part of this package, so they import as cudart.sys_12050.
-# In a source tree cudart/_generated is a link to generated/ (so type checkers find
-# the modules as cudart._generated.*); resolving keeps the folder on the path once.
-_here = os.path.dirname(os.path.realpath(__file__))
-for _dir in (os.path.join(_here, "_generated"), os.path.join(os.path.dirname(_here), "generated")):
-    if os.path.isdir(_dir) and os.path.realpath(_dir) not in __path__:
-        __path__.append(os.path.realpath(_dir))
+# The generated modules are modules of this package (cudart.sys_12050): in a checkout,
+# cudart/sys_12050.py is a link to generated/sys_12050.py, made by the generator; in
+# an installed wheel it is the file itself. One name each, found by every tool.
 
-_MODULE_NAME = re.compile(r"^sys_(\d{5,})\.py$")
+
+def _module_version(file_name: str) -> int | None:
+    """12050 for "sys_12050.py"; None for any other name. String methods, not re:
+    `import cudart` would pay several milliseconds to import re."""
+    digits = file_name.removeprefix("sys_").removesuffix(".py")
+    if (
+        len(digits) + 7 == len(file_name)
+        and len(digits) >= 5
+        and digits.isascii()
+        and digits.isdigit()
+    ):
+        return int(digits)
+    return None
 
 
 def available_versions() -> list[int]:
@@ -69,13 +74,15 @@ def available_versions() -> list[int]:
         except OSError:
             continue
         for name in names:
-            match = _MODULE_NAME.match(name)
-            if match:
-                found.add(int(match.group(1)))
+            version = _module_version(name)
+            if version is not None and os.path.exists(os.path.join(folder, name)):
+                found.add(version)  # (exists: not a dangling link)
     return sorted(found)
 
 
-def select_version(runtime: int, available: list[int], forced: str | None = None) -> tuple[int, str | None]:
+def select_version(
+    runtime: int, available: list[int], forced: str | None = None
+) -> tuple[int, str | None]:
     """The bindings version for a runtime version, and a warning to give, if any.
 
     An exact match wins. Otherwise the newest bindings below the runtime within the
@@ -85,7 +92,9 @@ def select_version(runtime: int, available: list[int], forced: str | None = None
         try:
             wanted = int(forced)
         except ValueError:
-            raise BindingsVersionError(f"${FORCE_ENV}={forced!r} is not a version number like 12050") from None
+            raise BindingsVersionError(
+                f"${FORCE_ENV}={forced!r} is not a version number like 12050"
+            ) from None
         if wanted not in available:
             raise BindingsVersionError(
                 f"${FORCE_ENV}={wanted}: no such bindings; available: {_listing(available)}"
@@ -102,7 +111,8 @@ def select_version(runtime: int, available: list[int], forced: str | None = None
         )
     raise BindingsVersionError(
         f"no bindings fit CUDA runtime {format_version(runtime)}; available: "
-        f"{_listing(available)}. Generate them with `cudart-bindgen add {format_version(runtime)}`, "
+        f"{_listing(available)}. "
+        f"Generate them with `cudart-bindgen add {format_version(runtime)}`, "
         f"or point ${LIBRARY_ENV} at a runtime of a version listed"
     )
 
@@ -136,10 +146,20 @@ def _load_checked():
 
 
 # Names the raw modules import for their own use (ctypes, enum): not the CUDA API.
-_NOT_API = frozenset({
-    "annotations", "bind_lazily", "IntEnumBase", "int_enum", "per_thread_default_stream",
-    "require_alignment", "SYMBOLS", "SYMBOLS_LEGACY", "SYMBOLS_PER_THREAD", "TYPE_CHECKING",
-})
+_NOT_API = frozenset(
+    {
+        "annotations",
+        "bind_on_first_lookup",
+        "IntEnumBase",
+        "int_enum",
+        "per_thread_default_stream",
+        "require_alignment",
+        "SYMBOLS",
+        "SYMBOLS_LEGACY",
+        "SYMBOLS_PER_THREAD",
+        "TYPE_CHECKING",
+    }
+)
 
 
 # Helpers beyond the generated API, imported on first use to keep `import cudart` cheap.
@@ -181,4 +201,3 @@ def _from_ctypes(name: str, value) -> bool:
     import ctypes
 
     return getattr(ctypes, name, None) is value
-

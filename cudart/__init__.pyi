@@ -1,22 +1,32 @@
 # Type stub for the cudart package. At run time the CUDA API names are resolved by
 # __getattr__ for the version of the loaded libcudart; type checkers see the newest
-# generated version's checked API, through generated/_latest.pyi, which the generator
-# rewrites whenever the version set changes. For another version's exact types,
-# import cudart.checked_<version>.
+# generated version's checked API, through cudart/_latest.pyi (generated/_latest.pyi),
+# which the generator rewrites whenever the version set changes. For another version's
+# exact types, import cudart.checked_<version>.
+from . import callbacks as callbacks
+from . import kernels as kernels
+from . import occupancy as occupancy
 from ._binding import CudaDeprecationWarning as CudaDeprecationWarning
 from ._binding import per_thread_default_stream as per_thread_default_stream
-from ._generated._latest import sys as sys
-from ._generated._latest import *
-from ._loader import Runtime, load_runtime as load_runtime
-from . import callbacks as callbacks, kernels as kernels, occupancy as occupancy
-from .kernels import load_module as load_module
+from ._latest import *
+from ._latest import sys as sys
+from ._loader import load_runtime as load_runtime
 from .errors import (
     BindingsVersionError as BindingsVersionError,
+)
+from .errors import (
     CudaError as CudaError,
+)
+from .errors import (
     CudartError as CudartError,
+)
+from .errors import (
     FunctionNotFoundError as FunctionNotFoundError,
+)
+from .errors import (
     LibraryNotFoundError as LibraryNotFoundError,
 )
+from .kernels import load_module as load_module
 
 FORCE_ENV: str
 

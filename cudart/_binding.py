@@ -1,9 +1,10 @@
 """Lazy binding of a generated module's functions to the loaded libcudart.
 
-A generated module hands its function table to bind_lazily() and installs the
+A raw module hands its function table to bind_on_first_lookup() and installs the
 returned __getattr__ (PEP 562). The first lookup of a name resolves the symbol the
 module's SYMBOLS names, sets argtypes/restype and stores the ctypes function in the
 module, so every later call is a bare ctypes call with no Python wrapper in between.
+What a raw module defines is written down in cudart._contract.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ import os
 import threading
 import warnings
 
+from ._contract import is_deprecated, unpack
 from ._loader import format_version, load_runtime
 from .errors import FunctionNotFoundError
-
-FLAG_DEPRECATED = 1
 
 # The per-thread default stream switch: ours, and cuda-python's, honoured so that one
 # setting serves a process that uses both bindings.
@@ -62,7 +62,9 @@ def per_thread_from_environment(environ) -> bool:
             )
     if len(set(given.values())) > 1:
         shown = " and ".join(f"${n}={environ[n].strip()!r}" for n in given)
-        raise ValueError(f"{shown} disagree about the per-thread default stream: unset one, or set both alike")
+        raise ValueError(
+            f"{shown} disagree about the per-thread default stream: unset one, or set both alike"
+        )
     return any(given.values())
 
 
@@ -89,9 +91,9 @@ def warn_deprecated(name: str, replacement: str | None, stacklevel: int) -> None
     warnings.warn(message, CudaDeprecationWarning, stacklevel=stacklevel + 1)
 
 
-def bind_lazily(namespace: dict, functions: dict, replacements: dict | None = None):
-    """(__getattr__, __dir__) for a generated module. `replacements` names, for a
-    deprecated function, what its header says to use instead."""
+def bind_on_first_lookup(namespace: dict, functions: dict, replacements: dict | None = None):
+    """(__getattr__, __dir__) for a raw module whose _FUNCTIONS is `functions`.
+    `replacements` names, for a deprecated function, what its header says to use instead."""
     module = namespace["__name__"]
     bindings_version = namespace["CUDA_VERSION"]
     # The map in force (legacy or per-thread symbols): one place decides what is bound.
@@ -102,8 +104,17 @@ def bind_lazily(namespace: dict, functions: dict, replacements: dict | None = No
         entry = functions.get(name)
         if entry is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        entry = (symbols[name],) + entry[1:]
-        bound = _bind(name, entry, module, bindings_version, replacements.get(name))
+        _, restype, argtypes, flags = unpack(entry)
+        bound = bind_symbol(
+            name,
+            symbols[name],
+            restype,
+            argtypes,
+            module,
+            bindings_version,
+            deprecated=is_deprecated(flags),
+            replacement=replacements.get(name),
+        )
         namespace[name] = bound
         return bound
 
@@ -113,8 +124,19 @@ def bind_lazily(namespace: dict, functions: dict, replacements: dict | None = No
     return __getattr__, __dir__
 
 
-def _bind(name: str, entry: tuple, module: str, bindings_version: int, replacement: str | None = None):
-    symbol, restype, argtypes, flags = entry
+def bind_symbol(
+    name: str,
+    symbol: str,
+    restype,
+    argtypes,
+    module: str,
+    bindings_version: int,
+    *,
+    deprecated: bool = False,
+    replacement: str | None = None,
+):
+    """The loaded libcudart's `symbol` as the ctypes function `name`, or, where the
+    library does not export it, a function raising FunctionNotFoundError."""
     runtime = load_runtime()
     try:
         # Indexing (not getattr) gives a fresh function object: CDLL caches attribute
@@ -125,7 +147,7 @@ def _bind(name: str, entry: tuple, module: str, bindings_version: int, replaceme
     fn.restype = restype
     fn.argtypes = argtypes
     fn.__name__ = name
-    if flags & FLAG_DEPRECATED:
+    if deprecated:
         return _warn_once(name, fn, replacement)
     return fn
 
@@ -153,5 +175,5 @@ def _warn_once(name: str, fn, replacement: str | None = None):
         return fn(*args)
 
     deprecated.__name__ = name
-    deprecated.__wrapped__ = fn
+    deprecated.__wrapped__ = fn  # type: ignore[attr-defined]  # functools' convention
     return deprecated

@@ -1,17 +1,20 @@
-"""What the generated checked modules call: argument conversion and error raising.
+"""What the generated checked modules call: argument conversion, binding, errors.
 
 The generated code converts inline on the fast path (an int pointer, a handle object
 of the right type) and calls these only for everything else, so a call with the usual
-argument types costs no extra Python call. Standard library only.
+argument types costs no extra Python call. The conversions themselves live in
+cudart._convert, shared with kernel launches. Standard library only.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
-from ctypes import ArgumentError, byref, c_char, c_void_p
+from ctypes import ArgumentError, byref
 
-from ._binding import CudaDeprecationWarning, warn_deprecated
+from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
+from ._contract import symbol_of
+from ._convert import cstring, handle, pointer, ref
 from .errors import CudaError
 
 __all__ = [
@@ -19,7 +22,9 @@ __all__ = [
     "CudaError",
     "CudaDeprecationWarning",
     "argument_error",
+    "bind_on_first_call",
     "byref",
+    "call_error",
     "cstring",
     "enum_value",
     "error",
@@ -34,21 +39,11 @@ __all__ = [
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Protocol, SupportsInt, Union
+    from typing import Any
 
-    class SupportsCudaStream(Protocol):
-        """The CUDA stream protocol: PyTorch, CuPy and cuda-bindings streams implement it."""
-
-        def __cuda_stream__(self) -> tuple[int, int]: ...
-
-    # A device pointer or handle: an int, None (NULL), one of our handle objects
-    # (c_void_p subclasses), a foreign stream (__cuda_stream__), or anything with __int__.
-    HandleLike = Union[int, None, c_void_p, SupportsInt, SupportsCudaStream]
-    # Memory: the above, plus any object with the buffer protocol (bytes, bytearray,
-    # memoryview, array.array, NumPy arrays), any ctypes object (passed by reference),
-    # and objects with __cuda_array_interface__. Python 3.11 has no static type for "has
-    # the buffer protocol", so type checkers see Any; the conversion checks at run time.
-    PointerLike = Any
+    # The generated modules' annotations name these through this module.
+    from ._convert import HandleLike as HandleLike
+    from ._convert import PointerLike as PointerLike
 
 
 # ---------------------------------------------------------------- binding
@@ -67,18 +62,26 @@ class _Unbound:
         self.argtypes = argtypes
 
     def __call__(self, *args: Any) -> Any:
-        from ._binding import _bind
-
-        symbol = self.lib.SYMBOLS[self.name]  # the map in force: legacy or per-thread
-        # No deprecation wrapper (flags 0): the checked function warns itself.
-        fn = _bind(self.name, (symbol, self.restype, self.argtypes, 0), self.lib.__name__,
-                   self.lib.CUDA_VERSION)
+        # The raw module's symbol in force (legacy or per-thread), and no deprecation
+        # wrapper: the checked function warns itself.
+        symbol = symbol_of(self.lib, self.name)
+        if symbol is None:  # the generator writes both tables from one model
+            raise LookupError(f"{self.lib.__name__} declares no function {self.name}")
+        fn = bind_symbol(
+            self.name,
+            symbol,
+            self.restype,
+            self.argtypes,
+            self.lib.__name__,
+            self.lib.CUDA_VERSION,
+        )
         self.namespace["_" + self.name] = fn
         return fn(*args)
 
 
-def bind_lazily(namespace: dict, lib: Any, table: dict) -> None:
-    """Put a stand-in for every function of `table` into a checked module's namespace."""
+def bind_on_first_call(namespace: dict, lib: Any, table: dict) -> None:
+    """Put into a checked module's namespace, as `_<name>`, a stand-in for each
+    function of `table` ({name: (restype, argtypes)}) that binds it on its first call."""
     for name, (restype, argtypes) in table.items():
         namespace["_" + name] = _Unbound(namespace, lib, name, restype, argtypes)
 
@@ -106,7 +109,9 @@ def error_class(code: int, enum: Any) -> type[CudaError]:
     with _classes_lock:
         cls = _classes.get(code)
         if cls is None:
-            cls = type(name, (CudaError,), {"__module__": "cudart", "__doc__": f"{member.name} ({code})."})
+            cls = type(
+                name, (CudaError,), {"__module__": "cudart", "__doc__": f"{member.name} ({code})."}
+            )
             _classes[code] = cls
     return cls
 
@@ -136,6 +141,19 @@ def error(code: int, lib: Any) -> CudaError:
     )
 
 
+def call_error(lib: Any, call: str, status: int) -> CudaError:
+    """The exception for a failed call made outside the checked functions (kernel
+    loading and launching, occupancy), noting which call failed."""
+    exc = error(status, lib)
+    exc.add_note(f"while {call}")
+    return exc
+
+
+def check(lib: Any, call: str, status: int) -> None:
+    if status:
+        raise call_error(lib, call, status)
+
+
 def argument_error(exc: ArgumentError, function: str, names: tuple[str, ...]) -> TypeError:
     """ctypes' "argument 2: TypeError: ..." as a TypeError naming the parameter."""
     text = str(exc)
@@ -147,95 +165,11 @@ def argument_error(exc: ArgumentError, function: str, names: tuple[str, ...]) ->
         return TypeError(f"{function}(): {text}")
     rest = rest.strip()
     if rest.startswith("TypeError:"):
-        rest = rest[len("TypeError:"):].strip()
+        rest = rest[len("TypeError:") :].strip()
     return TypeError(f"{function}() argument '{name}': {rest}")
 
 
-# ---------------------------------------------------------------- conversions
-
-_POINTER_TYPES = (c_void_p, ctypes.c_char_p, ctypes.c_wchar_p, ctypes._Pointer, ctypes._CFuncPtr)
-_CDATA = ctypes.Structure.__mro__[-2]  # _ctypes._CData, the base of every ctypes type
-
-
-def pointer(value: Any, name: str, writable: bool) -> Any:
-    """Any memory-like argument -> what a c_void_p parameter accepts.
-
-    A buffer is passed without a copy while the returned object lives (the caller holds
-    it for the call). A read-only buffer where the function writes is a TypeError; a
-    read-only buffer other than bytes, where it only reads, is copied once.
-    """
-    if value is None or type(value) is int:
-        return value
-    if isinstance(value, _CDATA):
-        return value if isinstance(value, _POINTER_TYPES) else byref(value)
-    if type(value).__name__ == "CArgObject":  # ctypes.byref(...)
-        return value
-    if isinstance(value, bytes):
-        if writable:
-            raise TypeError(f"'{name}' is written by the function: bytes is read-only, pass a bytearray")
-        return value
-    interface = getattr(value, "__cuda_array_interface__", None)
-    if interface is not None:
-        return interface["data"][0]
-    try:
-        view = memoryview(value)
-    except TypeError:
-        pass
-    else:
-        if not view.c_contiguous:
-            raise TypeError(f"'{name}' must be C-contiguous memory")
-        if view.readonly:
-            if writable:
-                raise TypeError(f"'{name}' is written by the function: the buffer is read-only")
-            return (c_char * view.nbytes).from_buffer_copy(view)
-        return (c_char * view.nbytes).from_buffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view)
-    if isinstance(value, float) or not hasattr(value, "__int__"):
-        raise TypeError(
-            f"'{name}' must be a pointer: an int address, None, a buffer, a ctypes object "
-            f"or an object with __int__, not {type(value).__name__}"
-        )
-    return int(value)
-
-
-def ref(value: Any, ctype: Any, name: str, writable: bool) -> Any:
-    """A `T *` argument: also a sequence of T (or of what T is made from), as an array."""
-    if isinstance(value, (list, tuple)):
-        try:
-            return (ctype * len(value))(*value)
-        except TypeError as exc:
-            raise TypeError(f"'{name}': {exc}") from None
-    return pointer(value, name, writable)
-
-
-def handle(value: Any, cls: type, name: str) -> Any:
-    """A handle argument (cudaStream_t, cudaEvent_t, ...) -> int, None or the handle."""
-    if value is None or type(value) is int:
-        return value
-    if isinstance(value, c_void_p):
-        kind = type(value)
-        if kind is c_void_p or kind is cls or kind.__name__ == cls.__name__:
-            return value
-        raise TypeError(f"'{name}' must be a {cls.__name__}, not a {kind.__name__}")
-    protocol = getattr(value, "__cuda_stream__", None)
-    if protocol is not None and cls.__name__ == "cudaStream_t":
-        version_handle = protocol() if callable(protocol) else protocol
-        return int(version_handle[1])
-    if isinstance(value, float) or not hasattr(value, "__int__"):
-        raise TypeError(
-            f"'{name}' must be a {cls.__name__}, an int, None, or an object with "
-            f"__cuda_stream__ or __int__, not {type(value).__name__}"
-        )
-    return int(value)
-
-
-def cstring(value: Any, name: str) -> bytes | None:
-    if value is None or type(value) is bytes:
-        return value
-    if isinstance(value, str):
-        return value.encode()
-    if isinstance(value, (bytearray, memoryview)):
-        return bytes(value)
-    raise TypeError(f"'{name}' must be str or bytes, not {type(value).__name__}")
+# ---------------------------------------------------------------- results
 
 
 def enum_value(enum: Any, value: int) -> Any:
@@ -260,4 +194,3 @@ def string(value: bytes | None) -> str | None:
 def deprecated(name: str, replacement: str | None) -> None:
     # Shared with the raw layer: the first call through either layer warns, once.
     warn_deprecated(name, replacement, stacklevel=3)
-

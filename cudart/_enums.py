@@ -42,6 +42,9 @@ def int_enum_by_metaclass(cls: type[_E]) -> type[_E]:
     """The same IntEnum through enum's public functional API: the fallback where the
     standard library lacks _simple_enum, and the reference the tests compare with."""
     members = [(k, v) for k, v in vars(cls).items() if not k.startswith("_")]
-    made = enum.IntEnum(cls.__name__, members, module=cls.__module__, qualname=cls.__qualname__)
+    # mypy wants a literal class name for the functional API; here it is the body's own.
+    made = enum.IntEnum(  # type: ignore[misc]
+        cls.__name__, members, module=cls.__module__, qualname=cls.__qualname__
+    )
     made.__doc__ = cls.__doc__
     return made  # type: ignore[return-value]

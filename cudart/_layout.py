@@ -66,10 +66,14 @@ def require_alignment(cls: type, align: int) -> None:
         return  # _align_ honoured (3.13+), or the members already align it
     size = ctypes.sizeof(cls)
     if align & (align - 1) or align < current or size % align:
-        raise ValueError(f"{cls.__name__}: cannot align a {size}-byte record aligned to {current} to {align}")
+        raise ValueError(
+            f"{cls.__name__}: cannot align a {size}-byte record aligned to {current} to {align}"
+        )
     if sys.version_info >= (3, 13):
         # 3.13+ keeps type info outside the type's dict and honours _align_ instead.
-        raise LayoutError(f"{cls.__name__}: ctypes.alignment is {current}, expected {align} from _align_")
+        raise LayoutError(
+            f"{cls.__name__}: ctypes.alignment is {current}, expected {align} from _align_"
+        )
     base = _stgdict_address(cls)
 
     def at(offset: int, ctype: type[_Scalar]) -> _Scalar:
@@ -85,14 +89,17 @@ def require_alignment(cls: type, align: int) -> None:
     expected = (size, current, size, current, _FFI_TYPE_STRUCT)
     if found != expected:
         raise LayoutError(
-            f"{cls.__name__}: ctypes' type info of Python {sys.version.split()[0]} is not laid out as expected "
-            f"(read size, align, ffi size, ffi alignment, ffi type = {found}, expected {expected}); "
-            f"cannot align it to {align}"
+            f"{cls.__name__}: ctypes' type info of Python {sys.version.split()[0]} "
+            "is not laid out as expected (read size, align, ffi size, ffi alignment, "
+            f"ffi type = {found}, expected {expected}); cannot align it to {align}"
         )
     at(_ALIGN, ctypes.c_ssize_t).value = align
     at(_FFI_ALIGNMENT, ctypes.c_ushort).value = align
     if ctypes.alignment(cls) != align:
-        raise LayoutError(f"{cls.__name__}: ctypes.alignment is still {ctypes.alignment(cls)} after setting {align}")
+        raise LayoutError(
+            f"{cls.__name__}: ctypes.alignment is still {ctypes.alignment(cls)} "
+            f"after setting {align}"
+        )
 
 
 def _stgdict_address(cls: type) -> int:
@@ -100,5 +107,7 @@ def _stgdict_address(cls: type) -> int:
     # The type's __dict__ is a read-only proxy over the StgDict itself.
     stgdicts = [d for d in gc.get_referents(cls.__dict__) if type(d).__name__ == "StgDict"]
     if len(stgdicts) != 1 or not isinstance(stgdicts[0], dict):
-        raise LayoutError(f"{cls.__name__}: no StgDict behind the class's __dict__ ({sys.version.split()[0]})")
+        raise LayoutError(
+            f"{cls.__name__}: no StgDict behind the class's __dict__ ({sys.version.split()[0]})"
+        )
     return id(stgdicts[0]) + dict.__basicsize__

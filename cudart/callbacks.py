@@ -32,8 +32,9 @@ import logging
 import threading
 import traceback
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "CallbackFailure",
@@ -161,8 +162,9 @@ def trampolines(rt=None) -> Trampolines:
         with _lock:
             found = _trampolines.get(rt.__name__)
             if found is None:
-                found = Trampolines(rt.cudaHostFn_t(_host_trampoline),
-                                    rt.cudaStreamCallback_t(_stream_trampoline))
+                found = Trampolines(
+                    rt.cudaHostFn_t(_host_trampoline), rt.cudaStreamCallback_t(_stream_trampoline)
+                )
                 _trampolines[rt.__name__] = found
     return found
 
@@ -231,8 +233,13 @@ def _call(token, *leading) -> None:
     try:
         entry = _take(token)
         if entry is None:
-            _record(None, (), LookupError(f"no callback registered under token {token!r}"
-                                          " (released, or already run)"))
+            _record(
+                None,
+                (),
+                LookupError(
+                    f"no callback registered under token {token!r}" " (released, or already run)"
+                ),
+            )
             return
         try:
             entry.fn(*leading, *entry.args)

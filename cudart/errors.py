@@ -38,3 +38,7 @@ class CudaError(Exception):
 
     def __str__(self) -> str:
         return f"{self.name} ({int(self.code)}): {self.message}"
+
+
+class NameNotFoundError(CudartError, LookupError):
+    """A loaded kernel image (cudart.kernels) has no kernel or global of that name."""

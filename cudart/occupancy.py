@@ -18,7 +18,7 @@ or an int handle.
 from __future__ import annotations
 
 import ctypes
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = [
     "cudaOccupancyMaxPotentialBlockSize",
@@ -153,7 +153,10 @@ def _store(target, value: int) -> None:
     elif isinstance(target, int):
         ctypes.c_int.from_address(target).value = value
     else:
-        raise TypeError(f"expected a ctypes int, byref() of one, a pointer or an address, not {type(target).__name__}")
+        raise TypeError(
+            "expected a ctypes int, byref() of one, a pointer or an address, "
+            f"not {type(target).__name__}"
+        )
 
 
 def _constant(size: int) -> Callable[[int], int]:
@@ -181,7 +184,9 @@ def cudaOccupancyMaxPotentialBlockSizeVariableSMem(
     )
 
 
-def cudaOccupancyMaxPotentialBlockSize(minGridSize, blockSize, func, dynamicSMemSize=0, blockSizeLimit=0, *, rt=None) -> int:
+def cudaOccupancyMaxPotentialBlockSize(
+    minGridSize, blockSize, func, dynamicSMemSize=0, blockSizeLimit=0, *, rt=None
+) -> int:
     return cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
         minGridSize, blockSize, func, _constant(dynamicSMemSize), blockSizeLimit, 0, rt=rt
     )
@@ -195,19 +200,28 @@ def cudaOccupancyMaxPotentialBlockSizeWithFlags(
     )
 
 
-def max_potential_block_size(func, dynamic_smem_size: int = 0, block_size_limit: int = 0, flags: int = 0, *, rt=None):
+def max_potential_block_size(
+    func, dynamic_smem_size: int = 0, block_size_limit: int = 0, flags: int = 0, *, rt=None
+):
     """(min_grid_size, block_size) of the best occupancy; raises a cudart.CudaError subclass."""
-    return max_potential_block_size_variable_smem(func, _constant(dynamic_smem_size), block_size_limit, flags, rt=rt)
+    return max_potential_block_size_variable_smem(
+        func, _constant(dynamic_smem_size), block_size_limit, flags, rt=rt
+    )
 
 
 def max_potential_block_size_variable_smem(
-    func, block_size_to_dynamic_smem: Callable[[int], int], block_size_limit: int = 0, flags: int = 0, *, rt=None
+    func,
+    block_size_to_dynamic_smem: Callable[[int], int],
+    block_size_limit: int = 0,
+    flags: int = 0,
+    *,
+    rt=None,
 ):
     """As max_potential_block_size, with dynamic shared memory a function of block size."""
     rt = rt or _default_rt()
     status, grid, block = _run(rt, func, block_size_to_dynamic_smem, block_size_limit, flags)
     if status:
-        from .kernels import call_error
+        from ._checked import call_error
 
         raise call_error(rt, "cudaOccupancyMaxPotentialBlockSize", status)
     return grid, block

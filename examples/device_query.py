@@ -1,6 +1,6 @@
 """List the CUDA devices and their main properties, like CUDA's deviceQuery sample.
 
-    python examples/device_query.py
+python examples/device_query.py
 """
 
 import ctypes
@@ -36,7 +36,8 @@ def main():
         uuid = bytes(prop.uuid).hex()
         print(f"\nDevice {device}: {prop.name.decode()}")
         print(f"  compute capability      {prop.major}.{prop.minor}")
-        print(f"  global memory           {prop.totalGlobalMem} bytes ({prop.totalGlobalMem / 2**30:.1f} GiB)")
+        gib = prop.totalGlobalMem / 2**30
+        print(f"  global memory           {prop.totalGlobalMem} bytes ({gib:.1f} GiB)")
         print(f"  multiprocessors         {prop.multiProcessorCount}")
         print(f"  warp size               {prop.warpSize}")
         print(f"  max threads per block   {prop.maxThreadsPerBlock}")
@@ -47,7 +48,8 @@ def main():
         print(f"  memory bus width        {prop.memoryBusWidth} bits")
         print(f"  managed memory          {'yes' if prop.managedMemory else 'no'}")
         print(f"  PCI bus id              {bus_id.value.decode()}")
-        print(f"  UUID                    GPU-{uuid[:8]}-{uuid[8:12]}-{uuid[12:16]}-{uuid[16:20]}-{uuid[20:]}")
+        groups = (uuid[:8], uuid[8:12], uuid[12:16], uuid[16:20], uuid[20:])
+        print(f"  UUID                    GPU-{'-'.join(groups)}")
         for peer in range(count.value):
             if peer != device:
                 can = ctypes.c_int()

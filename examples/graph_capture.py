@@ -36,7 +36,9 @@ def main():
     check(rt, rt.cudaMemcpyAsync(b, a, SIZE, rt.cudaMemcpyDeviceToDevice, stream))
     check(rt, rt.cudaMemcpyAsync(host, b, SIZE, rt.cudaMemcpyDeviceToHost, stream))
     # A captured host function runs at every launch of the graph.
-    check(rt, callbacks.launch_host_func(stream, lambda: seen.append(ctypes.string_at(host.value, 1))))
+    check(
+        rt, callbacks.launch_host_func(stream, lambda: seen.append(ctypes.string_at(host.value, 1)))
+    )
     graph = rt.cudaGraph_t()
     check(rt, rt.cudaStreamEndCapture(stream, ctypes.byref(graph)))
 
@@ -65,12 +67,16 @@ def main():
     ms = ctypes.c_float()
     check(rt, rt.cudaEventElapsedTime(ctypes.byref(ms), start, stop))
     ok = ctypes.string_at(host.value, SIZE) == b"\x2a" * SIZE and seen == [b"\x2a"] * LAUNCHES
-    print(f"launched {LAUNCHES} times in {ms.value:.3f} ms; host node ran {len(seen)} times; "
-          f"data {'ok' if ok else 'WRONG'}")
+    print(
+        f"launched {LAUNCHES} times in {ms.value:.3f} ms; host node ran {len(seen)} times; "
+        f"data {'ok' if ok else 'WRONG'}"
+    )
 
     # Update the memset node of the executable graph without re-instantiating it.
-    memset_node = next(n for n, k in zip(nodes, kinds) if k == "Memset")
-    params = rt.cudaMemsetParams(dst=a.value, pitch=0, value=0x55, elementSize=1, width=SIZE, height=1)
+    memset_node = next(n for n, k in zip(nodes, kinds, strict=True) if k == "Memset")
+    params = rt.cudaMemsetParams(
+        dst=a.value, pitch=0, value=0x55, elementSize=1, width=SIZE, height=1
+    )
     check(rt, rt.cudaGraphExecMemsetNodeSetParams(graph_exec, memset_node, ctypes.byref(params)))
     check(rt, rt.cudaGraphLaunch(graph_exec, stream))
     check(rt, rt.cudaStreamSynchronize(stream))

@@ -33,7 +33,9 @@ def main():
         check(rt, rt.cudaMalloc(ctypes.byref(d), SIZE))
         # Pinned memory: copies from pageable memory would not run asynchronously.
         check(rt, rt.cudaMallocHost(ctypes.byref(h), SIZE))
-        streams.append(s), starts.append(start), stops.append(stop), device.append(d), pinned.append(h)
+        streams.append(s), starts.append(start), stops.append(stop), device.append(
+            d
+        ), pinned.append(h)
 
     finished = []
     lock = threading.Lock()
@@ -72,8 +74,10 @@ def main():
         good = data == bytes([0x40 + i]) * (SIZE // 2) + bytes([i]) * (SIZE // 2)
         ok &= good
         gb_s = 2 * SIZE / (ms.value / 1000) / 1e9 if ms.value > 0 else float("inf")
-        print(f"stream {i}: {ms.value:7.3f} ms for 2 x {SIZE >> 20} MiB copied "
-              f"({gb_s:.1f} GB/s), data {'ok' if good else 'WRONG'}")
+        print(
+            f"stream {i}: {ms.value:7.3f} ms for 2 x {SIZE >> 20} MiB copied "
+            f"({gb_s:.1f} GB/s), data {'ok' if good else 'WRONG'}"
+        )
     total = ctypes.c_float()
     check(rt, rt.cudaEventElapsedTime(ctypes.byref(total), total_start, total_stop))
     print(f"all streams: {total.value:.3f} ms")

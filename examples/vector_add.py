@@ -33,7 +33,8 @@ def main():
     rt.cudaFree(x)
     rt.cudaFree(y)
     bad = [i for i in range(0, n, 997) if host_y[i] != 2.0 * i + 1.0]
-    print(f"axpy on {n} floats via the {module.route} route: {'ok' if not bad else f'wrong at {bad[:5]}'}")
+    verdict = "ok" if not bad else f"wrong at {bad[:5]}"
+    print(f"axpy on {n} floats via the {module.route} route: {verdict}")
 
 
 if __name__ == "__main__":

@@ -431,7 +431,7 @@ def __getattr__(name: str):
 # Name -> (restype, argtypes) of the ctypes functions the checked functions call, each
 # bound to the loaded libcudart on its first call (as `_<name>`), under the raw
 # module's symbol for that name. Outputs are POINTER(storage) here, c_void_p there.
-_c.bind_lazily(
+_c.bind_on_first_call(
     globals(),
     _lib,
     {

@@ -12,11 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+from .ctypes_map import RenderError
 from .fetch import FetchError, new_minors, resolve_newest
 from .generate import (
     GENERATED,
     SNAPSHOTS,
+    compare_links,
     compare_tree,
+    link_package,
     package_files,
     render_all,
     render_version,
@@ -26,7 +29,6 @@ from .generate import (
 )
 from .manifest import DEFAULT_MANIFEST_PATH, Manifest, ManifestError
 from .parse import ParseError
-from .ctypes_map import RenderError
 
 
 def _progress(message: str) -> None:
@@ -44,7 +46,9 @@ def cmd_generate(args) -> int:
         keys = [args.version]
         rendered = {args.version: render_version(manifest, args.version, _progress)}
         write_tree(rendered[args.version].files | package_files(manifest), args.output)
-    _progress(f"generated {len(keys)} version(s) into {args.output} in {time.perf_counter() - started:.1f} s")
+    link_package(args.output)
+    elapsed = time.perf_counter() - started
+    _progress(f"generated {len(keys)} version(s) into {args.output} in {elapsed:.1f} s")
     return 0
 
 
@@ -52,7 +56,8 @@ def cmd_check(args) -> int:
     manifest = Manifest.load(args.manifest)
     started = time.perf_counter()
     rendered = render_all(manifest, manifest.keys(), _progress, args.jobs)
-    problems = compare_tree(tree_files(rendered, manifest), args.output)
+    files = tree_files(rendered, manifest)
+    problems = compare_tree(files, args.output) + compare_links(sorted(files), args.output)
     elapsed = time.perf_counter() - started
     if problems:
         print(f"{args.output} does not match the generator ({len(problems)} file(s)):")
@@ -60,7 +65,10 @@ def cmd_check(args) -> int:
             print(f"  {line}")
         print("run `cudart-bindgen generate --all` and commit the result")
         return 1
-    print(f"{args.output} matches the generator for CUDA {', '.join(manifest.keys())} ({elapsed:.1f} s)")
+    print(
+        f"{args.output} matches the generator for CUDA {', '.join(manifest.keys())} "
+        f"({elapsed:.1f} s)"
+    )
     return 0
 
 
@@ -91,7 +99,9 @@ def cmd_add(args) -> int:
             raise ValueError("give versions or --new, not both")
         keys = new_minors(manifest, _progress)
         if not keys:
-            _progress(f"the manifest has every released minor of CUDA {', '.join(manifest.families)}.x")
+            _progress(
+                f"the manifest has every released minor of CUDA {', '.join(manifest.families)}.x"
+            )
             return 0
         _progress(f"new on the registry: CUDA {', '.join(keys)}")
     elif args.versions:
@@ -114,6 +124,7 @@ def _add_one(manifest: Manifest, key: str, args) -> Manifest:
     rendered = render_version(candidate, pin.key, _progress)
     files = rendered.files | package_files(candidate)
     write_tree(files, args.output)
+    link_package(args.output)
     snapshot, old = write_snapshot(rendered, args.snapshots)
     candidate.save(args.manifest)
     _progress(
@@ -130,7 +141,10 @@ def _show_snapshot(path: Path, text: str, old: str | None) -> None:
     of a replaced one."""
     lines = text.splitlines()
     decided = sum(1 for line in lines if "*" in line)
-    _progress(f"review {path}: {len(lines)} functions, {decided} with parameters from the exceptions table")
+    _progress(
+        f"review {path}: {len(lines)} functions, "
+        f"{decided} with parameters from the exceptions table"
+    )
     if old is None:
         shown = lines
     else:
@@ -153,15 +167,21 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("version", nargs="?", help="a CUDA version of the manifest, e.g. 12.5")
     gen.add_argument("--all", action="store_true", help="every version of the manifest")
     gen.set_defaults(func=cmd_generate)
-    gen.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per CPU)")
+    gen.add_argument(
+        "--jobs", type=int, default=None, help="worker processes (default: one per CPU)"
+    )
     check = sub.add_parser("check", help="regenerate in memory and compare with generated/")
-    check.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per CPU)")
+    check.add_argument(
+        "--jobs", type=int, default=None, help="worker processes (default: one per CPU)"
+    )
     check.set_defaults(func=cmd_check)
     outputs = sub.add_parser(
         "outputs", help="show each function's checked inputs and outputs (* = exceptions table)"
     )
     outputs.add_argument("version", nargs="?", help="a CUDA version of the manifest (default: all)")
-    outputs.add_argument("--table", action="store_true", help="only what the exceptions table decided")
+    outputs.add_argument(
+        "--table", action="store_true", help="only what the exceptions table decided"
+    )
     outputs.set_defaults(func=cmd_outputs)
     add = sub.add_parser(
         "add",

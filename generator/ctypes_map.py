@@ -1,18 +1,29 @@
 """How each C type of the model is written in ctypes, and how ctypes will lay it out.
 
+`TypeMapper.classify` is the one place that says what a C type is (a `TypeKind`);
+every spelling derived from a type reads it: the ctypes spellings and layouts here,
+the field annotations of the raw module, and the checked layer's parameter kinds
+(resolve.py). A new C construct is a TypeKind member, its case in `classify`, and the
+`match` statements that then name it (each ends in a RenderError for a kind it does
+not take, so a forgotten one fails loudly rather than spelling something wrong).
+
 The generated modules target LP64 platforms (x86-64 and aarch64 Linux), where the
 sizes below hold; the ABI tests hold every generated layout against gcc.
 """
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .model import (
     ApiModel,
     Array,
     Builtin,
     CType,
+    Enum,
     EnumRef,
     FunctionProto,
     Pointer,
@@ -22,10 +33,60 @@ from .model import (
     TypedefRef,
 )
 
+# A member of the CType union: what `TypeMapper.resolved` hands back.
+_C = TypeVar("_C", bound=CType)
+
 
 class RenderError(Exception):
     """The model holds something the ctypes rendering cannot represent faithfully."""
 
+
+class TypeKind(enum.Enum):
+    """What a C type is, typedefs seen through except where the typedef is the point
+    (a handle or callback type has its own class)."""
+
+    VOID = "void"
+    BOOL = "bool"  # _Bool
+    CHAR = "char"  # plain char (ctypes c_char reads as bytes)
+    FLOAT = "float"  # float, double, long double
+    INTEGER = "integer"  # every other arithmetic type
+    ENUM = "enum"
+    RECORD = "record"  # a struct or union, defined
+    OPAQUE_RECORD = "opaque record"  # declared, never defined: only pointers to it exist
+    ARRAY = "array"
+    FUNCTION = "function"  # a function type itself (what a function pointer points to)
+    HANDLE = "handle"  # a typedef'd pointer to an opaque record: cudaStream_t
+    CALLBACK = "callback"  # a typedef'd pointer to a function: cudaHostFn_t
+    VOID_POINTER = "void pointer"  # void *, const void *
+    CHAR_POINTER = "char pointer"  # char *, const char *
+    OPAQUE_POINTER = "opaque pointer"  # a pointer to an opaque record, not a handle typedef
+    FUNCTION_POINTER = "function pointer"  # a pointer to a function, not a callback typedef
+    POINTER = "pointer"  # a pointer to anything else: data C reads or writes
+
+
+BUILTIN_KINDS = frozenset(
+    {TypeKind.VOID, TypeKind.BOOL, TypeKind.CHAR, TypeKind.FLOAT, TypeKind.INTEGER}
+)
+# Kinds whose value is an address in C (each is c_void_p as an argument).
+POINTER_KINDS = frozenset(
+    {
+        TypeKind.HANDLE,
+        TypeKind.CALLBACK,
+        TypeKind.VOID_POINTER,
+        TypeKind.CHAR_POINTER,
+        TypeKind.OPAQUE_POINTER,
+        TypeKind.FUNCTION_POINTER,
+        TypeKind.POINTER,
+    }
+)
+# A pointer's kind by its pointee's; a pointer to anything else is TypeKind.POINTER.
+_POINTER_TO = {
+    TypeKind.VOID: TypeKind.VOID_POINTER,
+    TypeKind.CHAR: TypeKind.CHAR_POINTER,
+    TypeKind.OPAQUE_RECORD: TypeKind.OPAQUE_POINTER,
+    TypeKind.FUNCTION: TypeKind.FUNCTION_POINTER,
+}
+_FLOATS = frozenset({"float", "double", "long double"})
 
 # C spelling -> (ctypes name, size, alignment) on LP64.
 BUILTINS = {
@@ -84,9 +145,9 @@ class TypeMapper:
 
     def __init__(self, model: ApiModel) -> None:
         self.model = model
-        self.records = model.by_name("records")
-        self.enums = model.by_name("enums")
-        self.typedefs = model.by_name("typedefs")
+        self.records: dict[str, Record] = model.by_name("records")
+        self.enums: dict[str, Enum] = model.by_name("enums")
+        self.typedefs: dict[str, Typedef] = model.by_name("typedefs")
         self._layouts: dict[str, tuple[list[Slot], int | None]] = {}
 
     # ------------------------------------------------------------ classification
@@ -96,6 +157,52 @@ class TypeMapper:
         while isinstance(t, TypedefRef):
             t = self.typedefs[t.name].target
         return t
+
+    def classify(self, t: CType) -> TypeKind:
+        """What `t` is: the one answer every spelling of it reads."""
+        if self.handle_class(t):
+            return TypeKind.HANDLE
+        if self._names_callback(t):
+            return TypeKind.CALLBACK
+        r = self.resolve(t)
+        if isinstance(r, Builtin):
+            if r.name == "void":
+                return TypeKind.VOID
+            if r.name == "_Bool":
+                return TypeKind.BOOL
+            if r.name == "char":
+                return TypeKind.CHAR
+            return TypeKind.FLOAT if r.name in _FLOATS else TypeKind.INTEGER
+        if isinstance(r, EnumRef):
+            return TypeKind.ENUM
+        if isinstance(r, RecordRef):
+            return TypeKind.OPAQUE_RECORD if self.records[r.name].opaque else TypeKind.RECORD
+        if isinstance(r, Array):
+            return TypeKind.ARRAY
+        if isinstance(r, FunctionProto):
+            return TypeKind.FUNCTION
+        if isinstance(r, Pointer):
+            return _POINTER_TO.get(self.classify(r.pointee), TypeKind.POINTER)
+        raise RenderError(f"no kind for {t!r}")
+
+    def resolved(self, t: CType, cls: type[_C]) -> _C:
+        """`t` with typedefs stripped, which `classify` has said is a `cls`."""
+        r = self.resolve(t)
+        if not isinstance(r, cls):
+            raise RenderError(f"{t!r} is no {cls.__name__}")
+        return r
+
+    def pointee(self, t: CType) -> CType:
+        """What a pointer type (typedefs seen through) points to."""
+        r = self.resolve(t)
+        if not isinstance(r, Pointer):
+            raise RenderError(f"{t!r} is no pointer")
+        return r.pointee
+
+    def points_to_const(self, t: CType) -> bool:
+        """`const T *`: the function reads what it points to."""
+        r = self.resolve(t)
+        return isinstance(r, Pointer) and r.pointee_const
 
     def is_handle_typedef(self, td: Typedef) -> bool:
         """`typedef struct CUstream_st *cudaStream_t;`: a pointer to a never-defined record."""
@@ -110,12 +217,89 @@ class TypeMapper:
     def is_callback_typedef(self, td: Typedef) -> bool:
         return isinstance(td.target, Pointer) and isinstance(td.target.pointee, FunctionProto)
 
+    def handle_class(self, t: CType) -> str | None:
+        """The handle class a type names (cudaStream_t), also through a macro naming it."""
+        if isinstance(t, TypedefRef):
+            td = self.typedefs[t.name]
+            if not td.system and self.is_handle_typedef(td):
+                return td.name
+            if td.from_macro:
+                return self.handle_class(td.target)
+        return None
+
+    def handle_name(self, t: CType) -> str:
+        """The handle class of a type `classify` calls a HANDLE."""
+        name = self.handle_class(t)
+        if name is None:
+            raise RenderError(f"{t!r} is no handle")
+        return name
+
+    def _names_callback(self, t: CType) -> bool:
+        while isinstance(t, TypedefRef):
+            td = self.typedefs[t.name]
+            if self.is_callback_typedef(td):
+                return True
+            t = td.target
+        return False
+
     def tag_spelling(self, ref: RecordRef | EnumRef) -> str:
-        decl = self.records.get(ref.name) if isinstance(ref, RecordRef) else self.enums.get(ref.name)
+        decl = (
+            self.records.get(ref.name) if isinstance(ref, RecordRef) else self.enums.get(ref.name)
+        )
         return (decl.c_spelling if decl is not None else None) or _default_tag_spelling(ref)
 
     def c_declaration(self, t: CType, name: str = "") -> str:
         return c_declaration(t, name, self.tag_spelling)
+
+    # ------------------------------------------------------------ Python names
+
+    def enum_class(self, t: CType) -> str | None:
+        """The generated enum class of an enum type (None for one without members)."""
+        r = self.resolve(t)
+        if isinstance(r, EnumRef) and r.name and self.enums[r.name].enumerators:
+            return r.name
+        return None
+
+    def record_class(self, t: CType) -> str:
+        """The generated class of a record type: the typedef's name where one names it."""
+        if isinstance(t, TypedefRef) and not self.typedefs[t.name].system:
+            return t.name
+        r = self.resolve(t)
+        assert isinstance(r, RecordRef)
+        return r.name
+
+    @staticmethod
+    def number_annotation(kind: TypeKind) -> str:
+        """The Python type of a number or enum value of this kind, as an argument or
+        result (c_char passed or returned by value reads as int there)."""
+        return {TypeKind.FLOAT: "float", TypeKind.BOOL: "bool"}.get(kind, "int")
+
+    def field_annotation(self, t: CType) -> str:
+        """What reading a struct member of this type gives, for type checkers."""
+        match kind := self.classify(t):
+            case TypeKind.HANDLE:
+                return self.handle_name(t)
+            case TypeKind.CALLBACK:
+                return "_CFuncPtr"
+            case TypeKind.CHAR:
+                return "bytes"
+            case TypeKind.VOID | TypeKind.BOOL | TypeKind.FLOAT | TypeKind.INTEGER | TypeKind.ENUM:
+                return self.number_annotation(kind)
+            case TypeKind.RECORD | TypeKind.OPAQUE_RECORD:
+                return self.record_class(t)
+            case TypeKind.ARRAY:
+                element = self.resolved(t, Array).element
+                if self.classify(element) is TypeKind.CHAR:
+                    return "bytes"
+                return f"Array[{self.field_type(element)}]"
+            case _ if kind in POINTER_KINDS:
+                spelled = self.field_type(t)
+                if spelled == "c_char_p":
+                    return "bytes | None"
+                if spelled.startswith("POINTER("):
+                    return f"_Pointer[{spelled[8:-1]}]"
+                return "int | None"
+        return "object"
 
     # ------------------------------------------------------------ ctypes spellings
 
@@ -129,35 +313,30 @@ class TypeMapper:
 
     def field_type(self, t: CType) -> str:
         """A type as a struct member: exact, typed pointers, arrays kept."""
-        if isinstance(t, Builtin):
-            return self.builtin(t.name)
-        if isinstance(t, TypedefRef):
+        kind = self.classify(t)
+        if kind is TypeKind.ENUM:
+            return self.builtin(self.enums[self.resolved(t, EnumRef).name].underlying.name)
+        if isinstance(t, TypedefRef):  # a typedef keeps its name, or is what ctypes calls it
             td = self.typedefs[t.name]
             if td.system:
                 return SYSTEM_TYPEDEFS.get(td.name) or self.field_type(td.target)
-            target = self.resolve(t)
-            if isinstance(target, EnumRef):
-                return self.builtin(self.enums[target.name].underlying.name)
             return td.name
-        if isinstance(t, EnumRef):
-            return self.builtin(self.enums[t.name].underlying.name)
-        if isinstance(t, RecordRef):
-            return t.name
-        if isinstance(t, Array):
-            if t.length is None:
-                raise RenderError("flexible array members are not supported by ctypes")
-            return f"{self.field_type(t.element)} * {t.length}"
-        if isinstance(t, Pointer):
-            pointee = t.pointee
-            if isinstance(pointee, Builtin) and pointee.name == "void":
+        match kind:
+            case _ if kind in BUILTIN_KINDS:
+                return self.builtin(self.resolved(t, Builtin).name)
+            case TypeKind.RECORD | TypeKind.OPAQUE_RECORD:
+                return self.resolved(t, RecordRef).name
+            case TypeKind.ARRAY:
+                array = self.resolved(t, Array)
+                if array.length is None:
+                    raise RenderError("flexible array members are not supported by ctypes")
+                return f"{self.field_type(array.element)} * {array.length}"
+            case TypeKind.VOID_POINTER | TypeKind.OPAQUE_POINTER | TypeKind.FUNCTION_POINTER:
                 return "c_void_p"
-            if isinstance(pointee, Builtin) and pointee.name == "char":
+            case TypeKind.CHAR_POINTER:
                 return "c_char_p"
-            if isinstance(pointee, FunctionProto):
-                return "c_void_p"
-            if isinstance(pointee, RecordRef) and self.records[pointee.name].opaque:
-                return "c_void_p"
-            return f"POINTER({self.field_type(pointee)})"
+            case TypeKind.POINTER:
+                return f"POINTER({self.field_type(self.pointee(t))})"
         raise RenderError(f"no ctypes spelling for {t!r}")
 
     def param_type(self, t: CType) -> str:
@@ -167,19 +346,18 @@ class TypeMapper:
         address, None, bytes, byref() or any ctypes array/pointer for it, and that is
         the fastest conversion ctypes has (about half the cost of POINTER(T) + byref).
         """
-        target = self.resolve(t)
-        if isinstance(target, (Pointer, Array)):
+        kind = self.classify(t)
+        if kind in POINTER_KINDS or kind is TypeKind.ARRAY:
             return "c_void_p"
         return self.field_type(t)
 
     def result_type(self, t: CType) -> str:
-        target = self.resolve(t)
-        if isinstance(target, Builtin) and target.name == "void":
+        kind = self.classify(t)
+        if kind is TypeKind.VOID:
             return "None"
-        if isinstance(target, Pointer):
-            pointee = target.pointee
-            if isinstance(pointee, Builtin) and pointee.name == "char":
-                return "c_char_p"  # cudaGetErrorString: the runtime's own static text
+        if kind is TypeKind.CHAR_POINTER:
+            return "c_char_p"  # cudaGetErrorString: the runtime's own static text
+        if kind in POINTER_KINDS:
             return "c_void_p"
         return self.field_type(t)
 
@@ -191,22 +369,22 @@ class TypeMapper:
 
     def size_align(self, t: CType) -> tuple[int, int]:
         """C's size and alignment of a type, as the model records it."""
+        kind = self.classify(t)
         t = self.resolve(t)
-        if isinstance(t, Builtin):
-            _, size, align = BUILTINS[t.name]
-            return size, align
-        if isinstance(t, Pointer):
-            return POINTER_SIZE, POINTER_SIZE
-        if isinstance(t, EnumRef):
-            return self.size_align(self.enums[t.name].underlying)
-        if isinstance(t, RecordRef):
-            rec = self.records[t.name]
-            if rec.opaque:
-                raise RenderError(f"record {rec.name} is used by value but never defined")
-            return rec.size, rec.align
-        if isinstance(t, Array):
-            size, align = self.size_align(t.element)
-            return size * (t.length or 0), align
+        match kind:
+            case TypeKind.BOOL | TypeKind.CHAR | TypeKind.FLOAT | TypeKind.INTEGER:
+                _, size, align = BUILTINS[self.resolved(t, Builtin).name]
+                return size, align
+            case TypeKind.ENUM:
+                return self.size_align(self.enums[self.resolved(t, EnumRef).name].underlying)
+            case TypeKind.OPAQUE_RECORD | TypeKind.RECORD:
+                return _defined_size_align(self.records[self.resolved(t, RecordRef).name])
+            case TypeKind.ARRAY:
+                array = self.resolved(t, Array)
+                size, align = self.size_align(array.element)
+                return size * (array.length or 0), align
+            case _ if kind in POINTER_KINDS:
+                return POINTER_SIZE, POINTER_SIZE
         raise RenderError(f"no layout for {t!r}")
 
     def slots(self, rec: Record) -> list[Slot]:
@@ -230,6 +408,7 @@ class TypeMapper:
     def _layout(self, rec: Record) -> tuple[list[Slot], int | None]:
         if rec.name in self._layouts:
             return self._layouts[rec.name]
+        rec_size, rec_align = _defined_size_align(rec)
         slots: list[Slot] = []
         pad_index = 0
         offset = 0
@@ -251,30 +430,34 @@ class TypeMapper:
                 pad_index += 1
             elif placed > f.offset:
                 raise RenderError(
-                    f"{rec.name}.{f.name}: C places it at {f.offset}, ctypes cannot go below {placed}"
+                    f"{rec.name}.{f.name}: C places it at {f.offset}, "
+                    f"ctypes cannot go below {placed}"
                 )
             slots.append(Slot(f.name, self.field_type(f.type)))
             offset = f.offset + size
-        if rec.align < members_align:
+        if rec_align < members_align:
             raise RenderError(
-                f"{rec.name}: C aligns it to {rec.align}, below its members' {members_align} (packed records are not supported)"
+                f"{rec.name}: C aligns it to {rec_align}, below its members' {members_align} "
+                "(packed records are not supported)"
             )
-        aligner = ALIGNERS.get(rec.align) if rec.align > members_align else None
-        raised = rec.align if rec.align > members_align and aligner is None else None
+        aligner = ALIGNERS.get(rec_align) if rec_align > members_align else None
+        raised = rec_align if rec_align > members_align and aligner is None else None
         # The alignment ctypes gives the class from its _fields_ alone; require_alignment
         # raises it later without touching the size, which must already be C's.
-        ctypes_align = members_align if raised else rec.align
+        ctypes_align = members_align if raised else rec_align
         natural_size = _round_up(offset, ctypes_align)
-        if natural_size < rec.size:
+        if natural_size < rec_size:
             if rec.kind == "union":
-                slots.append(Slot(f"_pad{pad_index}", f"c_ubyte * {rec.size}"))
+                slots.append(Slot(f"_pad{pad_index}", f"c_ubyte * {rec_size}"))
             else:
-                slots.append(Slot(f"_pad{pad_index}", f"c_ubyte * {rec.size - offset}"))
-        elif natural_size > rec.size:
-            raise RenderError(f"{rec.name}: ctypes would make it {natural_size} bytes, C {rec.size}")
+                slots.append(Slot(f"_pad{pad_index}", f"c_ubyte * {rec_size - offset}"))
+        elif natural_size > rec_size:
+            raise RenderError(
+                f"{rec.name}: ctypes would make it {natural_size} bytes, C {rec_size}"
+            )
         if aligner is not None:
             # Last, so positional construction (float4(1.0, 2.0, 3.0, 4.0)) fills C's members.
-            name = f"_align{rec.align}"
+            name = f"_align{rec_align}"
             if any(s.name == name for s in slots):
                 raise RenderError(f"{rec.name}: a member is already named {name}")
             slots.append(Slot(name, f"{aligner} * 0"))
@@ -283,14 +466,21 @@ class TypeMapper:
 
     def by_value_dependencies(self, rec: Record) -> list[str]:
         """Records that must have their _fields_ before this one can."""
-        deps = []
+        deps: list[str] = []
         for f in rec.fields:
-            t = self.resolve(f.type)
-            while isinstance(t, Array):
-                t = self.resolve(t.element)
-            if isinstance(t, RecordRef):
-                deps.append(t.name)
+            t = f.type
+            while self.classify(t) is TypeKind.ARRAY:
+                t = self.resolved(t, Array).element
+            if self.classify(t) in (TypeKind.RECORD, TypeKind.OPAQUE_RECORD):
+                deps.append(self.resolved(t, RecordRef).name)
         return deps
+
+
+def _defined_size_align(rec: Record) -> tuple[int, int]:
+    """C's size and alignment of a record; parse.py records both for a defined one."""
+    if rec.size is None or rec.align is None:
+        raise RenderError(f"record {rec.name} is used by value but never defined")
+    return rec.size, rec.align
 
 
 def _round_up(value: int, align: int) -> int:
@@ -300,7 +490,11 @@ def _round_up(value: int, align: int) -> int:
 # ---------------------------------------------------------------- C spellings
 
 
-def c_declaration(t: CType, name: str = "", tag_spelling=None) -> str:
+def c_declaration(
+    t: CType,
+    name: str = "",
+    tag_spelling: Callable[[RecordRef | EnumRef], str] | None = None,
+) -> str:
     """C source spelling of `t name`, for comments that show the header's prototype.
 
     tag_spelling(ref) gives how C names a record or enum ("union U", "anon_t");
@@ -332,11 +526,15 @@ def c_declaration(t: CType, name: str = "", tag_spelling=None) -> str:
     return decl(t, name)
 
 
-def _default_tag_spelling(ref) -> str:
+def _default_tag_spelling(ref: RecordRef | EnumRef) -> str:
     return f"enum {ref.name}" if isinstance(ref, EnumRef) else f"struct {ref.name}"
 
 
 def _join(type_text: str, name: str) -> str:
     if not name:
         return type_text
-    return f"{type_text}{name}" if name.startswith("*") and type_text.endswith("*") else f"{type_text} {name}"
+    return (
+        f"{type_text}{name}"
+        if name.startswith("*") and type_text.endswith("*")
+        else f"{type_text} {name}"
+    )

@@ -22,9 +22,10 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable, NoReturn
+from typing import NoReturn
 
 from .manifest import Manifest, VersionPin, WheelPin, parse_version_key
 
@@ -169,7 +170,15 @@ def _run_pip_download(requirement: str, dest: Path) -> tuple[subprocess.Complete
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
     for plat in PIP_PLATFORMS:
         cmd += ["--platform", plat]
-    cmd += ["--python-version", PIP_PYTHON_VERSION, "--log", str(log_path), "-d", str(dest), requirement]
+    cmd += [
+        "--python-version",
+        PIP_PYTHON_VERSION,
+        "--log",
+        str(log_path),
+        "-d",
+        str(dest),
+        requirement,
+    ]
 
     show = sys.stderr.isatty()
     try:
@@ -191,7 +200,9 @@ def _run_pip_download(requirement: str, dest: Path) -> tuple[subprocess.Complete
     return proc, log_text
 
 
-def _raise_pip_failure(requirement: str, proc: subprocess.CompletedProcess, log_text: str) -> NoReturn:
+def _raise_pip_failure(
+    requirement: str, proc: subprocess.CompletedProcess, log_text: str
+) -> NoReturn:
     stderr = proc.stderr or ""
     fetch_fail = _fetch_failure(log_text)
     no_match = "No matching distribution found" in stderr or "Could not find a version" in stderr
@@ -218,7 +229,9 @@ def _sha256(path: Path) -> str:
 def _check_sha(path: Path, pin: WheelPin) -> None:
     actual = _sha256(path)
     if actual != pin.sha256:
-        raise ChecksumMismatchError(f"sha256 mismatch for {pin.wheel}: expected {pin.sha256}, got {actual}")
+        raise ChecksumMismatchError(
+            f"sha256 mismatch for {pin.wheel}: expected {pin.sha256}, got {actual}"
+        )
 
 
 def _ensure_wheel(pin: WheelPin, root: Path, progress: Progress) -> Path:
@@ -257,7 +270,11 @@ def _ensure_wheel(pin: WheelPin, root: Path, progress: Progress) -> Path:
 
 
 def _extract(
-    pin: WheelPin, wanted: Callable[[str], bool], required: tuple[str, ...], root: Path, progress: Progress
+    pin: WheelPin,
+    wanted: Callable[[str], bool],
+    required: tuple[str, ...],
+    root: Path,
+    progress: Progress,
 ) -> Path:
     """Unpack the wanted members of a pinned wheel into its cache directory.
 
@@ -285,9 +302,13 @@ def _extract(
                     raise FetchError(f"{pin.wheel} holds an unsafe path: {name}")
                 zf.extract(info, staging)
                 names.add(name)
-        missing = [r for r in required if r not in names and not any(n.startswith(r + "/") for n in names)]
+        missing = [
+            r for r in required if r not in names and not any(n.startswith(r + "/") for n in names)
+        ]
         if missing:
-            raise FetchError(f"{pin.wheel} lacks {', '.join(missing)}; check the manifest's family paths")
+            raise FetchError(
+                f"{pin.wheel} lacks {', '.join(missing)}; check the manifest's family paths"
+            )
         (staging / COMPLETE_MARKER).write_text(f"{pin.wheel}\n{pin.sha256}\n")
         if target.exists():
             # Only a directory without the marker can be here: not ours to trust.
@@ -392,7 +413,9 @@ def new_minors(manifest: Manifest, progress: Progress = print_to_stderr) -> list
     return sorted(found - set(manifest.versions), key=parse_version_key)
 
 
-def resolve_newest(manifest: Manifest, key: str, progress: Progress = print_to_stderr) -> VersionPin:
+def resolve_newest(
+    manifest: Manifest, key: str, progress: Progress = print_to_stderr
+) -> VersionPin:
     """Pin the newest patch release of CUDA ``key`` (e.g. "12.6") within its family."""
     parse_version_key(key)
     family = manifest.family_for(key)

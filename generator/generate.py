@@ -31,10 +31,15 @@ from .resolve import describe, resolve, table_uses
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATED = REPO / "generated"
+PACKAGE = REPO / "cudart"
 SNAPSHOTS = REPO / "tests" / "snapshots"
 # The type checkers' view of `cudart`: the newest version's modules (cudart/__init__.pyi
 # star-imports it), rewritten whenever the version set changes.
 LATEST_STUB = "_latest.pyi"
+# generated/ is the generator's output folder; the package reaches each module through a
+# link in cudart/, so a module has one import name (cudart.sys_12050). This file keeps
+# the folder from importing as a package of its own (a second name for every module).
+FOLDER_GUARD = "__init__.py"
 JOBS_ENV = "CUDART_BINDGEN_JOBS"
 
 
@@ -56,7 +61,9 @@ def parse_version(headers: HeaderSet) -> ApiModel:
     )
 
 
-def render_version(manifest: Manifest, key: str, progress: Progress = print_to_stderr) -> RenderedVersion:
+def render_version(
+    manifest: Manifest, key: str, progress: Progress = print_to_stderr
+) -> RenderedVersion:
     """The raw module (sys_<ver>.py), the checked one (checked_<ver>.py) and the
     output-shape snapshot of one version of the manifest."""
     pin = manifest.get(key)
@@ -112,7 +119,10 @@ def default_jobs() -> int:
 
 
 def render_all(
-    manifest: Manifest, keys: list[str], progress: Progress = print_to_stderr, jobs: int | None = None
+    manifest: Manifest,
+    keys: list[str],
+    progress: Progress = print_to_stderr,
+    jobs: int | None = None,
 ) -> dict[str, RenderedVersion]:
     """Every version of `keys`, in that order, rendered by up to `jobs` processes."""
     jobs = min(jobs or default_jobs(), len(keys)) or 1
@@ -147,12 +157,13 @@ def package_files(manifest: Manifest) -> dict[str, str]:
         return {}
     newest = max(numbers)
     return {
+        FOLDER_GUARD: render_template("generated_init.py.j2"),
         LATEST_STUB: render_template(
             "latest_stub.pyi.j2",
             raw=module_name(newest),
             checked=checked_module_name(newest),
             versions=sorted(numbers),
-        )
+        ),
     }
 
 
@@ -215,6 +226,53 @@ def write_snapshot(rendered: RenderedVersion, folder: Path = SNAPSHOTS) -> tuple
     if old != rendered.snapshot:
         _write_atomically(path, rendered.snapshot)
     return path, old
+
+
+def link_package(target: Path = GENERATED, package: Path = PACKAGE) -> None:
+    """Point cudart/<name> at generated/<name> for every module and stub generated/ now
+    holds, and remove links to generated files that are gone. Only the repository's own
+    generated/ is linked: an --output elsewhere is a scratch tree."""
+    if target.resolve() != GENERATED.resolve():
+        return
+    names = [p.name for p in target.iterdir() if p.suffix in (".py", ".pyi")]
+    wanted = {name: _link_text(name, target, package) for name in names if name != FOLDER_GUARD}
+    for path in package.iterdir():
+        if path.is_symlink() and path.name not in wanted and _points_into(path, target):
+            path.unlink()
+    for name, text in wanted.items():
+        link = package / name
+        if link.is_symlink() and os.readlink(link) == text:
+            continue
+        tmp = package / f".{name}.link"
+        tmp.unlink(missing_ok=True)
+        os.symlink(text, tmp)
+        os.replace(tmp, link)
+
+
+def compare_links(names: list[str], target: Path = GENERATED, package: Path = PACKAGE) -> list[str]:
+    """What link_package would change, as problems (empty when cudart/ is as it should be)."""
+    if target.resolve() != GENERATED.resolve():
+        return []
+    problems = []
+    wanted = {name: _link_text(name, target, package) for name in names if name != FOLDER_GUARD}
+    for name, text in sorted(wanted.items()):
+        link = package / name
+        if not link.is_symlink() or os.readlink(link) != text:
+            problems.append(f"{package.name}/{name}: not a link to {text}")
+    for path in sorted(package.iterdir()):
+        if path.is_symlink() and path.name not in wanted and _points_into(path, target):
+            problems.append(
+                f"{package.name}/{path.name}: links to a file the generator no longer makes"
+            )
+    return problems
+
+
+def _link_text(name: str, target: Path, package: Path) -> str:
+    return os.path.relpath(target / name, package)
+
+
+def _points_into(link: Path, target: Path) -> bool:
+    return Path(os.path.normpath(link.parent / os.readlink(link))).parent == target
 
 
 def compare_tree(files: dict[str, str], target: Path = GENERATED) -> list[str]:

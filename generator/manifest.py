@@ -12,10 +12,10 @@ import os
 import re
 import tempfile
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
-
+from typing import Any
 
 __all__ = [
     "DEFAULT_MANIFEST_PATH",
@@ -187,7 +187,8 @@ class Manifest:
                 raise ManifestError(f"version pin {pin.key!r} is filed under {key!r}")
             if pin.family not in self.families:
                 raise ManifestError(
-                    f'versions."{key}".family is {pin.family!r}, which has no [families.{pin.family}] table'
+                    f'versions."{key}".family is {pin.family!r}, '
+                    f"which has no [families.{pin.family}] table"
                 )
 
     @classmethod
@@ -270,7 +271,9 @@ class Manifest:
         fam = self.families.get(str(major))
         if fam is None:
             known = ", ".join(sorted(self.families, key=lambda n: (len(n), n))) or "none"
-            raise ManifestError(f"no [families.{major}] table for CUDA {key} (known families: {known})")
+            raise ManifestError(
+                f"no [families.{major}] table for CUDA {key} (known families: {known})"
+            )
         return fam
 
     def with_version(self, pin: VersionPin) -> Manifest:

@@ -7,7 +7,6 @@ Every list keeps header order, so output order never depends on hashing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 # ---------------------------------------------------------------- C types
 
@@ -21,14 +20,14 @@ class Builtin:
 
 @dataclass(frozen=True)
 class Pointer:
-    pointee: "CType"
+    pointee: CType
     # Whether the pointee is const: `const void *` is an input, `void *` may be written.
     pointee_const: bool = False
 
 
 @dataclass(frozen=True)
 class Array:
-    element: "CType"
+    element: CType
     length: int | None  # None for an incomplete array `T x[]`
 
 
@@ -49,12 +48,12 @@ class TypedefRef:
 
 @dataclass(frozen=True)
 class FunctionProto:
-    result: "CType"
-    params: tuple["CType", ...]
+    result: CType
+    params: tuple[CType, ...]
     variadic: bool = False
 
 
-CType = Union[Builtin, Pointer, Array, RecordRef, EnumRef, TypedefRef, FunctionProto]
+CType = Builtin | Pointer | Array | RecordRef | EnumRef | TypedefRef | FunctionProto
 
 # ---------------------------------------------------------------- declarations
 

@@ -234,7 +234,10 @@ class _Walker:
         return name
 
     def visit_record(
-        self, cursor: ci.Cursor, name: str | None = None, c_spelling: str | None = None,
+        self,
+        cursor: ci.Cursor,
+        name: str | None = None,
+        c_spelling: str | None = None,
         nested_in: str | None = None,
     ) -> None:
         defn = cursor.get_definition()
@@ -242,7 +245,9 @@ class _Walker:
             if cursor.is_anonymous():
                 return  # an unnamed record used only as a field type: its parent names it
             name = self.record_name(cursor)
-        if name in self._seen_records and (defn is None or any(r.name == name and not r.opaque for r in self.records)):
+        if name in self._seen_records and (
+            defn is None or any(r.name == name and not r.opaque for r in self.records)
+        ):
             return
         kind = "union" if cursor.kind == ci.CursorKind.UNION_DECL else "struct"
         if c_spelling is None and nested_in is None:
@@ -274,7 +279,11 @@ class _Walker:
                 nested_name = self.synthesize_name(f"{name}_{fname}")
                 self._record_names[self._key(decl.get_definition() or decl)] = nested_name
                 nested.append((decl, nested_name, nested_c))
-            elif decl is not None and decl.kind in _RECORD_CURSORS and decl.get_definition() is not None:
+            elif (
+                decl is not None
+                and decl.kind in _RECORD_CURSORS
+                and decl.get_definition() is not None
+            ):
                 # `struct A { struct B { int x; } b; };` declares B at file scope in C.
                 nested.append((decl, None, None))
             fields.append(
@@ -287,11 +296,11 @@ class _Walker:
                 )
             )
         # Nested records precede their parent so every list is in dependency order.
-        for decl, nested_name, nested_c in nested:
-            if nested_name is None:
-                self.visit_record(decl)
+        for inner, inner_name, inner_c in nested:
+            if inner_name is None:
+                self.visit_record(inner)
             else:
-                self.visit_record(decl, name=nested_name, c_spelling=nested_c, nested_in=name)
+                self.visit_record(inner, name=inner_name, c_spelling=inner_c, nested_in=name)
         self.records.append(
             Record(
                 name=name,
@@ -396,7 +405,7 @@ class _Walker:
             n -= 1
         if n < 0:
             return None
-        first = lines[n][lines[n].index("/**"):]
+        first = lines[n][lines[n].index("/**") :]
         return "\n".join([first] + lines[n + 1 : end + 1])
 
     def _lines(self, path: str) -> list[str]:
@@ -416,8 +425,12 @@ class _Walker:
             if not self.is_own(decl) and name not in self._seen_typedefs:
                 self._seen_typedefs.add(name)
                 self.typedefs.append(
-                    Typedef(name, self.convert(t.get_canonical()), system=True,
-                            header=self.header_of(decl))
+                    Typedef(
+                        name,
+                        self.convert(t.get_canonical()),
+                        system=True,
+                        header=self.header_of(decl),
+                    )
                 )
             if self.is_own(decl):
                 # `typedef struct dim3 dim3;` adds no name: refer to the record itself.
@@ -539,7 +552,11 @@ def _c_spelling(decl: ci.Cursor, keyword: str, name: str) -> str:
 
 
 def _strip_to_declaration(t: ci.Type) -> ci.Cursor | None:
-    while t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.ELABORATED):
+    while t.kind in (
+        ci.TypeKind.CONSTANTARRAY,
+        ci.TypeKind.INCOMPLETEARRAY,
+        ci.TypeKind.ELABORATED,
+    ):
         t = t.element_type if t.kind != ci.TypeKind.ELABORATED else t.get_named_type()
     if t.kind == ci.TypeKind.RECORD:
         return t.get_declaration()
@@ -581,7 +598,7 @@ _EVAL_INT = 1
 _EVAL_STRING_KINDS = {3, 4, 5, 6}
 
 
-def _evaluate(lib, cursor: ci.Cursor):
+def _evaluate(lib, cursor: ci.Cursor) -> int | str | None:
     """clang's own constant evaluation of a variable's initializer."""
     result = lib.clang_Cursor_Evaluate(cursor)
     if not result:
@@ -613,7 +630,7 @@ def _macro_candidates(walker: _Walker) -> list[tuple[str, str]]:
     return list(seen.items())
 
 
-_PROBE_PREAMBLE = '#define __cudart_str(x) #x\n#define __cudart_xstr(x) __cudart_str(x)\n'
+_PROBE_PREAMBLE = "#define __cudart_str(x) #x\n#define __cudart_xstr(x) __cudart_str(x)\n"
 _PROBE_FIRST_LINE = 1 + _PROBE_PREAMBLE.count("\n") + 1
 
 
@@ -622,15 +639,24 @@ def _probe_tu(
 ) -> tuple[ci.TranslationUnit, str]:
     probe_name = str(inp.header.parent / "__cudart_probe__.c")
     source = f'#include "{inp.header.name}"\n{_PROBE_PREAMBLE}{body}'
-    return index.parse(
+    return (
+        index.parse(
+            probe_name,
+            args=clang_args(inp) + ["-ferror-limit=0"] + [f"-D{d}" for d in defines],
+            unsaved_files=[(probe_name, source)],
+            options=ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES,
+        ),
         probe_name,
-        args=clang_args(inp) + ["-ferror-limit=0"] + [f"-D{d}" for d in defines],
-        unsaved_files=[(probe_name, source)],
-        options=ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES,
-    ), probe_name
+    )
 
 
-def _probe_values(index, inp, lines: dict[str, str], defines: tuple[str, ...] = ()) -> dict[str, object]:
+# A probe declaration's cursor and the value clang evaluates its initializer to.
+_Probed = tuple[ci.Cursor, int | str | None]
+
+
+def _probe_values(
+    index, inp, lines: dict[str, str], defines: tuple[str, ...] = ()
+) -> dict[str, _Probed]:
     """Evaluate one C declaration per name, with the headers seen under `defines`;
     names whose line does not compile are dropped."""
     names = list(lines)
@@ -640,11 +666,13 @@ def _probe_values(index, inp, lines: dict[str, str], defines: tuple[str, ...] = 
         failing = {
             d.location.line - _PROBE_FIRST_LINE
             for d in tu.diagnostics
-            if d.severity >= ci.Diagnostic.Error and d.location.file
+            if d.severity >= ci.Diagnostic.Error
+            and d.location.file
             and d.location.file.name == probe_name
         }
         others = [
-            d for d in tu.diagnostics
+            d
+            for d in tu.diagnostics
             if d.severity >= ci.Diagnostic.Error
             and not (d.location.file and d.location.file.name == probe_name)
         ]
@@ -652,16 +680,18 @@ def _probe_values(index, inp, lines: dict[str, str], defines: tuple[str, ...] = 
             _raise_on_diagnostics(tu, "evaluating macros")
         if not failing:
             lib = _evaluator()
-            values = {}
+            values: dict[str, _Probed] = {}
             for c in tu.cursor.get_children():
                 if c.kind == ci.CursorKind.VAR_DECL and c.spelling.startswith(_PROBE_PREFIX):
-                    values[c.spelling[len(_PROBE_PREFIX):]] = (c, _evaluate(lib, c))
+                    values[c.spelling[len(_PROBE_PREFIX) :]] = (c, _evaluate(lib, c))
             return values
         names = [n for i, n in enumerate(names) if i not in failing]
     raise ParseError("macro probe still fails after dropping the macros that do not compile")
 
 
-def _evaluate_macros(index, inp: ParseInput, walker: _Walker) -> tuple[list[Macro], list[SymbolAlias]]:
+def _evaluate_macros(
+    index, inp: ParseInput, walker: _Walker
+) -> tuple[list[Macro], list[SymbolAlias]]:
     candidates = _macro_candidates(walker)
     headers = dict(candidates)
     function_names = {f.name for f in walker.functions}
@@ -683,24 +713,37 @@ def _evaluate_macros(index, inp: ParseInput, walker: _Walker) -> tuple[list[Macr
     type_aliases: list[Typedef] = []
     for name, header in candidates:
         expanded = expansions.get(name, (None, None))[1]
-        if name not in alias_names and expanded in type_refs and expanded != name:
+        if (
+            name not in alias_names
+            and isinstance(expanded, str)
+            and expanded in type_refs
+            and expanded != name
+        ):
             type_aliases.append(Typedef(name, type_refs[expanded], header=header, from_macro=True))
             alias_names.add(name)
     walker.typedefs.extend(type_aliases)
     value_names = [n for n, _ in candidates if n not in alias_names and n not in function_names]
     typed = _probe_values(
-        index, inp, {n: f"static const __auto_type {_PROBE_PREFIX}{n} = ({n});" for n in value_names}
-    )
-    pointer_names = [
-        n for n, (c, _) in typed.items()
-        if c.type.get_canonical().kind == ci.TypeKind.POINTER
-    ]
-    as_integer = _probe_values(
         index,
         inp,
-        {n: f"static const unsigned long long {_PROBE_PREFIX}{n} = (unsigned long long)({n});"
-         for n in pointer_names},
-    ) if pointer_names else {}
+        {n: f"static const __auto_type {_PROBE_PREFIX}{n} = ({n});" for n in value_names},
+    )
+    pointer_names = [
+        n for n, (c, _) in typed.items() if c.type.get_canonical().kind == ci.TypeKind.POINTER
+    ]
+    as_integer = (
+        _probe_values(
+            index,
+            inp,
+            {
+                n: f"static const unsigned long long {_PROBE_PREFIX}{n}"
+                f" = (unsigned long long)({n});"
+                for n in pointer_names
+            },
+        )
+        if pointer_names
+        else {}
+    )
     macros: list[Macro] = []
     for name in value_names:
         if name not in typed:
@@ -709,10 +752,9 @@ def _evaluate_macros(index, inp: ParseInput, walker: _Walker) -> tuple[list[Macr
         kind = cursor.type.get_canonical().kind
         if kind in _INTEGER_KINDS and isinstance(value, int):
             macros.append(Macro(name, value, "int", headers[name]))
-        elif name in as_integer and isinstance(as_integer[name][1], int):
-            macros.append(Macro(name, as_integer[name][1], "pointer", headers[name]))
+        elif name in as_integer and isinstance(address := as_integer[name][1], int):
+            macros.append(Macro(name, address, "pointer", headers[name]))
     return macros, aliases
-
 
 
 # The define that makes C code use the per-thread default stream (nvcc's

@@ -18,59 +18,72 @@ from __future__ import annotations
 
 import keyword
 import re
-from dataclasses import dataclass
 
-from .ctypes_map import RenderError, TypeMapper
-from .model import ApiModel, Builtin, EnumRef, Function, Pointer, RecordRef, TypedefRef
+from .ctypes_map import BUILTIN_KINDS, POINTER_KINDS, RenderError, TypeKind, TypeMapper
+from .model import ApiModel, Function, TypedefRef
+from .plan import ARRAY_KINDS, FunctionPlan, ParamKind, ParamPlan, ResultKind, Role, Source
 
-# (function as declared, parameter) -> "out" | "in" | "inout". Reviewed by hand: each
-# entry says why inference gets that parameter wrong. Keep it short; tests list it.
-OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
+# (function as declared, parameter) -> (role, why). Reviewed by hand: each entry says
+# why inference gets that parameter wrong. Keep it short; tests list it.
+OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     # Outputs whose \param text does not say "returned" (or has no \param at all).
-    ("cudaDeviceGetDefaultMemPool", "memPool"): ("out", "no \\param text"),
-    ("cudaDeviceGetMemPool", "memPool"): ("out", "no \\param text"),
-    ("cudaStreamEndCapture", "pGraph"): ("out", '"The captured graph"'),
-    ("cudaEventElapsedTime", "ms"): ("out", '"Time between start and end in ms"'),
-    ("cudaMemPoolGetAccess", "flags"): ("out", '"the accessibility of the pool ..."'),
-    ("cudaMemPoolCreate", "memPool"): ("out", "no \\param text"),
-    ("cudaMemPoolImportFromShareableHandle", "memPool"): ("out", "no \\param text"),
-    ("cudaMemPoolExportPointer", "exportData"): ("out", "no \\param text"),
-    ("cudaMemPoolImportPointer", "ptr"): ("out", "no \\param text"),
-    ("cudaGetTextureObjectResourceDesc", "pResDesc"): ("out", '"Resource descriptor"'),
-    ("cudaGetTextureObjectTextureDesc", "pTexDesc"): ("out", '"Texture descriptor"'),
-    ("cudaGetTextureObjectResourceViewDesc", "pResViewDesc"): ("out", '"Resource view descriptor"'),
-    ("cudaGetSurfaceObjectResourceDesc", "pResDesc"): ("out", '"Resource descriptor"'),
-    ("cudaGraphAddEventRecordNode", "pGraphNode"): ("out", "no \\param text"),
-    ("cudaGraphAddEventWaitNode", "pGraphNode"): ("out", "no \\param text"),
-    ("cudaGraphExecUpdate", "resultInfo"): ("out", '"the error info structure"'),
-    ("cudaGetExportTable", "ppExportTable"): ("out", "no \\param text"),
+    ("cudaDeviceGetDefaultMemPool", "memPool"): (Role.OUT, "no \\param text"),
+    ("cudaDeviceGetMemPool", "memPool"): (Role.OUT, "no \\param text"),
+    ("cudaStreamEndCapture", "pGraph"): (Role.OUT, '"The captured graph"'),
+    ("cudaEventElapsedTime", "ms"): (Role.OUT, '"Time between start and end in ms"'),
+    ("cudaMemPoolGetAccess", "flags"): (Role.OUT, '"the accessibility of the pool ..."'),
+    ("cudaMemPoolCreate", "memPool"): (Role.OUT, "no \\param text"),
+    ("cudaMemPoolImportFromShareableHandle", "memPool"): (Role.OUT, "no \\param text"),
+    ("cudaMemPoolExportPointer", "exportData"): (Role.OUT, "no \\param text"),
+    ("cudaMemPoolImportPointer", "ptr"): (Role.OUT, "no \\param text"),
+    ("cudaGetTextureObjectResourceDesc", "pResDesc"): (Role.OUT, '"Resource descriptor"'),
+    ("cudaGetTextureObjectTextureDesc", "pTexDesc"): (Role.OUT, '"Texture descriptor"'),
+    ("cudaGetTextureObjectResourceViewDesc", "pResViewDesc"): (
+        Role.OUT,
+        '"Resource view descriptor"',
+    ),
+    ("cudaGetSurfaceObjectResourceDesc", "pResDesc"): (Role.OUT, '"Resource descriptor"'),
+    ("cudaGraphAddEventRecordNode", "pGraphNode"): (Role.OUT, "no \\param text"),
+    ("cudaGraphAddEventWaitNode", "pGraphNode"): (Role.OUT, "no \\param text"),
+    ("cudaGraphExecUpdate", "resultInfo"): (Role.OUT, '"the error info structure"'),
+    ("cudaGetExportTable", "ppExportTable"): (Role.OUT, "no \\param text"),
     # Swaps: the caller's value goes in, the previous one comes back.
-    ("cudaThreadExchangeStreamCaptureMode", "mode"): ("inout", "swaps the mode"),
+    ("cudaThreadExchangeStreamCaptureMode", "mode"): (Role.INOUT, "swaps the mode"),
     # Inputs that a description sentence wrongly reads as returned.
-    ("cudaSetValidDevices", "device_arr"): ("in", "a list the caller gives"),
-    ("cudaGraphicsMapResources", "resources"): ("in", "resources the caller gives"),
-    ("cudaGraphicsUnmapResources", "resources"): ("in", "resources the caller gives"),
-    ("cudaMemPoolGetAccess", "location"): ("in", "the location queried"),
-    ("cudaGraphAddMemAllocNode", "nodeParams"): ("in", "caller-filled; the runtime adds dptr"),
-    ("cudaMemRangeGetAttributes", "data"): ("in", "caller-allocated result buffers"),
-    ("cudaGraphMemFreeNodeGetParams", "dptr_out"): ("out", "declared void *, written as a void *"),
-    ("cudaLogsDumpToMemory", "buffer"): ("in", "a caller-sized buffer; *size says how much"),
-    ("cudaLogsDumpToMemory", "size"): ("inout", "the buffer's size in, the bytes written out"),
-    ("cudaMemGetDefaultMemPool", "memPool"): ("out", "no \\param text"),
-    ("cudaMemGetMemPool", "memPool"): ("out", "no \\param text"),
-    ("cudaMemGetMemPool", "location"): ("in", "the location queried"),
-    ("cudaMemSetMemPool", "location"): ("in", "the location configured"),
-    ("cudaMemcpy3DBatchAsync", "opList"): ("in", "the operations to perform"),
+    ("cudaSetValidDevices", "device_arr"): (Role.IN, "a list the caller gives"),
+    ("cudaGraphicsMapResources", "resources"): (Role.IN, "resources the caller gives"),
+    ("cudaGraphicsUnmapResources", "resources"): (Role.IN, "resources the caller gives"),
+    ("cudaMemPoolGetAccess", "location"): (Role.IN, "the location queried"),
+    ("cudaGraphAddMemAllocNode", "nodeParams"): (Role.IN, "caller-filled; the runtime adds dptr"),
+    ("cudaMemRangeGetAttributes", "data"): (Role.IN, "caller-allocated result buffers"),
+    ("cudaGraphMemFreeNodeGetParams", "dptr_out"): (
+        Role.OUT,
+        "declared void *, written as a void *",
+    ),
+    ("cudaLogsDumpToMemory", "buffer"): (Role.IN, "a caller-sized buffer; *size says how much"),
+    ("cudaLogsDumpToMemory", "size"): (Role.INOUT, "the buffer's size in, the bytes written out"),
+    ("cudaMemGetDefaultMemPool", "memPool"): (Role.OUT, "no \\param text"),
+    ("cudaMemGetMemPool", "memPool"): (Role.OUT, "no \\param text"),
+    ("cudaMemGetMemPool", "location"): (Role.IN, "the location queried"),
+    ("cudaMemSetMemPool", "location"): (Role.IN, "the location configured"),
+    ("cudaMemcpy3DBatchAsync", "opList"): (Role.IN, "the operations to perform"),
     # Arrays the caller sizes (the count is an input): pass a writable buffer.
-    ("cudaLibraryEnumerateKernels", "kernels"): ("in", "caller-sized array of numKernels"),
-    ("cudaDeviceGetHostAtomicCapabilities", "capabilities"): ("in", "caller-sized array of count"),
-    ("cudaDeviceGetP2PAtomicCapabilities", "capabilities"): ("in", "caller-sized array of count"),
-    ("cudaLibraryLoadData", "jitOptionsValues"): ("in", "option values the caller gives"),
-    ("cudaLibraryLoadFromFile", "jitOptionsValues"): ("in", "option values the caller gives"),
+    ("cudaLibraryEnumerateKernels", "kernels"): (Role.IN, "caller-sized array of numKernels"),
+    ("cudaDeviceGetHostAtomicCapabilities", "capabilities"): (
+        Role.IN,
+        "caller-sized array of count",
+    ),
+    ("cudaDeviceGetP2PAtomicCapabilities", "capabilities"): (
+        Role.IN,
+        "caller-sized array of count",
+    ),
+    ("cudaLibraryLoadData", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
+    ("cudaLibraryLoadFromFile", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
 }
 
 _RETURNED = re.compile(
-    r"\b(returns?|returned|retrieved|stores?|stored|written|writes?|output|new(ly)?|to create|allocated)\b",
+    r"\b(returns?|returned|retrieved|stores?|stored|written|writes?|output|new(ly)?"
+    r"|to create|allocated)\b",
     re.I,
 )
 _RETURN_VERB = re.compile(r"\b(returns?|returned|stored?|written|writes?)\b", re.I)
@@ -81,44 +94,10 @@ _REPLACEMENT = (
 )
 _COUNT_NAME = re.compile(r"^p?[Nn]um")
 _NULL_POINTER_SPELLINGS = frozenset({"0", "NULL", "nullptr"})
-
-
-@dataclass(frozen=True)
-class ParamPlan:
-    name: str  # the C name
-    py_name: str  # the Python name (C name, plus "_" where it is a keyword)
-    role: str  # "in", "out", "inout", or "count" (an array's length, handled for the caller)
-    kind: str  # see _in_kind and _out_kind
-    ctype: str  # ctypes spelling of the value (in) or of its storage / element (out)
-    py_type: str  # the annotation
-    doc: str = ""
-    default: str | None = None  # Python source of the default, for inputs
-    source: str = "type"  # "type", "inferred" or "table": what decided the role
-    partner: str | None = None  # array -> its count; char buffer -> its capacity
-
-
-@dataclass(frozen=True)
-class FunctionPlan:
-    name: str  # public name (what Python callers use)
-    symbol: str  # the raw module's name to call (same as name; aliases call their target)
-    function: Function
-    params: tuple[ParamPlan, ...]
-    result: str  # "error", "query", "string", "struct", "value", "void"
-    result_ctype: str = ""
-    errors: tuple[str, ...] = ()
-    replacement: str | None = None
-
-    @property
-    def inputs(self) -> list[ParamPlan]:
-        return [p for p in self.params if p.role in ("in", "inout")]
-
-    @property
-    def outputs(self) -> list[ParamPlan]:
-        return [p for p in self.params if p.role in ("out", "inout")]
-
-    @property
-    def table_params(self) -> list[ParamPlan]:
-        return [p for p in self.params if p.source == "table"]
+# What a non-const pointer must point to for the function to be able to write it.
+_MAY_BE_WRITTEN = frozenset(
+    {TypeKind.POINTER, TypeKind.CHAR_POINTER, TypeKind.OPAQUE_POINTER, TypeKind.FUNCTION_POINTER}
+)
 
 
 def resolve(model: ApiModel) -> list[FunctionPlan]:
@@ -146,26 +125,32 @@ def replacements(model: ApiModel) -> list[tuple[str, str]]:
 
 def table_uses(plans: list[FunctionPlan]) -> list[str]:
     """`function.param: role` for every classification the exceptions table made."""
-    return [
-        f"{plan.name}.{p.name}: {p.role}"
-        for plan in plans
-        for p in plan.table_params
-    ]
+    return [f"{plan.name}.{p.name}: {p.role}" for plan in plans for p in plan.table_params]
 
 
 def describe(plan: FunctionPlan) -> str:
     """One reviewable line: `name(inputs) -> outputs`, table decisions marked with *."""
+
     def mark(p: ParamPlan) -> str:
-        star = "*" if p.source == "table" else ""
-        extra = f"[{p.partner}]" if p.kind in ("array", "borrowed_array") and p.partner else ""
+        star = "*" if p.source is Source.TABLE else ""
+        extra = f"[{p.partner}]" if p.kind in ARRAY_KINDS and p.partner else ""
         return f"{star}{p.name}{extra}:{p.kind}"
 
     ins = ", ".join(mark(p) for p in plan.inputs)
     outs = ", ".join(mark(p) for p in plan.outputs)
-    result = {"query": "bool", "string": "str", "struct": plan.result_ctype, "void": "None",
-              "value": plan.result_ctype}.get(plan.result)
+    result = {
+        ResultKind.QUERY: "bool",
+        ResultKind.STRING: "str",
+        ResultKind.STRUCT: plan.result_ctype,
+        ResultKind.VOID: "None",
+        ResultKind.VALUE: plan.result_ctype,
+    }.get(plan.result)
     right = result if result else f"({outs})"
     return f"{plan.name}({ins}) -> {right}"
+
+
+# (parameter kind, ctype, annotation), decided from a TypeKind; see _in_kind, _out_kind.
+_Decision = tuple[ParamKind, str, str]
 
 
 class _Resolver:
@@ -180,92 +165,58 @@ class _Resolver:
 
     # ------------------------------------------------------------ types
 
-    def handle_name(self, t) -> str | None:
-        if isinstance(t, TypedefRef):
-            td = self.types.typedefs[t.name]
-            if not td.system and self.types.is_handle_typedef(td):
-                return td.name
-            if td.from_macro:
-                return self.handle_name(td.target)
-        return None
-
-    def is_callback(self, t) -> bool:
-        while isinstance(t, TypedefRef):
-            td = self.types.typedefs[t.name]
-            if self.types.is_callback_typedef(td):
-                return True
-            t = td.target
-        return False
-
-    def enum_class(self, t) -> str | None:
-        r = self.types.resolve(t)
-        if isinstance(r, EnumRef) and r.name and self.types.enums[r.name].enumerators:
-            return r.name
-        return None
-
-    def scalar_py(self, t) -> str:
-        r = self.types.resolve(t)
-        if isinstance(r, Builtin) and r.name in ("float", "double", "long double"):
-            return "float"
-        if isinstance(r, Builtin) and r.name == "_Bool":
-            return "bool"
-        return "int"
-
-    def _in_kind(self, t) -> tuple[str, str, str]:
+    def _in_kind(self, t) -> _Decision:
         """(kind, ctype, annotation) of a parameter the caller passes."""
-        handle = self.handle_name(t)
-        if handle:
-            return "handle", handle, "_HandleLike"
-        if self.is_callback(t):
-            return "pointer", "c_void_p", "_PointerLike"
-        r = self.types.resolve(t)
-        if isinstance(r, RecordRef):
-            name = t.name if isinstance(t, TypedefRef) else r.name
-            return "struct", name, name
-        if isinstance(r, EnumRef):
-            return "scalar", self.types.param_type(t), "int"
-        if isinstance(r, Builtin):
-            return "scalar", self.types.param_type(t), self.scalar_py(t)
-        if isinstance(r, Pointer):
-            pointee = self.types.resolve(r.pointee)
-            if isinstance(pointee, Builtin) and pointee.name == "char" and r.pointee_const:
-                return "string", "c_char_p", "str | bytes | None"
-            if isinstance(pointee, Builtin) and pointee.name == "void":
-                return "pointer", "c_void_p", "_PointerLike"
-            if self.handle_name(r.pointee) or not isinstance(pointee, (Pointer,)):
-                element = self.types.field_type(r.pointee)
-                return "ref", element, "_PointerLike"
-            return "pointer", "c_void_p", "_PointerLike"
+        types = self.types
+        match kind := types.classify(t):
+            case TypeKind.HANDLE:
+                return ParamKind.HANDLE, types.handle_name(t), "_HandleLike"
+            case TypeKind.CALLBACK | TypeKind.VOID_POINTER:
+                return ParamKind.POINTER, "c_void_p", "_PointerLike"
+            case TypeKind.RECORD | TypeKind.OPAQUE_RECORD:
+                name = types.record_class(t)
+                return ParamKind.STRUCT, name, name
+            case TypeKind.ENUM:
+                return ParamKind.SCALAR, types.param_type(t), "int"
+            case _ if kind in BUILTIN_KINDS:
+                return ParamKind.SCALAR, types.param_type(t), types.number_annotation(kind)
+            case TypeKind.CHAR_POINTER if types.points_to_const(t):
+                return ParamKind.STRING, "c_char_p", "str | bytes | None"
+            case _ if kind in POINTER_KINDS:
+                pointee = types.pointee(t)
+                # A pointer to a pointer (not to a handle) is an address; to data, a ref.
+                if types.classify(pointee) in POINTER_KINDS - {TypeKind.HANDLE}:
+                    return ParamKind.POINTER, "c_void_p", "_PointerLike"
+                return ParamKind.REF, types.field_type(pointee), "_PointerLike"
         raise RenderError(f"no checked input for {t!r}")
 
-    def _out_kind(self, t) -> tuple[str, str, str]:
+    def _out_kind(self, t) -> _Decision:
         """(kind, storage ctype, annotation) of what a `T *` parameter returns."""
-        r = self.types.resolve(t)
-        assert isinstance(r, Pointer)
-        target = r.pointee
-        handle = self.handle_name(target)
-        if handle:
-            return "handle", handle, handle
-        pointee = self.types.resolve(target)
-        if isinstance(pointee, Builtin) and pointee.name == "void":
-            return "address", "c_void_p", "int"  # a `void *` the header says is written as one
-        enum = self.enum_class(target)
-        if enum:
-            return "enum", self.types.field_type(target), enum
-        if isinstance(pointee, Builtin):
-            if pointee.name == "char":
-                return "char_buffer", "c_char", "str"
-            return "scalar", self.types.field_type(target), self.scalar_py(target)
-        if isinstance(pointee, EnumRef):
-            return "scalar", self.types.field_type(target), "int"
-        if isinstance(pointee, RecordRef):
-            name = target.name if isinstance(target, TypedefRef) else pointee.name
-            return "struct", name, name
-        if isinstance(pointee, Pointer):
-            inner = self.types.resolve(pointee.pointee)
-            if isinstance(inner, Builtin) and inner.name == "char":
-                return "cstring", "c_char_p", "str | None"
-            return "address", "c_void_p", "int"
+        types = self.types
+        target = types.pointee(t)
+        match kind := types.classify(target):
+            case TypeKind.HANDLE:
+                handle = types.handle_name(target)
+                return ParamKind.HANDLE, handle, handle
+            case TypeKind.VOID:
+                return (
+                    ParamKind.ADDRESS,
+                    "c_void_p",
+                    "int",
+                )  # a `void *` the header says is written as one
+            case TypeKind.ENUM if (enum_class := types.enum_class(target)) is not None:
+                return ParamKind.ENUM, types.field_type(target), enum_class
+            case TypeKind.CHAR:
+                return ParamKind.CHAR_BUFFER, "c_char", "str"
+            case TypeKind.BOOL | TypeKind.FLOAT | TypeKind.INTEGER | TypeKind.ENUM:
+                return ParamKind.SCALAR, types.field_type(target), types.number_annotation(kind)
+            case TypeKind.RECORD | TypeKind.OPAQUE_RECORD:
+                name = types.record_class(target)
+                return ParamKind.STRUCT, name, name
+            case TypeKind.CHAR_POINTER:
+                return ParamKind.CSTRING, "c_char_p", "str | None"
+            case _ if kind in POINTER_KINDS:
+                return ParamKind.ADDRESS, "c_void_p", "int"
         raise RenderError(f"no checked output for {t!r}")
 
     # ------------------------------------------------------------ classification
@@ -288,43 +239,38 @@ class _Resolver:
 
     def may_be_output(self, t) -> bool:
         """A non-const pointer to something other than void or a function."""
-        if self.handle_name(t) or self.is_callback(t):
-            return False
-        r = self.types.resolve(t)
-        if not isinstance(r, Pointer) or r.pointee_const:
-            return False
-        pointee = self.types.resolve(r.pointee)
-        return not (isinstance(pointee, Builtin) and pointee.name == "void")
+        kind = self.types.classify(t)
+        return kind in _MAY_BE_WRITTEN and not self.types.points_to_const(t)
 
-    def roles(self, f: Function) -> list[tuple[str, str]]:
+    def roles(self, f: Function) -> list[tuple[Role, Source]]:
         """(role, source) per parameter."""
         found = []
         for p in f.params:
             override = OVERRIDES.get((f.name, p.name))
             if override is not None:
-                found.append((override[0], "table"))
+                found.append((override[0], Source.TABLE))
             elif not self.may_be_output(p.type):
-                found.append(("in", "type"))
+                found.append((Role.IN, Source.TYPE))
             elif self.documented_output(f, p.name):
-                found.append(("out", "inferred"))
+                found.append((Role.OUT, Source.INFERRED))
             else:
-                found.append(("in", "inferred"))
+                found.append((Role.IN, Source.INFERRED))
         return found
 
     def plan(self, public: str, f: Function) -> FunctionPlan:
+        types = self.types
         roles = self.roles(f)
         params: list[ParamPlan | None] = [None] * len(f.params)
         # Arrays with a count: a run of output pointers right before a `size_t *numX`.
         for i, p in enumerate(f.params):
             if not (_COUNT_NAME.match(p.name) and self.may_be_output(p.type)):
                 continue
-            r = self.types.resolve(p.type)
-            if not isinstance(self.types.resolve(r.pointee), Builtin):
+            if types.classify(types.pointee(p.type)) not in BUILTIN_KINDS:
                 continue
             run = []
             shape = None
             j = i - 1
-            while j >= 0 and roles[j][0] == "out" and self.may_be_output(f.params[j].type):
+            while j >= 0 and roles[j][0] is Role.OUT and self.may_be_output(f.params[j].type):
                 element_shape = self._element_shape(f.params[j].type)
                 if element_shape is None or shape not in (None, element_shape):
                     break
@@ -333,82 +279,128 @@ class _Resolver:
                 j -= 1
             if not run:
                 continue
-            params[i] = ParamPlan(p.name, _py_name(p.name), "count", "count", self.types.field_type(r.pointee),
-                                  "int", self._doc(f, p.name), source=roles[i][1] if roles[i][1] == "table" else "inferred")
+            source = Source.TABLE if roles[i][1] is Source.TABLE else Source.INFERRED
+            params[i] = ParamPlan(
+                p.name,
+                _py_name(p.name),
+                Role.COUNT,
+                ParamKind.COUNT,
+                types.field_type(types.pointee(p.type)),
+                "int",
+                self._doc(f, p.name),
+                source=source,
+            )
             for j in reversed(run):
                 q = f.params[j]
-                qr = self.types.resolve(q.type)
-                inner = self.types.resolve(qr.pointee)
-                if isinstance(inner, Pointer) and inner.pointee_const:
-                    kind, element = "borrowed_array", self.types.field_type(inner.pointee)
-                    annotation = f"list[{self._py_element(inner.pointee)}] | None"
+                element = types.pointee(q.type)
+                if types.points_to_const(element):
+                    kind, ctype = ParamKind.BORROWED_ARRAY, types.field_type(types.pointee(element))
+                    annotation = f"list[{self._py_element(types.pointee(element))}] | None"
                 else:
-                    kind, element = "array", self.types.field_type(qr.pointee)
-                    annotation = f"list[{self._py_element(qr.pointee)}]"
-                params[j] = ParamPlan(q.name, _py_name(q.name), "out", kind, element, annotation,
-                                      self._doc(f, q.name), source=roles[j][1], partner=p.name)
+                    kind, ctype = ParamKind.ARRAY, types.field_type(element)
+                    annotation = f"list[{self._py_element(element)}]"
+                params[j] = ParamPlan(
+                    q.name,
+                    _py_name(q.name),
+                    Role.OUT,
+                    kind,
+                    ctype,
+                    annotation,
+                    self._doc(f, q.name),
+                    source=roles[j][1],
+                    partner=p.name,
+                )
         for i, p in enumerate(f.params):
             if params[i] is not None:
                 continue
             role, source = roles[i]
             doc = self._doc(f, p.name)
-            if role in ("out", "inout"):
+            if role in (Role.OUT, Role.INOUT):
                 kind, ctype, annotation = self._out_kind(p.type)
                 partner = None
-                if kind == "char_buffer":
+                if kind is ParamKind.CHAR_BUFFER:
                     partner = self._capacity(f, i)
-                params[i] = ParamPlan(p.name, _py_name(p.name), role, kind, ctype, annotation, doc,
-                                      source=source, partner=partner)
+                params[i] = ParamPlan(
+                    p.name,
+                    _py_name(p.name),
+                    role,
+                    kind,
+                    ctype,
+                    annotation,
+                    doc,
+                    source=source,
+                    partner=partner,
+                )
             else:
                 kind, ctype, annotation = self._in_kind(p.type)
-                params[i] = ParamPlan(p.name, _py_name(p.name), "in", kind, ctype, annotation, doc,
-                                      self._default(f, p.default, kind), source=source)
+                params[i] = ParamPlan(
+                    p.name,
+                    _py_name(p.name),
+                    Role.IN,
+                    kind,
+                    ctype,
+                    annotation,
+                    doc,
+                    self._default(f, p.default, kind),
+                    source=source,
+                )
         plans = _trailing_defaults([q for q in params if q is not None])
         result, result_ctype = self._result(f)
         errors = self._errors(f)
-        if result == "error" and not any(q.role in ("out", "inout") for q in plans) and self._is_query(f, errors):
-            result = "query"
+        if (
+            result is ResultKind.ERROR
+            and not any(q.role in (Role.OUT, Role.INOUT) for q in plans)
+            and self._is_query(f, errors)
+        ):
+            result = ResultKind.QUERY
             errors = tuple(e for e in errors if e != "cudaErrorNotReady")
-        return FunctionPlan(public, public, f, tuple(plans), result, result_ctype, errors, self._replacement(f))
+        return FunctionPlan(
+            public, public, f, tuple(plans), result, result_ctype, errors, self._replacement(f)
+        )
 
     def _element_shape(self, t) -> str | None:
         """What an array of this pointer's pointee is, for grouping arrays with a count:
         "filled" for handles and records the function writes into caller storage,
         "borrowed" for `const T **` where it hands back its own array; None otherwise."""
-        r = self.types.resolve(t)
-        inner = self.types.resolve(r.pointee)
-        if isinstance(inner, Pointer) and inner.pointee_const and not self.handle_name(r.pointee):
+        element = self.types.pointee(t)
+        kind = self.types.classify(element)
+        if kind in POINTER_KINDS - {TypeKind.HANDLE} and self.types.points_to_const(element):
             return "borrowed"
-        if self.handle_name(r.pointee) or isinstance(inner, RecordRef):
+        if kind in (TypeKind.HANDLE, TypeKind.RECORD, TypeKind.OPAQUE_RECORD):
             return "filled"
         return None
 
     def _py_element(self, t) -> str:
-        handle = self.handle_name(t)
-        if handle:
-            return handle
-        r = self.types.resolve(t)
-        if isinstance(r, RecordRef):
-            return t.name if isinstance(t, TypedefRef) else r.name
-        if isinstance(r, Builtin):
-            return self.scalar_py(t)
+        match kind := self.types.classify(t):
+            case TypeKind.HANDLE:
+                return self.types.handle_name(t)
+            case TypeKind.RECORD | TypeKind.OPAQUE_RECORD:
+                return self.types.record_class(t)
+            case _ if kind in BUILTIN_KINDS:
+                return self.types.number_annotation(kind)
         return "int"
 
     def _capacity(self, f: Function, i: int) -> str:
         """A char buffer's length: the integer parameter right after it."""
         if i + 1 < len(f.params):
             nxt = f.params[i + 1]
-            if isinstance(self.types.resolve(nxt.type), Builtin) and nxt.name in ("len", "length", "size"):
+            if self.types.classify(nxt.type) in BUILTIN_KINDS and nxt.name in (
+                "len",
+                "length",
+                "size",
+            ):
                 return nxt.name
-        raise RenderError(f"{f.name}.{f.params[i].name}: a char buffer output without a length parameter")
+        raise RenderError(
+            f"{f.name}.{f.params[i].name}: a char buffer output without a length parameter"
+        )
 
     def _doc(self, f: Function, name: str) -> str:
         return (f.doc.param(name) if f.doc else None) or ""
 
-    def _default(self, f: Function, default: str | None, kind: str) -> str | None:
+    def _default(self, f: Function, default: str | None, kind: ParamKind) -> str | None:
         if default is None:
             return None
-        if kind in ("pointer", "handle", "array", "string"):
+        if kind in (ParamKind.POINTER, ParamKind.HANDLE, ParamKind.ARRAY, ParamKind.STRING):
             # C's null pointer constants; 13.1+ spells `__dv(NULL)` where older headers wrote 0.
             if default not in _NULL_POINTER_SPELLINGS:
                 raise RenderError(f"{f.name}: pointer default {default!r}")
@@ -419,19 +411,22 @@ class _Resolver:
             return default
         raise RenderError(f"{f.name}: cannot express the default {default!r} in Python")
 
-    def _result(self, f: Function) -> tuple[str, str]:
+    def _result(self, f: Function) -> tuple[ResultKind, str]:
         t = f.result
         if isinstance(t, TypedefRef) and t.name == "cudaError_t":
-            return "error", ""
-        r = self.types.resolve(t)
-        if isinstance(r, Builtin) and r.name == "void":
-            return "void", ""
-        if isinstance(r, Pointer) and isinstance(self.types.resolve(r.pointee), Builtin):
-            return "string", "c_char_p"
-        if isinstance(r, RecordRef):
-            return "struct", t.name if isinstance(t, TypedefRef) else r.name
-        if isinstance(r, (Builtin, EnumRef)):
-            return "value", self.types.result_type(t)  # returned as C returns it
+            return ResultKind.ERROR, ""
+        types = self.types
+        match kind := types.classify(t):
+            case TypeKind.VOID:
+                return ResultKind.VOID, ""
+            case _ if kind in POINTER_KINDS and types.classify(types.pointee(t)) in BUILTIN_KINDS:
+                return ResultKind.STRING, "c_char_p"
+            case TypeKind.RECORD | TypeKind.OPAQUE_RECORD:
+                return ResultKind.STRUCT, types.record_class(t)
+            case TypeKind.ENUM:
+                return ResultKind.VALUE, types.result_type(t)  # returned as C returns it
+            case _ if kind in BUILTIN_KINDS:
+                return ResultKind.VALUE, types.result_type(t)
         raise RenderError(f"{f.name}: no checked form for result {t!r}")
 
     def _errors(self, f: Function) -> tuple[str, ...]:
@@ -448,7 +443,9 @@ class _Resolver:
     def _is_query(self, f: Function, errors: tuple[str, ...]) -> bool:
         # cudaStreamQuery and cudaEventQuery: "Returns cudaSuccess if ... or
         # cudaErrorNotReady if not". Other functions list NotReady as a failure.
-        return "cudaErrorNotReady" in errors and f.doc is not None and f.doc.brief.startswith("Quer")
+        return (
+            "cudaErrorNotReady" in errors and f.doc is not None and f.doc.brief.startswith("Quer")
+        )
 
     def _replacement(self, f: Function) -> str | None:
         if not f.deprecated or f.doc is None:
@@ -472,9 +469,9 @@ def _trailing_defaults(params: list[ParamPlan]) -> list[ParamPlan]:
     required_seen = False
     for i in range(len(out) - 1, -1, -1):
         p = out[i]
-        if p.role not in ("in", "inout"):
+        if p.role not in (Role.IN, Role.INOUT):
             continue
-        if p.default is None or p.role == "inout":
+        if p.default is None or p.role is Role.INOUT:
             required_seen = True
         elif required_seen:
             out[i] = ParamPlan(**{**p.__dict__, "default": None})

@@ -42,12 +42,24 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from _ctypes import CFuncPtr  # the base of every CFUNCTYPE class (ctypes._CFuncPtr)
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
-CATEGORIES = ("records", "embedded", "fields", "enums", "enumerators", "typedefs", "macros", "symbols", "exports")
+CATEGORIES = (
+    "records",
+    "embedded",
+    "fields",
+    "enums",
+    "enumerators",
+    "typedefs",
+    "macros",
+    "symbols",
+    "exports",
+)
 
 # Fact key prefix -> category. Python-only keys that C answers under another key are
 # translated by _C_KEY_OF below.
@@ -176,7 +188,11 @@ def build_plan(model, module_name: str, module_symbols) -> dict:
     for t in model.typedefs:
         if t.system:
             continue
-        kind = "handle" if types.is_handle_typedef(t) else "callback" if types.is_callback_typedef(t) else "alias"
+        kind = (
+            "handle"
+            if types.is_handle_typedef(t)
+            else "callback" if types.is_callback_typedef(t) else "alias"
+        )
         plan_typedefs.append({"name": t.name, "kind": kind})
 
     model_functions = [f.name for f in model.functions]
@@ -228,7 +244,7 @@ def model_facts(model, plan: dict) -> dict:
                 rec = records[f.type.name]
         facts[fact_key("field.offset", fp["root"], fp["c_path"])] = offset
         facts[fact_key("field.size", fp["root"], fp["c_path"])] = size
-    for e, pe in zip(model.enums, plan["enums"]):
+    for e, pe in zip(model.enums, plan["enums"], strict=True):
         _, size, align = BUILTINS[e.underlying.name]
         if e.c_spelling:
             facts[fact_key("enum.size", pe["label"])] = size
@@ -237,12 +253,13 @@ def model_facts(model, plan: dict) -> dict:
         for k in e.enumerators:
             facts[fact_key("enumerator", pe["label"], k.name)] = k.value
     for pt in plan["typedefs"]:
+        layout: tuple[int | None, int | None]
         try:
-            size, align = types.size_align(TypedefRef(pt["name"]))
+            layout = types.size_align(TypedefRef(pt["name"]))
         except (RenderError, KeyError):
-            size = align = None
-        facts[fact_key("typedef.size", pt["name"])] = size
-        facts[fact_key("typedef.align", pt["name"])] = align
+            layout = (None, None)
+        facts[fact_key("typedef.size", pt["name"])] = layout[0]
+        facts[fact_key("typedef.align", pt["name"])] = layout[1]
     for m in model.macros:
         facts[fact_key("macro", m.name)] = m.value
     alias_of = {a.public: a.symbol for a in model.aliases}
@@ -311,8 +328,14 @@ def c_statements(plan: dict, per_thread: bool = False) -> list[tuple[str, str]]:
             num(fact_key("embedded.size", r["name"]), f"sizeof({one})")
             num(fact_key("embedded.array_size", r["name"]), f"sizeof({three})")
     for fp in plan["fields"]:
-        num(fact_key("field.offset", fp["root"], fp["c_path"]), f"offsetof({fp['c_root']}, {fp['c_path']})")
-        num(fact_key("field.size", fp["root"], fp["c_path"]), f"sizeof((({fp['c_root']} *)0)->{fp['c_path']})")
+        num(
+            fact_key("field.offset", fp["root"], fp["c_path"]),
+            f"offsetof({fp['c_root']}, {fp['c_path']})",
+        )
+        num(
+            fact_key("field.size", fp["root"], fp["c_path"]),
+            f"sizeof((({fp['c_root']} *)0)->{fp['c_path']})",
+        )
     for e in plan["enums"]:
         if e["c"]:
             num(fact_key("enum.size", e["label"]), f"sizeof({e['c']})")
@@ -377,8 +400,10 @@ def run_c(plan: dict, include_dirs, compiler: str = "gcc", per_thread: bool = Fa
                 break
             # Any mention of a fact line in gcc's messages (error or the note "in
             # expansion of macro") marks that fact as the culprit.
-            bad = {}
-            for m in re.finditer(rf"^{re.escape(str(src))}:(\d+):(?:\d+:)? (.*)$", proc.stderr, re.M):
+            bad: dict[str, str] = {}
+            for m in re.finditer(
+                rf"^{re.escape(str(src))}:(\d+):(?:\d+:)? (.*)$", proc.stderr, re.M
+            ):
                 index = int(m.group(1)) - first_line
                 if 0 <= index < len(kept):
                     bad.setdefault(kept[index][0], m.group(2).strip())
@@ -423,19 +448,28 @@ def python_side(plan: dict) -> dict:
     def embedded(cls) -> tuple[int, int, int]:
         """(offset of t, sizeof) of `struct { char c; T t; }` and sizeof of
         `struct { char c; T t[3]; }`, laid out by ctypes as a user's struct would be."""
-        one = type("embedded_one", (ctypes.Structure,), {"_fields_": [("c", ctypes.c_char), ("t", cls)]})
-        three = type("embedded_three", (ctypes.Structure,), {"_fields_": [("c", ctypes.c_char), ("t", cls * 3)]})
+        # Classes made at run time: mypy cannot see the field `t` their _fields_ add.
+        one: Any = type(
+            "embedded_one", (ctypes.Structure,), {"_fields_": [("c", ctypes.c_char), ("t", cls)]}
+        )
+        three = type(
+            "embedded_three",
+            (ctypes.Structure,),
+            {"_fields_": [("c", ctypes.c_char), ("t", cls * 3)]},
+        )
         return one.t.offset, ctypes.sizeof(one), ctypes.sizeof(three)
 
     # -- records
     for r in plan["records"]:
         name = r["name"]
-        cls = ns.get(name)
+        cls: Any = ns.get(name)  # whatever the module holds: `ok` says if it fits
         base = ctypes.Union if r["kind"] == "union" else ctypes.Structure
         measured = r["c"] and not r["opaque"]
         ok = isinstance(cls, type) and issubclass(cls, base)
         if not ok:
-            problems["records"].append(f"{name}: module has {cls!r}, not a {base.__name__} subclass")
+            problems["records"].append(
+                f"{name}: module has {cls!r}, not a {base.__name__} subclass"
+            )
         elif r["opaque"]:
             if "_fields_" in cls.__dict__:
                 problems["records"].append(f"{name}: opaque in C, but the class has _fields_")
@@ -452,14 +486,17 @@ def python_side(plan: dict) -> dict:
         if measured:
             facts[fact_key("record.size", name)] = ctypes.sizeof(cls) if ok else None
             facts[fact_key("record.align", name)] = ctypes.alignment(cls) if ok else None
-            keys = [fact_key(kind, name) for kind in ("embedded.offset", "embedded.size", "embedded.array_size")]
-            values = [None] * 3
+            keys = tuple(
+                fact_key(kind, name)
+                for kind in ("embedded.offset", "embedded.size", "embedded.array_size")
+            )
+            values: tuple[int | None, ...] = (None,) * 3
             if ok:
                 try:
                     values = embedded(cls)
                 except Exception as exc:  # noqa: BLE001 - reported as a mismatch
                     problems["embedded"].append(f"{name}: {type(exc).__name__}: {exc}")
-            facts.update(zip(keys, values))
+            facts.update(zip(keys, values, strict=True))
 
     # -- fields
     def member_type(cls, name: str):
@@ -472,7 +509,7 @@ def python_side(plan: dict) -> dict:
                 return found
         return None
 
-    def walk(root: str, path: list[str]) -> tuple[int, int]:
+    def walk(root: str, path: list[str]) -> tuple[int, int | None]:
         cls, offset, size = ns[root], 0, None
         for name in path:
             descriptor = cls.__dict__.get(name) or getattr(cls, name)
@@ -482,19 +519,26 @@ def python_side(plan: dict) -> dict:
         return offset, size
 
     for fp in plan["fields"]:
-        keys = (fact_key("field.offset", fp["root"], fp["c_path"]), fact_key("field.size", fp["root"], fp["c_path"]))
+        keys = (
+            fact_key("field.offset", fp["root"], fp["c_path"]),
+            fact_key("field.size", fp["root"], fp["c_path"]),
+        )
         try:
             facts[keys[0]], facts[keys[1]] = walk(fp["root"], fp["py_path"])
         except Exception as exc:  # noqa: BLE001 - reported as a mismatch
             facts[keys[0]] = facts[keys[1]] = None
-            problems["fields"].append(f"{fp['root']}.{'.'.join(fp['py_path'])}: {type(exc).__name__}: {exc}")
+            problems["fields"].append(
+                f"{fp['root']}.{'.'.join(fp['py_path'])}: {type(exc).__name__}: {exc}"
+            )
         if fp["flat_path"]:
             key = fact_key("field.offset_flat", fp["root"], fp["c_path"])
             try:
                 facts[key] = walk(fp["root"], fp["flat_path"])[0]
             except Exception as exc:  # noqa: BLE001
                 facts[key] = None
-                problems["fields"].append(f"{fp['root']}.{'.'.join(fp['flat_path'])}: {type(exc).__name__}: {exc}")
+                problems["fields"].append(
+                    f"{fp['root']}.{'.'.join(fp['flat_path'])}: {type(exc).__name__}: {exc}"
+                )
 
     # -- enums and enumerators
     for e in plan["enums"]:
@@ -512,7 +556,9 @@ def python_side(plan: dict) -> dict:
             else:
                 members = dict(cls.__members__)  # aliases (equal values) included
                 if list(members) != e["enumerators"]:
-                    problems["enums"].append(f"{label}: IntEnum members {list(members)} != C's {e['enumerators']}")
+                    problems["enums"].append(
+                        f"{label}: IntEnum members {list(members)} != C's {e['enumerators']}"
+                    )
         for k in e["enumerators"]:
             value = ns.get(k)
             if not isinstance(value, int) or isinstance(value, bool):
@@ -531,14 +577,22 @@ def python_side(plan: dict) -> dict:
         if isinstance(obj, type) and issubclass(obj, enum.IntEnum):
             ct = getattr(ctypes, enum_ctypes[obj.__name__]) if obj.__name__ in enum_ctypes else None
             if ct is None:
-                problems["typedefs"].append(f"{name}: IntEnum {obj.__name__} is no enum of the headers")
+                problems["typedefs"].append(
+                    f"{name}: IntEnum {obj.__name__} is no enum of the headers"
+                )
         elif is_ctypes_type(obj):
             ct = obj
         else:
             problems["typedefs"].append(f"{name}: module has {obj!r}, no ctypes type or IntEnum")
-        if ct is not None and t["kind"] == "handle" and not (issubclass(ct, ctypes.c_void_p) and ct is not ctypes.c_void_p):
-            problems["typedefs"].append(f"{name}: a handle, but {ct!r} is no distinct c_void_p subclass")
-        if ct is not None and t["kind"] == "callback" and not issubclass(ct, ctypes._CFuncPtr):
+        if (
+            ct is not None
+            and t["kind"] == "handle"
+            and not (issubclass(ct, ctypes.c_void_p) and ct is not ctypes.c_void_p)
+        ):
+            problems["typedefs"].append(
+                f"{name}: a handle, but {ct!r} is no distinct c_void_p subclass"
+            )
+        if ct is not None and t["kind"] == "callback" and not issubclass(ct, CFuncPtr):
             problems["typedefs"].append(f"{name}: a callback, but {ct!r} is no CFUNCTYPE")
         facts[fact_key("typedef.size", name)] = ctypes.sizeof(ct) if ct is not None else None
         facts[fact_key("typedef.align", name)] = ctypes.alignment(ct) if ct is not None else None
@@ -592,11 +646,20 @@ def python_side_in(interpreter: str, plan: dict) -> dict:
             f"plan = json.load(open({str(plan_path)!r}))\n"
             "print(json.dumps(abi_support.python_side(plan)))\n"
         )
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDART_", "CUDA_HOME", "CUDA_PATH"))}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("CUDART_", "CUDA_HOME", "CUDA_PATH"))
+        }
         env["PYTHONPATH"] = str(REPO)
-        proc = subprocess.run([interpreter, "-c", code], capture_output=True, text=True, env=env, cwd=REPO)
+        proc = subprocess.run(
+            [interpreter, "-c", code], capture_output=True, text=True, env=env, cwd=REPO
+        )
     if proc.returncode != 0:
-        raise AssertionError(f"{interpreter} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+        raise AssertionError(
+            f"{interpreter} failed ({proc.returncode}):\n"
+            f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+        )
     return json.loads(proc.stdout)
 
 
@@ -606,10 +669,14 @@ SUPPORTED_PYTHONS = ((3, 11), (3, 12), (3, 13))
 
 def other_pythons() -> list[str]:
     """Interpreter names (python3.12) of the supported Pythons other than this one."""
-    return [f"python{major}.{minor}" for major, minor in SUPPORTED_PYTHONS if (major, minor) != sys.version_info[:2]]
+    return [
+        f"python{major}.{minor}"
+        for major, minor in SUPPORTED_PYTHONS
+        if (major, minor) != sys.version_info[:2]
+    ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def find_interpreter(name: str) -> tuple[str | None, str]:
     """(path, '') of a working `name` (python3.13), or (None, why not).
 
@@ -629,14 +696,19 @@ def find_interpreter(name: str) -> tuple[str | None, str]:
         candidates += sorted(str(p) for p in Path(root, "versions").glob(f"{minor}.*/bin/{name}"))
     for candidate in candidates:
         try:
-            proc = subprocess.run([candidate, "-c", "import ctypes, sys; print(sys.version_info[:2])"],
-                                  capture_output=True, text=True, timeout=60)
+            proc = subprocess.run(
+                [candidate, "-c", "import ctypes, sys; print(sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             tried.append(f"{candidate}: {exc}")
             continue
         if proc.returncode == 0:
             return candidate, ""
-        tried.append(f"{candidate}: {(proc.stderr.strip().splitlines() or ['exit ' + str(proc.returncode)])[0]}")
+        first = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[0]
+        tried.append(f"{candidate}: {first}")
     return None, "; ".join(tried) or f"no {name} found"
 
 
@@ -656,7 +728,8 @@ def library_missing(library: Path, names) -> list[str]:
     process: one process holds one libcudart.so.12 at a time)."""
     proc = subprocess.run(
         [sys.executable, "-c", _EXPORT_PROBE, str(library), json.dumps(sorted(set(names)))],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     if proc.returncode != 0:
         raise AssertionError(f"loading {library} failed:\n{proc.stderr[-4000:]}")
@@ -686,7 +759,10 @@ def compare(report: VersionReport, category: str, py: dict) -> list[str]:
     """Every disagreement between gcc and the Python side in one category, as lines."""
     out = list(py["problems"].get(category, ()))
     if category == "exports":
-        return out + [f"{s}: not exported by {report.plan['module']}'s library" for s in report.missing_exports]
+        return out + [
+            f"{s}: not exported by {report.plan['module']}'s library"
+            for s in report.missing_exports
+        ]
     for key, value in py["facts"].items():
         if category_of(key) != category:
             continue
@@ -696,7 +772,10 @@ def compare(report: VersionReport, category: str, py: dict) -> list[str]:
         elif ckey not in report.c.facts:
             out.append(f"{key}: gcc printed no value")
         elif value != report.c.facts[ckey]:
-            out.append(f"{key}: gcc={report.c.facts[ckey]!r} python={value!r} model={report.model_values.get(ckey)!r}")
+            out.append(
+                f"{key}: gcc={report.c.facts[ckey]!r} python={value!r} "
+                f"model={report.model_values.get(ckey)!r}"
+            )
     return out
 
 
@@ -722,7 +801,11 @@ def report_for(header_set) -> VersionReport:
     c.facts.update(c_pt.facts)
     c.errors.update(c_pt.errors)
     py = python_side(plan)
-    wanted = set(module_symbols.values()) | set(per_thread_symbols.values()) | set(plan["model_functions"])
+    wanted = (
+        set(module_symbols.values())
+        | set(per_thread_symbols.values())
+        | set(plan["model_functions"])
+    )
     report = VersionReport(
         key=header_set.key,
         module_name=module_name,
@@ -760,9 +843,21 @@ def counts(report: VersionReport, py: dict | None = None) -> dict[str, tuple[int
             bad.add(entity)
     aliases = set(report.plan["model_aliases"])
     missing = set(report.missing_exports)
-    table: dict[str, list[int]] = {c: [0, 0] for c in
-                                   ("functions", "aliases", "per_thread", "records", "embedded", "fields", "enums",
-                                    "enumerators", "macros", "typedefs")}
+    table: dict[str, list[int]] = {
+        c: [0, 0]
+        for c in (
+            "functions",
+            "aliases",
+            "per_thread",
+            "records",
+            "embedded",
+            "fields",
+            "enums",
+            "enumerators",
+            "macros",
+            "typedefs",
+        )
+    }
     for entity, category in entities.items():
         if category == "symbols":
             kind, name = entity.split("|", 1)
@@ -775,9 +870,15 @@ def counts(report: VersionReport, py: dict | None = None) -> dict[str, tuple[int
                 column = "per_thread"
             else:
                 column = "aliases" if name in aliases else "functions"
-            ok = (entity not in bad and py["facts"][fact_key(kind, name)] not in missing
-                  and (kind == "symbol_pt" or _per_thread_differs(report, py, name)
-                       or fact_key("symbol_pt", name) not in bad))
+            ok = (
+                entity not in bad
+                and py["facts"][fact_key(kind, name)] not in missing
+                and (
+                    kind == "symbol_pt"
+                    or _per_thread_differs(report, py, name)
+                    or fact_key("symbol_pt", name) not in bad
+                )
+            )
         else:
             column = category
             ok = entity not in bad
@@ -789,18 +890,20 @@ def counts(report: VersionReport, py: dict | None = None) -> dict[str, tuple[int
 def _per_thread_differs(report: VersionReport, py: dict, name: str) -> bool:
     """Whether gcc or the module gives `name` a per-thread symbol of its own."""
     pt, legacy = fact_key("symbol_pt", name), fact_key("symbol", name)
-    return report.c.facts.get(pt) != report.c.facts.get(legacy) or py["facts"].get(pt) != py["facts"].get(legacy)
+    return report.c.facts.get(pt) != report.c.facts.get(legacy) or py["facts"].get(pt) != py[
+        "facts"
+    ].get(legacy)
 
 
 def _print_table(title: str, rows: list[tuple[str, dict[str, tuple[int, int]]]]) -> None:
     columns = list(rows[0][1]) if rows else []
     header = ["version"] + columns
     body = [[name] + [f"{m}/{n}" for n, m in (row[c] for c in columns)] for name, row in rows]
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *body)]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
     print(title)
-    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
+    print("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
     for line in body:
-        print("  ".join(x.rjust(w) for x, w in zip(line, widths)))
+        print("  ".join(x.rjust(w) for x, w in zip(line, widths, strict=True)))
 
 
 def main(argv: list[str]) -> int:
@@ -811,13 +914,19 @@ def main(argv: list[str]) -> int:
     manifest = Manifest.load(REPO / "cuda_headers_manifest.toml")
     reports = [report_for(fetch_version(manifest, key, lambda _m: None)) for key in manifest.keys()]
     rows = [(r.key, counts(r)) for r in reports]
-    _print_table(f"matched/checked against gcc, Python {sys.version.split()[0]} "
-                 "(functions, aliases and per_thread names: C's expansion and the library's export)", rows)
+    _print_table(
+        f"matched/checked against gcc, Python {sys.version.split()[0]} "
+        "(functions, aliases and per_thread names: C's expansion and the library's export)",
+        rows,
+    )
     total_facts = {r.key: (len(r.c.facts), len(r.py["facts"])) for r in reports}
     for r in reports:
         bad = sum(len(r.mismatches(c)) for c in CATEGORIES)
-        print(f"  {r.key}: {r.module_name}, {total_facts[r.key][0]} gcc facts, "
-              f"{total_facts[r.key][1]} Python facts, {len(r.c.errors)} facts gcc rejected, {bad} mismatches")
+        print(
+            f"  {r.key}: {r.module_name}, {total_facts[r.key][0]} gcc facts, "
+            f"{total_facts[r.key][1]} Python facts, {len(r.c.errors)} facts gcc rejected, "
+            f"{bad} mismatches"
+        )
     if "--pythons" in argv:
         for name in other_pythons():
             interpreter, why = find_interpreter(name)

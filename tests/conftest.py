@@ -67,13 +67,22 @@ def probe_each_version(code: str, header_sets) -> dict[str, dict]:
     }
 
 
-def run_python(code: str, env: dict[str, str] | None = None, python: str = sys.executable,
-               check: bool = True) -> subprocess.CompletedProcess:
+def run_python(
+    code: str, env: dict[str, str] | None = None, python: str = sys.executable, check: bool = True
+) -> subprocess.CompletedProcess:
     """Run code in a fresh interpreter that imports this checkout's packages."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDART_", "CUDA_HOME", "CUDA_PATH"))}
+    full_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CUDART_", "CUDA_HOME", "CUDA_PATH"))
+    }
     full_env["PYTHONPATH"] = str(REPO)
     full_env.update(env or {})
-    proc = subprocess.run([python, "-c", code], capture_output=True, text=True, env=full_env, cwd=REPO)
+    proc = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, env=full_env, cwd=REPO
+    )
     if check and proc.returncode != 0:
-        raise AssertionError(f"subprocess failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        raise AssertionError(
+            f"subprocess failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        )
     return proc

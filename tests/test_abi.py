@@ -22,9 +22,8 @@ import importlib
 import sys
 from pathlib import Path
 
-import pytest
-
 import abi_support
+import pytest
 from abi_support import VersionReport, compare
 from conftest import version_keys
 
@@ -60,7 +59,9 @@ def _fail_on(problems: list[str], what: str) -> None:
 
 
 def _check(report: VersionReport, category: str) -> None:
-    _fail_on(report.mismatches(category), f"{category} mismatches between gcc and {report.module_name}")
+    _fail_on(
+        report.mismatches(category), f"{category} mismatches between gcc and {report.module_name}"
+    )
 
 
 # ---------------------------------------------------------------------------- the program
@@ -70,7 +71,9 @@ def test_gcc_compiles_every_fact(report):
     """gcc accepts every sizeof/offsetof/value the model asks for: a fact gcc rejects
     names an entity spelled wrongly by the parser (c_spelling, field path, typedef)."""
     _fail_on([f"{k}: {msg}" for k, msg in report.c.errors.items()], "facts gcc rejected")
-    planned = abi_support.c_statements(report.plan) + abi_support.c_statements(report.plan, per_thread=True)
+    planned = abi_support.c_statements(report.plan) + abi_support.c_statements(
+        report.plan, per_thread=True
+    )
     assert len(report.c.facts) == len(planned)
 
 
@@ -97,7 +100,11 @@ def test_records_embedded(report):
     _check(report, "embedded")
     # Not vacuous: the over-aligned vector types are among the records checked.
     c = report.c.facts
-    assert (c["record.align|float4"], c["embedded.offset|float4"], c["embedded.array_size|float4"]) == (16, 16, 64)
+    assert (
+        c["record.align|float4"],
+        c["embedded.offset|float4"],
+        c["embedded.array_size|float4"],
+    ) == (16, 16, 64)
     if report.model.cuda_version >= 13000:
         assert (c["record.align|double4_32a"], c["embedded.offset|double4_32a"]) == (32, 32)
 
@@ -150,7 +157,12 @@ def test_per_thread_symbols_are_their_own(report):
     SYMBOLS_PER_THREAD has exactly the legacy map's names."""
     c = report.c.facts
     differing = {n for n in report.plan["symbols"] if c[f"symbol_pt|{n}"] != c[f"symbol|{n}"]}
-    assert {"cudaMemcpy", "cudaMemcpyAsync", "cudaLaunchKernel", "cudaStreamSynchronize"} <= differing
+    assert {
+        "cudaMemcpy",
+        "cudaMemcpyAsync",
+        "cudaLaunchKernel",
+        "cudaStreamSynchronize",
+    } <= differing
     assert c["symbol_pt|cudaMemcpy"] == "cudaMemcpy_ptds"
     assert c["symbol_pt|cudaMemcpyAsync"] == "cudaMemcpyAsync_ptsz"
     per_thread = vars(importlib.import_module(report.module_name))["SYMBOLS_PER_THREAD"]
@@ -176,33 +188,49 @@ def test_completeness(report):
     for name in sorted(set(symbols) - set(expected_symbols)):
         problems.append(f"SYMBOLS has {name}, which the headers do not declare")
     if len(symbols) != len(model.functions) + len(model.aliases):
-        problems.append(f"{len(symbols)} SYMBOLS != {len(model.functions)} functions + {len(model.aliases)} aliases")
+        problems.append(
+            f"{len(symbols)} SYMBOLS != {len(model.functions)} functions "
+            f"+ {len(model.aliases)} aliases"
+        )
 
     # A class is listed once even where a typedef binds a second name to it.
-    records = list({
-        id(v): v for v in ns.values()
-        if isinstance(v, type) and issubclass(v, (ctypes.Structure, ctypes.Union))
-        and v.__module__ == module.__name__
-    }.values())
+    records = list(
+        {
+            id(v): v
+            for v in ns.values()
+            if isinstance(v, type)
+            and issubclass(v, (ctypes.Structure, ctypes.Union))
+            and v.__module__ == module.__name__
+        }.values()
+    )
     if len(records) != len(model.records):
-        problems.append(f"{len(records)} record classes != {len(model.records)} records in the headers")
-    if {r.__name__ for r in records} != {r.name for r in model.records}:
         problems.append(
-            f"record classes differ: extra {sorted({r.__name__ for r in records} - {r.name for r in model.records})}, "
-            f"missing {sorted({r.name for r in model.records} - {r.__name__ for r in records})}"
+            f"{len(records)} record classes != {len(model.records)} records in the headers"
+        )
+    classes, declared = {r.__name__ for r in records}, {r.name for r in model.records}
+    if classes != declared:
+        problems.append(
+            f"record classes differ: extra {sorted(classes - declared)}, "
+            f"missing {sorted(declared - classes)}"
         )
     with_fields = [r for r in records if "_fields_" in r.__dict__]
     defined = [r for r in model.records if not r.opaque]
     if len(with_fields) != len(defined):
-        problems.append(f"{len(with_fields)} classes with _fields_ != {len(defined)} defined records")
+        problems.append(
+            f"{len(with_fields)} classes with _fields_ != {len(defined)} defined records"
+        )
 
     intenums = {
-        v.__name__ for v in ns.values()
+        v.__name__
+        for v in ns.values()
         if isinstance(v, type) and issubclass(v, enum.IntEnum) and v.__module__ == module.__name__
     }
     expected_enums = {e.name for e in model.enums if e.name and e.enumerators}
     if intenums != expected_enums:
-        problems.append(f"IntEnums differ: extra {sorted(intenums - expected_enums)}, missing {sorted(expected_enums - intenums)}")
+        problems.append(
+            f"IntEnums differ: extra {sorted(intenums - expected_enums)}, "
+            f"missing {sorted(expected_enums - intenums)}"
+        )
 
     n_enumerators = sum(len(e.enumerators) for e in model.enums)
     checked = {k for k in report.py["facts"] if k.startswith("enumerator|")}
@@ -210,15 +238,20 @@ def test_completeness(report):
         problems.append(f"{len(checked)} enumerators checked != {n_enumerators} in the headers")
     n_fields = sum(1 for k in report.c.facts if k.startswith("field.offset|"))
     if n_fields != len(report.plan["fields"]):
-        problems.append(f"{n_fields} field offsets from gcc != {len(report.plan['fields'])} planned")
+        problems.append(
+            f"{n_fields} field offsets from gcc != {len(report.plan['fields'])} planned"
+        )
     _fail_on(problems, f"completeness problems in {report.module_name}")
 
 
 def test_counts_are_not_trivial(report):
     """Enough of everything was checked that no test above passed vacuously."""
     counts = abi_support.counts(report)
-    low = [f"{column}: {counts[column][0]} checked, expected more than {floor}"
-           for column, floor in FLOORS.items() if counts[column][0] <= floor]
+    low = [
+        f"{column}: {counts[column][0]} checked, expected more than {floor}"
+        for column, floor in FLOORS.items()
+        if counts[column][0] <= floor
+    ]
     _fail_on(low, f"categories with too few checks for CUDA {report.key} ({counts})")
     # Both sides measured the same facts: each gcc fact has its Python value(s).
     assert len(report.c.facts) > 2000
@@ -243,7 +276,9 @@ def test_layout_under_other_python(report, python):
     for category in abi_support.CATEGORIES:
         if category != "exports":
             problems += compare(report, category, py)
-    _fail_on(problems, f"mismatches between gcc and {report.module_name} under {python} ({py['python']})")
+    _fail_on(
+        problems, f"mismatches between gcc and {report.module_name} under {python} ({py['python']})"
+    )
 
 
 # ---------------------------------------------------------------------------- the judge itself
@@ -272,41 +307,75 @@ def test_judge_reads_c_faithfully(tmp_path):
     plan = {
         "records": [
             {"name": "outer", "kind": "struct", "c": "struct outer", "opaque": False},
-            {"name": "outer_named", "kind": "struct", "c": "__typeof__(((struct outer *)0)->named)", "opaque": False},
+            {
+                "name": "outer_named",
+                "kind": "struct",
+                "c": "__typeof__(((struct outer *)0)->named)",
+                "opaque": False,
+            },
             {"name": "wide", "kind": "struct", "c": "struct wide", "opaque": False},
         ],
         "fields": [
             {"root": "outer", "c_root": "struct outer", "c_path": "in.d"},
             {"root": "outer", "c_root": "struct outer", "c_path": "named.y"},
-            {"root": "outer_named", "c_root": "__typeof__(((struct outer *)0)->named)", "c_path": "y"},
+            {
+                "root": "outer_named",
+                "c_root": "__typeof__(((struct outer *)0)->named)",
+                "c_path": "y",
+            },
         ],
         "enums": [
             {"label": "e", "c": "enum e", "enumerators": ["A", "B"]},
             {"label": "unsigned_anon", "c": "unsigned_anon", "enumerators": ["C"]},
         ],
         "typedefs": [{"name": "outer_t"}],
-        "macros": [{"name": "BIG", "kind": "int"}, {"name": "NEG", "kind": "int"}, {"name": "PTR", "kind": "pointer"}],
+        "macros": [
+            {"name": "BIG", "kind": "int"},
+            {"name": "NEG", "kind": "int"},
+            {"name": "PTR", "kind": "pointer"},
+        ],
         "symbols": ["renamed", "renamed_v2"],
     }
     c = abi_support.run_c(plan, [tmp_path])
     assert c.errors == {}
     assert c.facts == {
-        "record.size|outer": 32, "record.align|outer": 8,
-        "embedded.offset|outer": 8, "embedded.size|outer": 40, "embedded.array_size|outer": 104,
-        "record.size|outer_named": 8, "record.align|outer_named": 4,
-        "embedded.offset|outer_named": 4, "embedded.size|outer_named": 12, "embedded.array_size|outer_named": 28,
-        "record.size|wide": 32, "record.align|wide": 32,
-        "embedded.offset|wide": 32, "embedded.size|wide": 64, "embedded.array_size|wide": 128,
-        "field.offset|outer|in.d": 16, "field.size|outer|in.d": 8,
-        "field.offset|outer|named.y": 28, "field.size|outer|named.y": 4,
-        "field.offset|outer_named|y": 4, "field.size|outer_named|y": 4,
-        "enum.size|e": 4, "enum.align|e": 4, "enum.signed|e": 1,
-        "enumerator|e|A": -1, "enumerator|e|B": 3,
-        "enum.size|unsigned_anon": 4, "enum.align|unsigned_anon": 4, "enum.signed|unsigned_anon": 0,
+        "record.size|outer": 32,
+        "record.align|outer": 8,
+        "embedded.offset|outer": 8,
+        "embedded.size|outer": 40,
+        "embedded.array_size|outer": 104,
+        "record.size|outer_named": 8,
+        "record.align|outer_named": 4,
+        "embedded.offset|outer_named": 4,
+        "embedded.size|outer_named": 12,
+        "embedded.array_size|outer_named": 28,
+        "record.size|wide": 32,
+        "record.align|wide": 32,
+        "embedded.offset|wide": 32,
+        "embedded.size|wide": 64,
+        "embedded.array_size|wide": 128,
+        "field.offset|outer|in.d": 16,
+        "field.size|outer|in.d": 8,
+        "field.offset|outer|named.y": 28,
+        "field.size|outer|named.y": 4,
+        "field.offset|outer_named|y": 4,
+        "field.size|outer_named|y": 4,
+        "enum.size|e": 4,
+        "enum.align|e": 4,
+        "enum.signed|e": 1,
+        "enumerator|e|A": -1,
+        "enumerator|e|B": 3,
+        "enum.size|unsigned_anon": 4,
+        "enum.align|unsigned_anon": 4,
+        "enum.signed|unsigned_anon": 0,
         "enumerator|unsigned_anon|C": 0x80000000,
-        "typedef.size|outer_t": 32, "typedef.align|outer_t": 8,
-        "macro|BIG": 2**64 - 1, "macro|NEG": -5, "macro|PTR": 16,
-        "symbol|renamed": "renamed_v2", "symbol|renamed_v2": "renamed_v2",
+        "typedef.size|outer_t": 32,
+        "typedef.align|outer_t": 8,
+        "macro|BIG": 2**64 - 1,
+        "macro|NEG": -5,
+        "macro|PTR": 16,
+        "symbol|renamed": "renamed_v2",
+        "symbol|renamed_v2": "renamed_v2",
     }
 
 
@@ -314,20 +383,33 @@ def test_judge_rejects_bad_facts(tmp_path):
     """A fact gcc cannot compile is set aside with gcc's message; the rest still run."""
     (tmp_path / "cuda_runtime_api.h").write_text(JUDGE_HEADER)
     plan = {
-        "records": [{"name": "nope", "kind": "struct", "c": "struct nope", "opaque": False},
-                    {"name": "outer", "kind": "struct", "c": "struct outer", "opaque": False}],
+        "records": [
+            {"name": "nope", "kind": "struct", "c": "struct nope", "opaque": False},
+            {"name": "outer", "kind": "struct", "c": "struct outer", "opaque": False},
+        ],
         "fields": [{"root": "outer", "c_root": "struct outer", "c_path": "no_such_field"}],
-        "enums": [], "typedefs": [], "macros": [{"name": "NO_SUCH_MACRO", "kind": "int"}], "symbols": [],
+        "enums": [],
+        "typedefs": [],
+        "macros": [{"name": "NO_SUCH_MACRO", "kind": "int"}],
+        "symbols": [],
     }
     c = abi_support.run_c(plan, [tmp_path])
     assert set(c.errors) == {
-        "record.size|nope", "record.align|nope", "field.offset|outer|no_such_field",
-        "embedded.offset|nope", "embedded.size|nope", "embedded.array_size|nope",
-        "field.size|outer|no_such_field", "macro|NO_SUCH_MACRO",
+        "record.size|nope",
+        "record.align|nope",
+        "field.offset|outer|no_such_field",
+        "embedded.offset|nope",
+        "embedded.size|nope",
+        "embedded.array_size|nope",
+        "field.size|outer|no_such_field",
+        "macro|NO_SUCH_MACRO",
     }
     assert c.facts == {
-        "record.size|outer": 32, "record.align|outer": 8,
-        "embedded.offset|outer": 8, "embedded.size|outer": 40, "embedded.array_size|outer": 104,
+        "record.size|outer": 32,
+        "record.align|outer": 8,
+        "embedded.offset|outer": 8,
+        "embedded.size|outer": 40,
+        "embedded.array_size|outer": 104,
     }
 
 
@@ -340,32 +422,64 @@ def test_judge_reads_per_thread_expansion(tmp_path):
     )
     plan = {
         "records": [{"name": "s", "kind": "struct", "c": "struct s", "opaque": False}],
-        "fields": [], "enums": [], "typedefs": [], "macros": [], "symbols": ["caps", "copy"],
+        "fields": [],
+        "enums": [],
+        "typedefs": [],
+        "macros": [],
+        "symbols": ["caps", "copy"],
     }
     per_thread = abi_support.run_c(plan, [tmp_path], per_thread=True)
     assert per_thread.errors == {}
     assert per_thread.facts == {"symbol_pt|caps": "caps_v2", "symbol_pt|copy": "copy_ptds"}
     legacy = abi_support.run_c(plan, [tmp_path])
     assert legacy.facts == {
-        "record.size|s": 4, "record.align|s": 4,
-        "embedded.offset|s": 4, "embedded.size|s": 8, "embedded.array_size|s": 16,
-        "symbol|caps": "caps_v2", "symbol|copy": "copy",
+        "record.size|s": 4,
+        "record.align|s": 4,
+        "embedded.offset|s": 4,
+        "embedded.size|s": 8,
+        "embedded.array_size|s": 16,
+        "symbol|caps": "caps_v2",
+        "symbol|copy": "copy",
     }
 
 
 MUTATIONS = [
     # (what, old text, new text, category that must notice)
-    ("enumerator value", "    cudaErrorInvalidValue = 1\n", "    cudaErrorInvalidValue = 99\n", "enumerators"),
+    (
+        "enumerator value",
+        "    cudaErrorInvalidValue = 1\n",
+        "    cudaErrorInvalidValue = 99\n",
+        "enumerators",
+    ),
     ("macro value", "\ncudaHostAllocDefault = 0\n", "\ncudaHostAllocDefault = 7\n", "macros"),
-    ("typedef type", "\ncudaSurfaceObject_t = c_ulonglong\n", "\ncudaSurfaceObject_t = c_uint\n", "typedefs"),
+    (
+        "typedef type",
+        "\ncudaSurfaceObject_t = c_ulonglong\n",
+        "\ncudaSurfaceObject_t = c_uint\n",
+        "typedefs",
+    ),
     ("symbol", '"cudaMalloc": ("cudaMalloc",', '"cudaMalloc": ("cudaMalloc_v9",', "symbols"),
-    ("per-thread symbol", '"cudaMemcpyAsync": "cudaMemcpyAsync_ptsz",', '"cudaMemcpyAsync": "cudaMemcpyAsync_ptds",',
-     "symbols"),
+    (
+        "per-thread symbol",
+        '"cudaMemcpyAsync": "cudaMemcpyAsync_ptsz",',
+        '"cudaMemcpyAsync": "cudaMemcpyAsync_ptds",',
+        "symbols",
+    ),
     ("field type", '    ("name", c_char * 256),', '    ("name", c_char * 255),', "fields"),
     # float4 and the like get C's alignment from a trailing zero-length member; one
     # aligned to 8 instead of 16 must show in the record's alignment and in embedding.
-    ("over-alignment", '    ("_align16", c_longdouble * 0),', '    ("_align16", c_double * 0),', "records"),
-    ("embedded alignment", '    ("_align16", c_longdouble * 0),', '    ("_align16", c_double * 0),', "embedded"),
+    (
+        "over-alignment",
+        '    ("_align16", c_longdouble * 0),',
+        '    ("_align16", c_double * 0),',
+        "records",
+    ),
+    (
+        "embedded alignment",
+        '    ("_align16", c_longdouble * 0),',
+        '    ("_align16", c_double * 0),',
+        "embedded",
+    ),
 ]
 
 

@@ -195,13 +195,14 @@ for launch in (callbacks.launch_host_func, callbacks.add_callback):
     else:
         print("REFUSED", rt.cudaGetErrorName(status).decode(), callbacks.pending(), len(ran))
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=120
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.split("\n")
     if lines[0].startswith("NO-RUNTIME"):
         pytest.skip(f"no libcudart to call: {lines[0]}")
-    outcomes = [l.split() for l in lines if l]
+    outcomes = [line.split() for line in lines if line]
     assert len(outcomes) == 2, proc.stdout
     for i, outcome in enumerate(outcomes, start=1):
         if outcome[0] == "REFUSED":

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import GENERATED, REPO, run_python
 
 
@@ -54,9 +53,14 @@ def test_generate_one_version_writes_the_same_bytes(tmp_path):
     out = tmp_path / "generated"
     proc = bindgen("--output", str(out), "generate", "12.2")
     assert proc.returncode == 0, proc.stderr
-    # A version is its raw module and its checked module; the version-set stub comes along.
-    assert sorted(p.name for p in out.iterdir()) == ["_latest.pyi", "checked_12020.py", "sys_12020.py"]
-    for name in ("sys_12020.py", "checked_12020.py", "_latest.pyi"):
+    # A version is its raw module and its checked module; the version-set files come along.
+    assert sorted(p.name for p in out.iterdir()) == [
+        "__init__.py",
+        "_latest.pyi",
+        "checked_12020.py",
+        "sys_12020.py",
+    ]
+    for name in ("sys_12020.py", "checked_12020.py", "_latest.pyi", "__init__.py"):
         assert (out / name).read_bytes() == (GENERATED / name).read_bytes()
     assert "parsing cuda_runtime_api.h" in proc.stderr  # progress is shown
 
@@ -82,7 +86,7 @@ def test_network_failure_is_one_line_and_writes_nothing(tmp_path):
     }
     proc = bindgen("--manifest", str(manifest), "--output", str(out), "generate", "12.5", env=env)
     assert proc.returncode == 2
-    errors = [l for l in proc.stderr.splitlines() if l.startswith("cudart-bindgen: error")]
+    errors = [e for e in proc.stderr.splitlines() if e.startswith("cudart-bindgen: error")]
     assert len(errors) == 1 and "could not download" in errors[0], proc.stderr
     assert not out.exists()
     assert manifest.read_bytes() == (REPO / "cuda_headers_manifest.toml").read_bytes()
@@ -100,8 +104,11 @@ def _repo_copy(tmp_path, drop: str):
     out = tmp_path / "generated"
     shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns(f"*_{number}.py", "__pycache__"))
     snapshots = tmp_path / "snapshots"
-    shutil.copytree(REPO / "tests" / "snapshots", snapshots,
-                    ignore=shutil.ignore_patterns(f"outputs_{drop}.txt"))
+    shutil.copytree(
+        REPO / "tests" / "snapshots",
+        snapshots,
+        ignore=shutil.ignore_patterns(f"outputs_{drop}.txt"),
+    )
     return manifest, out, snapshots
 
 
@@ -110,8 +117,16 @@ def test_add_brings_a_version_back_exactly(tmp_path):
     writes the same modules, the same snapshot and the same version-set stub as the
     checkout has, so the result is the committed state byte for byte."""
     manifest, out, snapshots = _repo_copy(tmp_path, "12.6")
-    proc = bindgen("--manifest", str(manifest), "--output", str(out), "add", "12.6",
-                   "--snapshots", str(snapshots))
+    proc = bindgen(
+        "--manifest",
+        str(manifest),
+        "--output",
+        str(out),
+        "add",
+        "12.6",
+        "--snapshots",
+        str(snapshots),
+    )
     assert proc.returncode == 0, proc.stderr
     assert manifest.read_bytes() == (REPO / "cuda_headers_manifest.toml").read_bytes()
     for path in sorted(GENERATED.glob("*.py*")):
@@ -129,9 +144,11 @@ def test_add_brings_a_version_back_exactly(tmp_path):
     lib = fetch_version(Manifest.load(manifest), "12.6", lambda m: None).library
     code = (
         "import ctypes, importlib.util, cudart\n"
-        f"spec = importlib.util.spec_from_file_location('cudart.sys_12060', {str(out / 'sys_12060.py')!r})\n"
+        "spec = importlib.util.spec_from_file_location("
+        f"'cudart.sys_12060', {str(out / 'sys_12060.py')!r})\n"
         "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
-        "v = ctypes.c_int(); m.cudaRuntimeGetVersion(ctypes.byref(v)); print(m.CUDA_VERSION, v.value)\n"
+        "v = ctypes.c_int(); m.cudaRuntimeGetVersion(ctypes.byref(v))\n"
+        "print(m.CUDA_VERSION, v.value)\n"
     )
     assert run_python(code, env={"CUDART_LIBRARY": str(lib)}).stdout.split() == ["12060", "12060"]
 
@@ -143,16 +160,34 @@ def test_add_new_finds_the_minors_the_manifest_lacks(tmp_path):
 
     newest = Manifest.load(REPO / "cuda_headers_manifest.toml").keys()[-1]
     manifest, out, snapshots = _repo_copy(tmp_path, newest)
-    proc = bindgen("--manifest", str(manifest), "--output", str(out), "add", "--new",
-                   "--snapshots", str(snapshots))
+    proc = bindgen(
+        "--manifest",
+        str(manifest),
+        "--output",
+        str(out),
+        "add",
+        "--new",
+        "--snapshots",
+        str(snapshots),
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"new on the registry: CUDA {newest}\n" in proc.stderr
     assert manifest.read_bytes() == (REPO / "cuda_headers_manifest.toml").read_bytes()
-    assert sorted(p.name for p in out.glob("*.py*")) == sorted(p.name for p in GENERATED.glob("*.py*"))
+    assert sorted(p.name for p in out.glob("*.py*")) == sorted(
+        p.name for p in GENERATED.glob("*.py*")
+    )
     assert (out / "_latest.pyi").read_bytes() == (GENERATED / "_latest.pyi").read_bytes()
     # Nothing is missing any more: a second run finds nothing and writes nothing.
-    again = bindgen("--manifest", str(manifest), "--output", str(out), "add", "--new",
-                    "--snapshots", str(snapshots))
+    again = bindgen(
+        "--manifest",
+        str(manifest),
+        "--output",
+        str(out),
+        "add",
+        "--new",
+        "--snapshots",
+        str(snapshots),
+    )
     assert again.returncode == 0 and "has every released minor" in again.stderr
 
 
@@ -174,7 +209,9 @@ def test_add_of_a_minor_that_does_not_exist_changes_nothing(tmp_path):
 
 
 def test_console_script_is_installed():
-    script = shutil.which("cudart-bindgen", path=str(__import__("pathlib").Path(sys.executable).parent))
+    script = shutil.which(
+        "cudart-bindgen", path=str(__import__("pathlib").Path(sys.executable).parent)
+    )
     assert script, "make setup installs the cudart-bindgen console script"
     proc = subprocess.run([script, "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "generate" in proc.stdout

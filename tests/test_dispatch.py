@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from conftest import GENERATED, run_python
 
 import cudart
 from cudart import BindingsVersionError, select_version
-from conftest import GENERATED, run_python
 
 AVAILABLE = [12020, 12040, 12050]
 
@@ -111,7 +111,9 @@ def test_a_library_that_is_not_cudart_is_refused():
 
 def test_wheel_in_the_environment_is_found_without_configuration():
     """The dev environment installs nvidia-cuda-runtime-cu12; nothing else is set."""
-    code = "import cudart; r = cudart.load_runtime(); print(r.found_by, '|', r.path, '|', r.version)"
+    code = (
+        "import cudart; r = cudart.load_runtime(); print(r.found_by, '|', r.path, '|', r.version)"
+    )
     found_by, path, version = run_python(code).stdout.strip().split(" | ")
     assert found_by == "the nvidia runtime wheel"
     assert path.endswith("nvidia/cuda_runtime/lib/libcudart.so.12")
@@ -133,6 +135,8 @@ def test_cuda_home_is_searched(header_sets, tmp_path):
 
 
 def test_import_needs_no_library():
-    code = "import cudart, cudart._loader as l; print(l._runtime is None, cudart.available_versions())"
+    code = (
+        "import cudart, cudart._loader as l; print(l._runtime is None, cudart.available_versions())"
+    )
     out = run_python(code, env={"CUDART_LIBRARY": "/nonexistent/libcudart.so"}).stdout
     assert out.startswith("True [")

@@ -9,18 +9,25 @@ import importlib
 import sys
 
 import pytest
+from conftest import version_keys
 
 from cudart import _enums
-from conftest import version_keys
 
 
 def _plain_bodies(module):
     """Each IntEnum of a generated module, with the namespace of the plain class that
     int_enum received for it."""
     for value in vars(module).values():
-        if isinstance(value, type) and issubclass(value, enum.IntEnum) and value.__module__ == module.__name__:
-            body = {"__doc__": value.__doc__, "__module__": value.__module__,
-                    "__qualname__": value.__qualname__}
+        if (
+            isinstance(value, type)
+            and issubclass(value, enum.IntEnum)
+            and value.__module__ == module.__name__
+        ):
+            body = {
+                "__doc__": value.__doc__,
+                "__module__": value.__module__,
+                "__qualname__": value.__qualname__,
+            }
             body |= {name: int(member) for name, member in value.__members__.items()}
             yield value, body
 
@@ -34,10 +41,13 @@ def test_fast_enums_equal_the_functional_api(manifest, key):
         again = _enums.int_enum(type(made.__name__, (), dict(body)))
         for candidate in (made, again):
             assert issubclass(candidate, enum.IntEnum)
-            assert candidate.__name__ == reference.__name__ and candidate.__doc__ == reference.__doc__
+            assert (
+                candidate.__name__ == reference.__name__ and candidate.__doc__ == reference.__doc__
+            )
             # Members with aliases, in order, and the canonical members iterated.
             assert {k: int(v) for k, v in candidate.__members__.items()} == {
-                k: int(v) for k, v in reference.__members__.items()}
+                k: int(v) for k, v in reference.__members__.items()
+            }
             assert [m.name for m in candidate] == [m.name for m in reference]
             first = next(iter(reference))
             assert candidate(int(first)).name == first.name

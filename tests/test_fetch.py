@@ -8,8 +8,8 @@ only restate.
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -83,16 +83,20 @@ def test_manifest_pins(manifest):
 
 
 def test_a_manifest_pin_the_tests_rely_on(manifest):
-    # The runtime the dev extras install (pyproject.toml) must have its own bindings.
-    pyproject = (DEFAULT_MANIFEST_PATH.parent / "pyproject.toml").read_text()
-    dev_runtime = re.search(r'"nvidia-cuda-runtime-cu12==([\d.]+)"', pyproject).group(1)
+    # The runtime `make setup` installs (requirements/dev.txt) must have its own bindings.
+    requirements = (DEFAULT_MANIFEST_PATH.parent / "requirements" / "dev.txt").read_text()
+    found = re.search(r"^nvidia-cuda-runtime-cu12==([\d.]+)$", requirements, re.M)
+    assert found, "requirements/dev.txt pins no nvidia-cuda-runtime-cu12"
+    dev_runtime = found.group(1)
     key = ".".join(dev_runtime.split(".")[:2])
     assert manifest.get(key).runtime.version == dev_runtime
 
 
 def test_manifest_numeric_sort_and_save(manifest, tmp_path):
     base = manifest.get("12.5")
-    m = type(manifest)(manifest.families, {k: v for k, v in manifest.versions.items() if k.startswith("12.")})
+    m = type(manifest)(
+        manifest.families, {k: v for k, v in manifest.versions.items() if k.startswith("12.")}
+    )
     for key in ("12.10", "12.9"):
         m = m.with_version(dataclasses.replace(base, key=key))
     assert m.keys()[-2:] == ["12.9", "12.10"]
@@ -193,7 +197,9 @@ def test_extracted_dir_removed_uses_cached_wheel(manifest, shared_cache, monkeyp
     """A lost extraction is redone from the kept wheel, without pip."""
     monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(shared_cache))
     hs = fetch_version(manifest, "12.5", progress=lambda m: None)
-    runtime_dir = hs.runtime_header.parents[len(Path(manifest.families["12"].runtime_include).parts)]
+    runtime_dir = hs.runtime_header.parents[
+        len(Path(manifest.families["12"].runtime_include).parts)
+    ]
 
     shutil.rmtree(runtime_dir)
     messages: list[str] = []

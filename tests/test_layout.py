@@ -74,7 +74,9 @@ def test_refuses_classes_without_fields():
         require_alignment(ctypes.c_double * 4, 32)
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 13), reason="3.13+ honours _align_; no type info is written")
+@pytest.mark.skipif(
+    sys.version_info >= (3, 13), reason="3.13+ honours _align_; no type info is written"
+)
 def test_verifies_before_writing(monkeypatch):
     """If the offsets assumed for ctypes' type info read anything but the class's own
     size and alignment, it raises and writes nothing."""

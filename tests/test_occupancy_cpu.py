@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from cudart._registration import (
+from cudart._images import (
     ImageError,
     fatbin_entries,
     image_kind,
     inspect_image,
     lz4_block_decompress,
 )
-from cudart.kernels import _dims, _Signature, stream_handle
+from cudart._launch import Signature, dims
+from cudart.kernels import stream_handle
 from cudart.occupancy import _store, potential_block_size
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -24,8 +25,16 @@ ALL_KERNELS = {"empty", "axpy", "mixed", "take_pair", "add_counter", "read_table
 GLOBALS = {"dev_counter": (4, False), "dev_table": (64, False), "const_scale": (16, True)}
 
 
-@pytest.mark.parametrize("name", ["kernels.fatbin", "kernels.cubin", "kernels.ptx",
-                                  "kernels_lz4.fatbin", "kernels_plain.fatbin"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kernels.fatbin",
+        "kernels.cubin",
+        "kernels.ptx",
+        "kernels_lz4.fatbin",
+        "kernels_plain.fatbin",
+    ],
+)
 def test_images_list_kernels_and_globals(name):
     info = inspect_image((KERNELS / name).read_bytes())
     assert info.kind == name.rsplit(".", 1)[1]
@@ -35,8 +44,14 @@ def test_images_list_kernels_and_globals(name):
 
 def test_occupancy_image():
     info = inspect_image((KERNELS / "occupancy.cubin").read_bytes())
-    assert set(info.functions) == {"occ_light", "occ_bounds", "occ_bounds_odd", "occ_regs",
-                                   "occ_static_smem", "occ_dynamic_smem"}
+    assert set(info.functions) == {
+        "occ_light",
+        "occ_bounds",
+        "occ_bounds_odd",
+        "occ_regs",
+        "occ_static_smem",
+        "occ_dynamic_smem",
+    }
     assert info.variables == {}  # __shared__ arrays are not globals
 
 
@@ -82,13 +97,18 @@ def test_search_rounds_an_odd_limit_and_stops_at_full_occupancy():
 
     # Limit 100 (a kernel's __launch_bounds__): 100, then 96, 64 - and 64 x 32 blocks
     # fills the SM (2048 threads), so the search stops there.
-    assert potential_block_size(2048, 32, 1024, 132, 100, lambda b: 3 * b, 0, occupancy) == (32 * 132, 64)
+    assert potential_block_size(2048, 32, 1024, 132, 100, lambda b: 3 * b, 0, occupancy) == (
+        32 * 132,
+        64,
+    )
     assert tried == [(100, 300), (96, 288), (64, 192)]
 
 
 def test_search_keeps_the_first_best():
     # Every size reaches 1536 threads at best: the larger block size found first wins.
-    occ = lambda block, smem: 1536 // block if 1536 % block == 0 else 0
+    def occ(block, smem):
+        return 1536 // block if 1536 % block == 0 else 0
+
     assert potential_block_size(2048, 32, 1024, 10, 1024, lambda b: 0, 0, occ) == (2 * 10, 768)
     # A user limit below the device's is honoured; nothing fits: zeros, as in C.
     assert potential_block_size(2048, 32, 1024, 10, 1024, lambda b: 0, 64, lambda b, s: 0) == (0, 0)
@@ -108,11 +128,11 @@ def test_store_writes_through_c_style_outputs():
 
 
 def test_signature_packs_slots_once():
-    sig = _Signature((1.5, 0x1000, 0x2000, 7), (4, 8, 8, 4))
+    sig = Signature((1.5, 0x1000, 0x2000, 7), (4, 8, 8, 4))
     argv = sig.argv.value
     sig.pack(2.5, 0x10, 0x20, 3)
     pointers = (ctypes.c_void_p * 4).from_address(argv)
-    values = [ctypes.string_at(p, s) for p, s in zip(pointers, (4, 8, 8, 4))]
+    values = [ctypes.string_at(p, s) for p, s in zip(pointers, (4, 8, 8, 4), strict=True)]
     assert struct.unpack("<f", values[0])[0] == 2.5
     assert [int.from_bytes(v, "little") for v in values[1:]] == [0x10, 0x20, 3]
     assert all(p % 4 == 0 for p in pointers) and pointers[1] % 8 == 0
@@ -128,30 +148,36 @@ def test_signature_checks_sizes():
     class Pair(ctypes.Structure):
         _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_double)]
 
-    sig = _Signature((Pair(1, 2.0), None, ctypes.c_void_p(5)), (16, 8, 8))
+    sig = Signature((Pair(1, 2.0), None, ctypes.c_void_p(5)), (16, 8, 8))
     sig.pack(Pair(3, 4.0), None, ctypes.c_void_p(9))
     pointers = (ctypes.c_void_p * 3).from_address(sig.argv.value)
     assert Pair.from_buffer_copy(ctypes.string_at(pointers[0], 16)).b == 4.0
     assert ctypes.string_at(pointers[1], 8) == bytes(8)
     with pytest.raises(TypeError):
         sig.pack(Pair(3, 4.0), None, 9)  # other types: the launch rebuilds the slots
-    for args, sizes in [((1.5,), (16,)), ((ctypes.c_int(1),), (8,)), ((None,), (4,)),
-                        ((b"abc",), (4,)), (("text",), (8,)), ((1,), (12,))]:
+    for args, sizes in [
+        ((1.5,), (16,)),
+        ((ctypes.c_int(1),), (8,)),
+        ((None,), (4,)),
+        ((b"abc",), (4,)),
+        (("text",), (8,)),
+        ((1,), (12,)),
+    ]:
         with pytest.raises(TypeError):
-            _Signature(args, sizes)
+            Signature(args, sizes)
     with pytest.raises(TypeError, match="ambiguous"):
-        _Signature((1.5,), None)  # sizes unknown: a float could be 4 or 8 bytes
+        Signature((1.5,), None)  # sizes unknown: a float could be 4 or 8 bytes
 
 
 def test_dims_and_streams():
-    assert _dims(5, "grid") == (5, 1, 1)
-    assert _dims((2, 3), "grid") == (2, 3, 1)
+    assert dims(5, "grid") == (5, 1, 1)
+    assert dims((2, 3), "grid") == (2, 3, 1)
     with pytest.raises(ValueError):
-        _dims((1, 1, 1, 1), "grid")
+        dims((1, 1, 1, 1), "grid")
     with pytest.raises(ValueError):
-        _dims(-1, "grid")
+        dims(-1, "grid")
     with pytest.raises(TypeError):
-        _dims(1.5, "grid")
+        dims(1.5, "grid")
 
     class Protocol:
         def __cuda_stream__(self):
@@ -161,6 +187,12 @@ def test_dims_and_streams():
         def __int__(self):
             return 7
 
-    assert [stream_handle(s) for s in (None, 3, ctypes.c_void_p(9), Protocol(), AsInt())] == [0, 3, 9, 42, 7]
+    assert [stream_handle(s) for s in (None, 3, ctypes.c_void_p(9), Protocol(), AsInt())] == [
+        0,
+        3,
+        9,
+        42,
+        7,
+    ]
     with pytest.raises(TypeError):
         stream_handle("default")

@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import run_python, version_keys
+
 from cudart._binding import CUDA_PYTHON_PER_THREAD_ENV, PER_THREAD_ENV, per_thread_from_environment
 
 VERSIONS = version_keys()
@@ -46,7 +46,7 @@ EXPECTED_ERROR = {
 PROBE = r"""
 import ctypes, importlib.util, json, os, sys
 import cudart
-from cudart import _binding, kernels
+from cudart import _binding, _contract, kernels
 
 VARS = (_binding.PER_THREAD_ENV, _binding.CUDA_PYTHON_PER_THREAD_ENV)
 cdll = cudart.load_runtime().cdll
@@ -100,7 +100,7 @@ except cudart.CudaError:
 checked = sys.modules[cudart.sys.__name__.replace(".sys_", ".checked_")]
 out["checked_bound"] = address(checked.__dict__["_cudaStreamSynchronize"])
 out["checked_expected"] = exported(cudart.sys.SYMBOLS_PER_THREAD["cudaStreamSynchronize"])
-out["has_launch"] = kernels._has_function(cudart.sys, cdll, "cudaLaunchKernelExC")
+out["has_launch"] = _contract.exported(cudart.sys, cdll, "cudaLaunchKernelExC")
 
 for i, (case, env) in enumerate(CASES.items()):
     if case == "on":
@@ -109,7 +109,9 @@ for i, (case, env) in enumerate(CASES.items()):
         os.environ.pop(var, None)
     os.environ.update(env)
     _binding._per_thread = None  # the switch is read once: forget it for this case
-    spec = importlib.util.spec_from_file_location(f"cudart._per_thread_case_{i}", cudart.sys.__file__)
+    spec = importlib.util.spec_from_file_location(
+        f"cudart._per_thread_case_{i}", cudart.sys.__file__
+    )
     mod = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(mod)
@@ -185,9 +187,11 @@ def test_checked_layer_and_kernels_follow_the_switch(results, key):
     + [({PER_THREAD_ENV: v}, True) for v in ("1", "true", "YES", "On", " on ")]
     + [({PER_THREAD_ENV: v}, False) for v in ("0", "false", "No", "OFF")]
     + [({CUDA_PYTHON_PER_THREAD_ENV: "1"}, True), ({CUDA_PYTHON_PER_THREAD_ENV: "0"}, False)]
-    + [({PER_THREAD_ENV: "1", CUDA_PYTHON_PER_THREAD_ENV: "yes"}, True),
-       ({PER_THREAD_ENV: "0", CUDA_PYTHON_PER_THREAD_ENV: "off"}, False),
-       ({PER_THREAD_ENV: "", CUDA_PYTHON_PER_THREAD_ENV: "1"}, True)],
+    + [
+        ({PER_THREAD_ENV: "1", CUDA_PYTHON_PER_THREAD_ENV: "yes"}, True),
+        ({PER_THREAD_ENV: "0", CUDA_PYTHON_PER_THREAD_ENV: "off"}, False),
+        ({PER_THREAD_ENV: "", CUDA_PYTHON_PER_THREAD_ENV: "1"}, True),
+    ],
 )
 def test_switch_values(environ, expected):
     assert per_thread_from_environment(environ) is expected
@@ -195,11 +199,19 @@ def test_switch_values(environ, expected):
 
 @pytest.mark.parametrize(
     "environ, named",
-    [({PER_THREAD_ENV: "2"}, [PER_THREAD_ENV]),
-     ({PER_THREAD_ENV: "enabled"}, [PER_THREAD_ENV]),
-     ({CUDA_PYTHON_PER_THREAD_ENV: "y"}, [CUDA_PYTHON_PER_THREAD_ENV]),
-     ({PER_THREAD_ENV: "1", CUDA_PYTHON_PER_THREAD_ENV: "0"}, [PER_THREAD_ENV, CUDA_PYTHON_PER_THREAD_ENV]),
-     ({PER_THREAD_ENV: "off", CUDA_PYTHON_PER_THREAD_ENV: "true"}, [PER_THREAD_ENV, CUDA_PYTHON_PER_THREAD_ENV])],
+    [
+        ({PER_THREAD_ENV: "2"}, [PER_THREAD_ENV]),
+        ({PER_THREAD_ENV: "enabled"}, [PER_THREAD_ENV]),
+        ({CUDA_PYTHON_PER_THREAD_ENV: "y"}, [CUDA_PYTHON_PER_THREAD_ENV]),
+        (
+            {PER_THREAD_ENV: "1", CUDA_PYTHON_PER_THREAD_ENV: "0"},
+            [PER_THREAD_ENV, CUDA_PYTHON_PER_THREAD_ENV],
+        ),
+        (
+            {PER_THREAD_ENV: "off", CUDA_PYTHON_PER_THREAD_ENV: "true"},
+            [PER_THREAD_ENV, CUDA_PYTHON_PER_THREAD_ENV],
+        ),
+    ],
 )
 def test_switch_refuses(environ, named):
     with pytest.raises(ValueError) as info:
@@ -214,7 +226,8 @@ def test_switch_is_read_once():
         "import os, cudart\n"
         "first = cudart.per_thread_default_stream()\n"
         f"os.environ[{PER_THREAD_ENV!r}] = '0'\n"
-        "print(first, cudart.per_thread_default_stream(), 'per_thread_default_stream' in cudart.__all__)\n"
+        "print(first, cudart.per_thread_default_stream(),\n"
+        "      'per_thread_default_stream' in cudart.__all__)\n"
     )
     out = run_python(code, env={PER_THREAD_ENV: "1", CUDA_PYTHON_PER_THREAD_ENV: ""}).stdout.split()
     assert out == ["True", "True", "True"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import probe_each_version, run_python, version_keys
 
 PROBE = r"""
@@ -76,7 +75,9 @@ def test_error_names_and_strings(results, key):
 def test_device_queries_return_an_error_code_without_a_gpu(results, key):
     r = results[key]
     if r["device_count_status"] == 0:
-        pytest.skip(f"a GPU is present ({r['device_count']} devices): the no-GPU path is not reachable")
+        pytest.skip(
+            f"a GPU is present ({r['device_count']} devices): the no-GPU path is not reachable"
+        )
     # cudaErrorNoDevice (100) or cudaErrorInsufficientDriver (35), never a crash
     assert r["device_count_status"] in (35, 100), r
     assert r["get_device_status"] in (35, 100), r
@@ -142,7 +143,9 @@ def test_runtime_package_on_other_pythons(header_sets, manifest, name):
     if python is None:
         pytest.skip(f"{name} is not available: {why}")
     newest = manifest.keys()[-1]
-    proc = run_python(PROBE, env={"CUDART_LIBRARY": str(header_sets[newest].library)}, python=python)
+    proc = run_python(
+        PROBE, env={"CUDART_LIBRARY": str(header_sets[newest].library)}, python=python
+    )
     r = json.loads(proc.stdout)
     assert r["module"] == f"cudart.{manifest.get(newest).module_name}"
     assert r["runtime_version"] == manifest.get(newest).number

@@ -30,7 +30,9 @@ def run_mypy(tmp_path, script):
     config.write_text(CONFIG.format(cache=tmp_path / "cache"))
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(config), str(script)],
-        capture_output=True, text=True, cwd=REPO,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
 
 

@@ -52,7 +52,7 @@ from ctypes import (
 )
 from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
 
-from cudart._binding import bind_lazily, per_thread_default_stream
+from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 
 CUDA_VERSION = 12050
@@ -174,4 +174,4 @@ SYMBOLS: dict[str, str] = SYMBOLS_PER_THREAD if per_thread_default_stream() else
 # Deprecated function -> what its header says to use instead.
 _REPLACEMENTS = {}
 
-__getattr__, __dir__ = bind_lazily(globals(), _FUNCTIONS, _REPLACEMENTS)
+__getattr__, __dir__ = bind_on_first_lookup(globals(), _FUNCTIONS, _REPLACEMENTS)

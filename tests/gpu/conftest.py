@@ -62,8 +62,10 @@ def runtime_version(rt) -> int:
 def check(rt, status: int) -> None:
     """Assert a raw call succeeded, naming the error if not."""
     if status != 0:
-        raise AssertionError(f"{rt.cudaGetErrorName(status).decode()} ({status}): "
-                             f"{rt.cudaGetErrorString(status).decode()}")
+        raise AssertionError(
+            f"{rt.cudaGetErrorName(status).decode()} ({status}): "
+            f"{rt.cudaGetErrorString(status).decode()}"
+        )
 
 
 def pytest_report_header(config):
@@ -71,6 +73,9 @@ def pytest_report_header(config):
         import cudart
 
         r = cudart.load_runtime()
-        return [f"runtime: {r.version_text} ({r.path}, found by {r.found_by}; bindings {cudart.sys.__name__})"]
+        return [
+            f"runtime: {r.version_text} ({r.path}, found by {r.found_by}; "
+            f"bindings {cudart.sys.__name__})"
+        ]
     except Exception as exc:
         return [f"runtime: none ({exc})"]

@@ -11,10 +11,16 @@ from pathlib import Path
 
 def machine() -> str:
     try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip().splitlines()
+        out = (
+            subprocess.run(
+                ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            .stdout.strip()
+            .splitlines()
+        )
         return "; ".join(out)
     except (OSError, subprocess.CalledProcessError):
         return "unknown (nvidia-smi failed)"
@@ -23,16 +29,31 @@ def machine() -> str:
 def main(folder: str) -> None:
     rows = []
     for path in sorted(Path(folder).glob("junit-*.xml")):
-        suite = ET.parse(path).getroot()
-        suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+        root = ET.parse(path).getroot()
+        suite = root if root.tag == "testsuite" else root.find("testsuite")
+        if suite is None:
+            raise SystemExit(f"{path}: no <testsuite> element")
         tests = int(suite.get("tests", 0))
         failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
         skipped = int(suite.get("skipped", 0))
         log = Path(folder) / f"log-{path.stem[6:]}.txt"
-        runtime = next((l.split("runtime:", 1)[1].strip() for l in log.read_text().splitlines()
-                        if "runtime:" in l), "?") if log.exists() else "?"
+        runtime = (
+            next(
+                (
+                    line.split("runtime:", 1)[1].strip()
+                    for line in log.read_text().splitlines()
+                    if "runtime:" in line
+                ),
+                "?",
+            )
+            if log.exists()
+            else "?"
+        )
         rows.append((path.stem[6:], runtime, tests - failed - skipped, failed, skipped))
-    print(f"GPU run of {datetime.date.today().isoformat()} on {machine()}, Python {sys.version.split()[0]}\n")
+    print(
+        f"GPU run of {datetime.date.today().isoformat()} on {machine()}, "
+        f"Python {sys.version.split()[0]}\n"
+    )
     print("| runtime set | libcudart | passed | failed | skipped |")
     print("| --- | --- | --- | --- | --- |")
     for row in rows:

@@ -14,8 +14,10 @@ from cudart import callbacks
 
 def check(rt, status: int) -> None:
     if status != 0:
-        raise AssertionError(f"{rt.cudaGetErrorName(status).decode()} ({status}): "
-                             f"{rt.cudaGetErrorString(status).decode()}")
+        raise AssertionError(
+            f"{rt.cudaGetErrorName(status).decode()} ({status}): "
+            f"{rt.cudaGetErrorString(status).decode()}"
+        )
 
 
 @pytest.fixture
@@ -74,7 +76,12 @@ def test_host_func_runs_on_a_cuda_thread_after_earlier_work(rt, streams):
 def test_stream_callback_gets_its_stream_and_status(rt, streams):
     (s,) = streams(1)
     got = []
-    check(rt, callbacks.add_callback(s, lambda stream, status, extra: got.append((stream, status, extra)), 42))
+    check(
+        rt,
+        callbacks.add_callback(
+            s, lambda stream, status, extra: got.append((stream, status, extra)), 42
+        ),
+    )
     check(rt, rt.cudaStreamSynchronize(s))
     assert got == [(s.value, rt.cudaSuccess, 42)]
 

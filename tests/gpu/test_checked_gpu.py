@@ -8,6 +8,7 @@ the checked module of the loaded runtime, as users call them.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import threading
 
 import pytest
@@ -160,14 +161,14 @@ def test_captured_graph(device_buffer, stream):
 
 
 def _cuda_bindings_runtime():
+    # By name: cuda-bindings is optional, and has no stubs for mypy to find.
     try:
-        from cuda.bindings import runtime
+        return importlib.import_module("cuda.bindings.runtime")
     except ImportError:
         try:
-            from cuda import cudart as runtime  # cuda-python before 12.6
+            return importlib.import_module("cuda.cudart")  # cuda-python before 12.6
         except ImportError:
             pytest.skip("cuda-bindings is not installed")
-    return runtime
 
 
 def test_stream_from_cuda_bindings(device_buffer):

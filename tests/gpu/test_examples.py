@@ -22,9 +22,17 @@ def run_example(name: str) -> str:
     env = dict(os.environ)
     # The checkout's cudart, whether or not it is installed; $CUDART_LIBRARY passes on.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, "-X", "faulthandler", str(path)], capture_output=True,
-                          text=True, env=env, cwd=REPO, timeout=300)
-    assert proc.returncode == 0, f"examples/{name} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+    proc = subprocess.run(
+        [sys.executable, "-X", "faulthandler", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert (
+        proc.returncode == 0
+    ), f"examples/{name} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.stdout
 
@@ -41,17 +49,19 @@ def test_device_query(rt):
         assert rt.cudaDeviceGetPCIBusId(bus_id, len(bus_id), device) == 0
         block = out.split(f"Device {device}: ", 1)[1]
         assert block.startswith(prop.name.decode() + "\n"), out
-        for line in (f"compute capability      {prop.major}.{prop.minor}",
-                     f"global memory           {prop.totalGlobalMem} bytes",
-                     f"multiprocessors         {prop.multiProcessorCount}",
-                     f"PCI bus id              {bus_id.value.decode()}"):
+        for line in (
+            f"compute capability      {prop.major}.{prop.minor}",
+            f"global memory           {prop.totalGlobalMem} bytes",
+            f"multiprocessors         {prop.multiProcessorCount}",
+            f"PCI bus id              {bus_id.value.decode()}",
+        ):
             assert line in block, f"{line!r} missing from:\n{out}"
 
 
 def test_streams_events():
     out = run_example("streams_events.py")
     for i in range(4):
-        line = next((l for l in out.splitlines() if l.startswith(f"stream {i}:")), None)
+        line = next((s for s in out.splitlines() if s.startswith(f"stream {i}:")), None)
         assert line is not None and line.endswith("data ok"), out
     assert "host callbacks ran for streams [0, 1, 2, 3]" in out, out
     assert "OK: 4 streams verified" in out, out

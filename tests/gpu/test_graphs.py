@@ -11,14 +11,17 @@ from pathlib import Path
 import pytest
 
 from cudart import callbacks
+from cudart._contract import declares
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 
 
 def check(rt, status: int) -> None:
     if status != 0:
-        raise AssertionError(f"{rt.cudaGetErrorName(status).decode()} ({status}): "
-                             f"{rt.cudaGetErrorString(status).decode()}")
+        raise AssertionError(
+            f"{rt.cudaGetErrorName(status).decode()} ({status}): "
+            f"{rt.cudaGetErrorString(status).decode()}"
+        )
 
 
 class Allocations:
@@ -28,25 +31,28 @@ class Allocations:
         self.rt = rt
         self._undo = []
 
-    def device(self, n: int) -> int:
+    def device(self, n: int) -> int | None:  # None: NULL, as ctypes gives it
         p = ctypes.c_void_p()
         check(self.rt, self.rt.cudaMalloc(ctypes.byref(p), n))
         self._undo.append((self.rt.cudaFree, p))
         return p.value
 
-    def pinned(self, n: int, fill: bytes | None = None) -> int:
+    def pinned(self, n: int, fill: bytes | None = None) -> int | None:
         p = ctypes.c_void_p()
         check(self.rt, self.rt.cudaMallocHost(ctypes.byref(p), n))
         self._undo.append((self.rt.cudaFreeHost, p))
         if fill is None:
-            ctypes.memset(p.value, 0, n)
+            ctypes.memset(p, 0, n)
         else:
-            ctypes.memmove(p.value, fill, n)
+            ctypes.memmove(p, fill, n)
         return p.value
 
     def stream(self):
         s = self.rt.cudaStream_t()
-        check(self.rt, self.rt.cudaStreamCreateWithFlags(ctypes.byref(s), self.rt.cudaStreamNonBlocking))
+        check(
+            self.rt,
+            self.rt.cudaStreamCreateWithFlags(ctypes.byref(s), self.rt.cudaStreamNonBlocking),
+        )
         self._undo.append((self.rt.cudaStreamDestroy, s))
         return s
 
@@ -82,7 +88,7 @@ def mem(rt):
     a.release()
 
 
-def nodes_of(rt, graph) -> list[int]:
+def nodes_of(rt, graph) -> list[int | None]:
     count = ctypes.c_size_t(0)
     check(rt, rt.cudaGraphGetNodes(graph, None, ctypes.byref(count)))
     nodes = (ctypes.c_void_p * count.value)()
@@ -90,8 +96,8 @@ def nodes_of(rt, graph) -> list[int]:
     return list(nodes[: count.value])
 
 
-def node_types(rt, graph) -> Counter:
-    kinds = Counter()
+def node_types(rt, graph) -> Counter[str]:
+    kinds: Counter[str] = Counter()
     for node in nodes_of(rt, graph):
         kind = ctypes.c_int()
         check(rt, rt.cudaGraphNodeGetType(node, ctypes.byref(kind)))
@@ -167,8 +173,12 @@ def test_memcpy_memset_and_host_nodes_then_update(rt, mem):
 
     # src -> d1 (1D) ; d2 = 0xEE (memset) ; d1 -> d2 (3D, after both) ; d2 -> dst ; host
     to_dev = rt.cudaGraphNode_t()
-    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(to_dev), graph, None, 0,
-                                          d1, src, n, rt.cudaMemcpyHostToDevice))
+    check(
+        rt,
+        rt.cudaGraphAddMemcpyNode1D(
+            ctypes.byref(to_dev), graph, None, 0, d1, src, n, rt.cudaMemcpyHostToDevice
+        ),
+    )
     memset = rt.cudaGraphNode_t()
     fill = rt.cudaMemsetParams(dst=d2, pitch=0, value=0xEE, elementSize=1, width=n, height=1)
     check(rt, rt.cudaGraphAddMemsetNode(ctypes.byref(memset), graph, None, 0, ctypes.byref(fill)))
@@ -178,15 +188,27 @@ def test_memcpy_memset_and_host_nodes_then_update(rt, mem):
     copy3d.extent = rt.cudaExtent(width=n, height=1, depth=1)
     copy3d.kind = rt.cudaMemcpyDeviceToDevice
     dev_to_dev = rt.cudaGraphNode_t()
-    check(rt, rt.cudaGraphAddMemcpyNode(ctypes.byref(dev_to_dev), graph, *deps(to_dev, memset),
-                                        ctypes.byref(copy3d)))
+    check(
+        rt,
+        rt.cudaGraphAddMemcpyNode(
+            ctypes.byref(dev_to_dev), graph, *deps(to_dev, memset), ctypes.byref(copy3d)
+        ),
+    )
     to_host = rt.cudaGraphNode_t()
-    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(to_host), graph, *deps(dev_to_dev),
-                                          dst, d2, n, rt.cudaMemcpyDeviceToHost))
+    check(
+        rt,
+        rt.cudaGraphAddMemcpyNode1D(
+            ctypes.byref(to_host), graph, *deps(dev_to_dev), dst, d2, n, rt.cudaMemcpyDeviceToHost
+        ),
+    )
     host = rt.cudaGraphNode_t()
     host_params = rt.cudaHostNodeParams(fn=callbacks.trampolines(rt).host, userData=token)
-    check(rt, rt.cudaGraphAddHostNode(ctypes.byref(host), graph, *deps(to_host),
-                                      ctypes.byref(host_params)))
+    check(
+        rt,
+        rt.cudaGraphAddHostNode(
+            ctypes.byref(host), graph, *deps(to_host), ctypes.byref(host_params)
+        ),
+    )
     assert node_types(rt, graph) == Counter(
         cudaGraphNodeTypeMemcpy=3, cudaGraphNodeTypeMemset=1, cudaGraphNodeTypeHost=1
     )
@@ -195,7 +217,11 @@ def test_memcpy_memset_and_host_nodes_then_update(rt, mem):
     back = rt.cudaMemcpy3DParms()
     check(rt, rt.cudaGraphMemcpyNodeGetParams(dev_to_dev, ctypes.byref(back)))
     assert (back.srcPtr.ptr, back.dstPtr.ptr, back.extent.width, back.kind) == (
-        d1, d2, n, rt.cudaMemcpyDeviceToDevice)
+        d1,
+        d2,
+        n,
+        rt.cudaMemcpyDeviceToDevice,
+    )
 
     exec_ = mem.instantiate(graph)
 
@@ -210,8 +236,12 @@ def test_memcpy_memset_and_host_nodes_then_update(rt, mem):
 
     # In place: the executable graph's copy reads another host buffer.
     src2 = mem.pinned(n, pattern(n, 2))
-    check(rt, rt.cudaGraphExecMemcpyNodeSetParams1D(exec_, to_dev, d1, src2, n,
-                                                    rt.cudaMemcpyHostToDevice))
+    check(
+        rt,
+        rt.cudaGraphExecMemcpyNodeSetParams1D(
+            exec_, to_dev, d1, src2, n, rt.cudaMemcpyHostToDevice
+        ),
+    )
     run(pattern(n, 2))
 
     # From the edited graph, checked by cudaGraphExecUpdate.
@@ -227,8 +257,12 @@ def test_memcpy_memset_and_host_nodes_then_update(rt, mem):
     # A graph of another shape cannot update it, and says why through the struct.
     other = mem.graph()
     lone = rt.cudaGraphNode_t()
-    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(lone), other, None, 0,
-                                          d1, src, n, rt.cudaMemcpyHostToDevice))
+    check(
+        rt,
+        rt.cudaGraphAddMemcpyNode1D(
+            ctypes.byref(lone), other, None, 0, d1, src, n, rt.cudaMemcpyHostToDevice
+        ),
+    )
     info = rt.cudaGraphExecUpdateResultInfo()
     status = rt.cudaGraphExecUpdate(exec_, other, ctypes.byref(info))
     assert status == rt.cudaErrorGraphExecUpdateFailure
@@ -252,8 +286,10 @@ def axpy(request, rt):
     from cudart import kernels
 
     route = request.param
-    if route == "library" and "cudaLibraryLoadData" not in rt._FUNCTIONS:
-        pytest.skip(f"the library route needs cudaLibraryLoadData (CUDA 12.8+); bindings {rt.__name__}")
+    if route == "library" and not declares(rt, "cudaLibraryLoadData"):
+        pytest.skip(
+            f"the library route needs cudaLibraryLoadData (CUDA 12.8+); bindings {rt.__name__}"
+        )
     with kernels.load_module(KERNELS / "kernels.fatbin", route=route) as module:
         yield route, int(module.get_function("axpy"))
 
@@ -290,18 +326,34 @@ def test_kernel_node_graph_and_its_updates(rt, mem, axpy):
     graph = mem.graph()
 
     copy_x, copy_y = rt.cudaGraphNode_t(), rt.cudaGraphNode_t()
-    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(copy_x), graph, None, 0,
-                                          dx, x_in, nbytes, rt.cudaMemcpyHostToDevice))
-    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(copy_y), graph, None, 0,
-                                          dy, y_in, nbytes, rt.cudaMemcpyHostToDevice))
+    check(
+        rt,
+        rt.cudaGraphAddMemcpyNode1D(
+            ctypes.byref(copy_x), graph, None, 0, dx, x_in, nbytes, rt.cudaMemcpyHostToDevice
+        ),
+    )
+    check(
+        rt,
+        rt.cudaGraphAddMemcpyNode1D(
+            ctypes.byref(copy_y), graph, None, 0, dy, y_in, nbytes, rt.cudaMemcpyHostToDevice
+        ),
+    )
     args2 = AxpyArgs(2.0, dx, dy, n)
     kernel = rt.cudaGraphNode_t()
     params = args2.node_params(rt, func, n)
-    check(rt, rt.cudaGraphAddKernelNode(ctypes.byref(kernel), graph, *deps(copy_x, copy_y),
-                                        ctypes.byref(params)))
+    check(
+        rt,
+        rt.cudaGraphAddKernelNode(
+            ctypes.byref(kernel), graph, *deps(copy_x, copy_y), ctypes.byref(params)
+        ),
+    )
     back = rt.cudaGraphNode_t()
-    check(rt, rt.cudaGraphAddMemcpyNode1D(ctypes.byref(back), graph, *deps(kernel),
-                                          y_out, dy, nbytes, rt.cudaMemcpyDeviceToHost))
+    check(
+        rt,
+        rt.cudaGraphAddMemcpyNode1D(
+            ctypes.byref(back), graph, *deps(kernel), y_out, dy, nbytes, rt.cudaMemcpyDeviceToHost
+        ),
+    )
 
     got = rt.cudaKernelNodeParams()
     status = rt.cudaGraphKernelNodeGetParams(kernel, ctypes.byref(got))
@@ -336,7 +388,12 @@ def test_kernel_node_graph_and_its_updates(rt, mem, axpy):
     run_and_check(2.0)  # relaunch: the graph copies y in again before the kernel
 
     args3 = AxpyArgs(3.0, dx, dy, n)
-    check(rt, rt.cudaGraphExecKernelNodeSetParams(exec_, kernel, ctypes.byref(args3.node_params(rt, func, n))))
+    check(
+        rt,
+        rt.cudaGraphExecKernelNodeSetParams(
+            exec_, kernel, ctypes.byref(args3.node_params(rt, func, n))
+        ),
+    )
     run_and_check(3.0)
 
     args5 = AxpyArgs(5.0, dx, dy, n)
@@ -362,8 +419,10 @@ def test_kernel_captured_from_a_stream(rt, mem, axpy):
 
     check(rt, rt.cudaStreamBeginCapture(s, rt.cudaStreamCaptureModeThreadLocal))
     check(rt, rt.cudaMemsetAsync(dy, 0, nbytes, s))
-    check(rt, rt.cudaLaunchKernel(func, rt.dim3(n // 256, 1, 1), rt.dim3(256, 1, 1),
-                                  args.pointers, 0, s))
+    check(
+        rt,
+        rt.cudaLaunchKernel(func, rt.dim3(n // 256, 1, 1), rt.dim3(256, 1, 1), args.pointers, 0, s),
+    )
     check(rt, rt.cudaMemcpyAsync(out, dy, nbytes, rt.cudaMemcpyDeviceToHost, s))
     graph = rt.cudaGraph_t()
     check(rt, rt.cudaStreamEndCapture(s, ctypes.byref(graph)))

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from cudart.errors import CudartError
 from cudart import CudaError
+from cudart._contract import declares
+from cudart.errors import CudartError
 from cudart.kernels import ImageError, NameNotFoundError, load_module
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
@@ -25,9 +26,9 @@ def ok(rt, status):
 
 def routes(rt):
     found = ["register"]
-    if "cudaLibraryLoadData" in rt._FUNCTIONS:
+    if declares(rt, "cudaLibraryLoadData"):
         try:
-            rt.cudaLibraryLoadData  # bound only if this libcudart exports it
+            _ = rt.cudaLibraryLoadData  # bound only if this libcudart exports it
             found.append("library")
         except Exception:
             pass
@@ -38,11 +39,15 @@ def image_path(kind):
     return KERNELS / ("kernels_lz4.fatbin" if kind == "lz4.fatbin" else f"kernels.{kind}")
 
 
-@pytest.fixture(params=[(k, r) for k in IMAGES for r in ("register", "library")], ids=lambda p: f"{p[0]}-{p[1]}")
+@pytest.fixture(
+    params=[(k, r) for k in IMAGES for r in ("register", "library")], ids=lambda p: f"{p[0]}-{p[1]}"
+)
 def module(request, rt):
     kind, route = request.param
     if route not in routes(rt):
-        pytest.skip(f"the {route} route needs cudaLibraryLoadData (CUDA 12.8+); bindings {rt.__name__}")
+        pytest.skip(
+            f"the {route} route needs cudaLibraryLoadData (CUDA 12.8+); bindings {rt.__name__}"
+        )
     with load_module(image_path(kind), route=route) as m:
         yield m
 
@@ -66,7 +71,10 @@ class Device:
     def read(self, ptr, ctype, n):
         out = (ctype * n)()
         ok(self.rt, self.rt.cudaDeviceSynchronize())
-        ok(self.rt, self.rt.cudaMemcpy(out, ptr, ctypes.sizeof(out), self.rt.cudaMemcpyDeviceToHost))
+        ok(
+            self.rt,
+            self.rt.cudaMemcpy(out, ptr, ctypes.sizeof(out), self.rt.cudaMemcpyDeviceToHost),
+        )
         return list(out)
 
 
@@ -93,7 +101,9 @@ def test_loads_and_lists_kernels(module):
 def test_launch_axpy(rt, dev, module):
     fn = module.get_function("axpy")
     n = 1000
-    got = run_axpy(rt, dev, fn, 2.0, n, lambda f, a, x, y, n: f.launch((n + 255) // 256, 256, a, x, y, n))
+    got = run_axpy(
+        rt, dev, fn, 2.0, n, lambda f, a, x, y, n: f.launch((n + 255) // 256, 256, a, x, y, n)
+    )
     assert got == [2.0 * i + 1.0 for i in range(n)]
     # A second launch with other values reuses the slots.
     y = dev.alloc(4 * 4, (ctypes.c_float * 4)(1, 1, 1, 1))
@@ -114,9 +124,25 @@ def test_each_parameter_size(rt, dev, module):
     out = dev.alloc(8 * 6)
     fn.launch(1, 1, -5, -300, 2**31 + 5, -(2**40), 1.5, 2.25, out)
     # 2**31 + 5 in an int parameter keeps its bits, as an unsigned value would.
-    assert dev.read(out, ctypes.c_double, 6) == [-5.0, -300.0, float(-(2**31) + 5), float(-(2**40)), 1.5, 2.25]
-    fn.launch(1, 1, ctypes.c_char(b"A"), ctypes.c_short(7), ctypes.c_int(8), ctypes.c_longlong(9),
-              ctypes.c_float(0.25), ctypes.c_double(0.5), ctypes.c_void_p(out))
+    assert dev.read(out, ctypes.c_double, 6) == [
+        -5.0,
+        -300.0,
+        float(-(2**31) + 5),
+        float(-(2**40)),
+        1.5,
+        2.25,
+    ]
+    fn.launch(
+        1,
+        1,
+        ctypes.c_char(b"A"),
+        ctypes.c_short(7),
+        ctypes.c_int(8),
+        ctypes.c_longlong(9),
+        ctypes.c_float(0.25),
+        ctypes.c_double(0.5),
+        ctypes.c_void_p(out),
+    )
     assert dev.read(out, ctypes.c_double, 6) == [65.0, 7.0, 8.0, 9.0, 0.25, 0.5]
 
 
@@ -129,8 +155,14 @@ def test_struct_and_numpy_arguments(rt, dev, module):
     assert dev.read(out, ctypes.c_double, 2) == [3.0, 4.5]
     np = pytest.importorskip("numpy")
     fn = module.get_function("axpy")
-    got = run_axpy(rt, dev, fn, np.float32(3), 8,
-                   lambda f, a, x, y, n: f.launch(1, 32, a, np.uint64(x), y, np.int32(n)))
+    got = run_axpy(
+        rt,
+        dev,
+        fn,
+        np.float32(3),
+        8,
+        lambda f, a, x, y, n: f.launch(1, 32, a, np.uint64(x), y, np.int32(n)),
+    )
     assert got == [3.0 * i + 1.0 for i in range(8)]
 
 
@@ -197,7 +229,12 @@ def test_raw_layer_takes_the_handle(rt, dev, module, runtime_version):
     blocks = ctypes.c_int()
     ok(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), fn, 256, 0))
     assert blocks.value > 0
-    ok(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(ctypes.byref(blocks), fn, 256, 0, 0))
+    ok(
+        rt,
+        rt.cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+            ctypes.byref(blocks), fn, 256, 0, 0
+        ),
+    )
     assert blocks.value > 0
     smem = ctypes.c_size_t()
     ok(rt, rt.cudaOccupancyAvailableDynamicSMemPerBlock(ctypes.byref(smem), fn, 1, 256))
@@ -213,7 +250,10 @@ def test_cooperative_launch(rt, dev, module):
     buf = dev.alloc(8)
     p0, p1 = ctypes.c_void_p(buf), ctypes.c_void_p(buf + 4)
     argv = (ctypes.c_void_p * 2)(ctypes.addressof(p0), ctypes.addressof(p1))
-    ok(rt, rt.cudaLaunchCooperativeKernel(fn, rt.dim3(grid, 1, 1), rt.dim3(64, 1, 1), argv, 0, None))
+    ok(
+        rt,
+        rt.cudaLaunchCooperativeKernel(fn, rt.dim3(grid, 1, 1), rt.dim3(64, 1, 1), argv, 0, None),
+    )
     total = grid * (grid + 1) // 2
     assert dev.read(buf, ctypes.c_int, 2) == [total, total]
     ok(rt, rt.cudaMemset(buf, 0, 8))
@@ -237,7 +277,7 @@ def test_globals(rt, dev, module):
         assert (size.value, address.value) == (64, table.address)
     else:
         with pytest.raises(CudartError, match="library route"):
-            table.symbol
+            _ = table.symbol
         table.write(values)
         scale.write(factors)
     out = dev.alloc(64)
@@ -248,7 +288,12 @@ def test_globals(rt, dev, module):
     ok(rt, rt.cudaDeviceSynchronize())
     if module.route == "register":
         got = ctypes.c_int()
-        ok(rt, rt.cudaMemcpyFromSymbol(ctypes.byref(got), counter.symbol, 4, 0, rt.cudaMemcpyDeviceToHost))
+        ok(
+            rt,
+            rt.cudaMemcpyFromSymbol(
+                ctypes.byref(got), counter.symbol, 4, 0, rt.cudaMemcpyDeviceToHost
+            ),
+        )
         assert got.value == 10 + 4 * 32 * 2
     assert struct.unpack("<i", counter.read())[0] == 10 + 4 * 32 * 2
     with pytest.raises(ValueError):
@@ -262,6 +307,7 @@ def test_streams(rt, dev, module):
     stream = ctypes.c_void_p()
     ok(rt, rt.cudaStreamCreate(ctypes.byref(stream)))
     try:
+
         class Protocol:
             def __cuda_stream__(self):
                 return (0, stream.value)

@@ -18,8 +18,10 @@ import pytest
 
 def check(rt, status: int) -> None:
     if status != 0:
-        raise AssertionError(f"{rt.cudaGetErrorName(status).decode()} ({status}): "
-                             f"{rt.cudaGetErrorString(status).decode()}")
+        raise AssertionError(
+            f"{rt.cudaGetErrorName(status).decode()} ({status}): "
+            f"{rt.cudaGetErrorString(status).decode()}"
+        )
 
 
 def pattern(n: int, seed: int = 0) -> bytes:
@@ -44,7 +46,10 @@ class Owned:
 
     def stream(self):
         s = self.rt.cudaStream_t()
-        check(self.rt, self.rt.cudaStreamCreateWithFlags(ctypes.byref(s), self.rt.cudaStreamNonBlocking))
+        check(
+            self.rt,
+            self.rt.cudaStreamCreateWithFlags(ctypes.byref(s), self.rt.cudaStreamNonBlocking),
+        )
         return self.add(self.rt.cudaStreamDestroy, s)
 
     def event(self, flags: int = 0):
@@ -112,7 +117,11 @@ def test_device_memory_copies_and_memsets(rt, own):
     attrs = pointer_type(rt, d1)
     current = ctypes.c_int()
     check(rt, rt.cudaGetDevice(ctypes.byref(current)))
-    assert (attrs.type, attrs.device, attrs.devicePointer) == (rt.cudaMemoryTypeDevice, current.value, d1)
+    assert (attrs.type, attrs.device, attrs.devicePointer) == (
+        rt.cudaMemoryTypeDevice,
+        current.value,
+        d1,
+    )
 
 
 def test_mem_get_info(rt):
@@ -130,7 +139,12 @@ def test_pinned_and_mapped_host_memory_with_async_copies(rt, own):
     pinned, mapped = ctypes.c_void_p(), ctypes.c_void_p()
     check(rt, rt.cudaMallocHost(ctypes.byref(pinned), n))
     own.add(rt.cudaFreeHost, pinned)
-    check(rt, rt.cudaHostAlloc(ctypes.byref(mapped), n, rt.cudaHostAllocMapped | rt.cudaHostAllocPortable))
+    check(
+        rt,
+        rt.cudaHostAlloc(
+            ctypes.byref(mapped), n, rt.cudaHostAllocMapped | rt.cudaHostAllocPortable
+        ),
+    )
     own.add(rt.cudaFreeHost, mapped)
     assert pointer_type(rt, pinned.value).type == rt.cudaMemoryTypeHost
     assert pointer_type(rt, mapped.value).type == rt.cudaMemoryTypeHost
@@ -268,10 +282,18 @@ def _smi_rows() -> list[dict]:
     if smi is None:
         pytest.skip("nvidia-smi not found on PATH")
     fields = ["name", "memory.total", "compute_cap", "pci.bus_id", "mig.mode.current"]
-    proc = subprocess.run([smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, f"nvidia-smi failed: {proc.stdout}{proc.stderr}"
-    rows = [dict(zip(fields, (c.strip() for c in row))) for row in csv.reader(io.StringIO(proc.stdout)) if row]
+    rows = [
+        dict(zip(fields, (c.strip() for c in row), strict=True))
+        for row in csv.reader(io.StringIO(proc.stdout))
+        if row
+    ]
     assert rows, "nvidia-smi listed no GPU"
     return rows
 
@@ -282,7 +304,9 @@ def test_properties_match_nvidia_smi(rt):
         prop = properties(rt, device)
         where = (prop.pciDomainID, prop.pciBusID, prop.pciDeviceID)
         row = rows.get(where)
-        assert row is not None, f"device {device} at PCI {where} is not among nvidia-smi's {list(rows)}"
+        assert (
+            row is not None
+        ), f"device {device} at PCI {where} is not among nvidia-smi's {list(rows)}"
         assert prop.name.decode() == row["name"]
         assert f"{prop.major}.{prop.minor}" == row["compute_cap"]
         if row["mig.mode.current"] == "Enabled":
@@ -290,7 +314,10 @@ def test_properties_match_nvidia_smi(rt):
         # nvidia-smi reports MiB and, depending on the driver, counts memory the
         # driver reserves, which CUDA leaves out (well under 3% on current boards).
         smi_bytes = int(row["memory.total"]) << 20
-        assert abs(prop.totalGlobalMem - smi_bytes) <= 0.03 * smi_bytes, (prop.totalGlobalMem, smi_bytes)
+        assert abs(prop.totalGlobalMem - smi_bytes) <= 0.03 * smi_bytes, (
+            prop.totalGlobalMem,
+            smi_bytes,
+        )
     # nvidia-smi has no multiprocessor count; cudaDeviceGetAttribute and cuda-bindings
     # check it (test_properties_agree_with_attributes_and_bus_id, ..._cuda_bindings).
 
@@ -350,16 +377,25 @@ def _same(ours, theirs) -> bool:
         # A char array may come back whole, cut at its first NUL, or NUL-trimmed.
         return b in (a, a.split(b"\0", 1)[0]) or a.rstrip(b"\0") == b.rstrip(b"\0")
     if isinstance(ours, list) and isinstance(theirs, list):
-        return len(ours) == len(theirs) and all(_same(x, y) for x, y in zip(ours, theirs))
+        return len(ours) == len(theirs) and all(
+            _same(x, y) for x, y in zip(ours, theirs, strict=True)
+        )
     return ours == theirs
 
 
 def test_properties_match_cuda_bindings(rt):
-    fields = [(n, t) for n, t in rt.cudaDeviceProp._fields_
-              if not n.startswith(("_", "reserved")) and n not in _UNDEFINED_HERE]
+    fields = [
+        (n, t)
+        for n, t in rt.cudaDeviceProp._fields_
+        if not n.startswith(("_", "reserved")) and n not in _UNDEFINED_HERE
+    ]
     count = device_count(rt)
-    proc = subprocess.run([sys.executable, "-c", _THEIRS, json.dumps([n for n, _ in fields]), str(count)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _THEIRS, json.dumps([n for n, _ in fields]), str(count)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     reply = json.loads(proc.stdout.strip().splitlines()[-1])
     if "absent" in reply:

@@ -15,11 +15,19 @@ from pathlib import Path
 import pytest
 
 from cudart import occupancy
+from cudart._contract import declares
 from cudart.kernels import load_module
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE.parent / "kernels"
-KERNEL_NAMES = ("occ_light", "occ_bounds", "occ_bounds_odd", "occ_regs", "occ_static_smem", "occ_dynamic_smem")
+KERNEL_NAMES = (
+    "occ_light",
+    "occ_bounds",
+    "occ_bounds_odd",
+    "occ_regs",
+    "occ_static_smem",
+    "occ_dynamic_smem",
+)
 DISABLE_CACHING_OVERRIDE = 1  # cudaOccupancyDisableCachingOverride
 
 SMEM_FUNCTIONS = {
@@ -34,8 +42,11 @@ def reference(tmp_path_factory):
     if nvcc is None:
         pytest.skip("nvcc not on PATH: cannot build the C++ occupancy reference")
     exe = tmp_path_factory.mktemp("occref") / "occupancy_reference"
-    subprocess.run([nvcc, "-arch=sm_90", "-o", str(exe), str(HERE / "occupancy_reference.cu")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [nvcc, "-arch=sm_90", "-o", str(exe), str(HERE / "occupancy_reference.cu")],
+        check=True,
+        capture_output=True,
+    )
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     kernels, results = {}, {}
     for line in out.splitlines():
@@ -49,7 +60,11 @@ def reference(tmp_path_factory):
 
 
 def _routes(rt):
-    return ["register", "library"] if "cudaLibraryLoadData" in rt._FUNCTIONS and hasattr(rt, "cudaLibraryLoadData") else ["register"]
+    return (
+        ["register", "library"]
+        if declares(rt, "cudaLibraryLoadData") and hasattr(rt, "cudaLibraryLoadData")
+        else ["register"]
+    )
 
 
 def _cases(rt):
@@ -64,20 +79,25 @@ def _python_result(rt, fn, case):
     if what in ("plain", "flags"):
         smem, limit = (int(x) for x in rest.split(":"))
         if what == "plain":
-            status = occupancy.cudaOccupancyMaxPotentialBlockSize(ctypes.byref(grid), ctypes.byref(block), fn, smem, limit)
+            status = occupancy.cudaOccupancyMaxPotentialBlockSize(
+                ctypes.byref(grid), ctypes.byref(block), fn, smem, limit
+            )
         else:
             status = occupancy.cudaOccupancyMaxPotentialBlockSizeWithFlags(
-                grid, block, fn, smem, limit, DISABLE_CACHING_OVERRIDE)
+                grid, block, fn, smem, limit, DISABLE_CACHING_OVERRIDE
+            )
     else:
         what, _, mapping = what.partition("_")  # "var_per_thread" -> "var", "per_thread"
         limit = rest
         smem_fn = SMEM_FUNCTIONS[mapping]
         if what == "var":
             status = occupancy.cudaOccupancyMaxPotentialBlockSizeVariableSMem(
-                ctypes.pointer(grid), ctypes.pointer(block), fn, smem_fn, int(limit))
+                ctypes.pointer(grid), ctypes.pointer(block), fn, smem_fn, int(limit)
+            )
         else:
             status = occupancy.cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
-                grid, block, fn, smem_fn, int(limit), DISABLE_CACHING_OVERRIDE)
+                grid, block, fn, smem_fn, int(limit), DISABLE_CACHING_OVERRIDE
+            )
     return status, grid.value, block.value
 
 
@@ -91,7 +111,9 @@ def test_matches_cpp_templates(rt, reference):
                 fn = module.get_function(name)
                 attrs = fn.attributes()
                 # Same compiler, same source: a difference here is the build, not the port.
-                assert (attrs.numRegs, attrs.sharedSizeBytes, attrs.maxThreadsPerBlock) == kernels[name], (kind, name)
+                assert (attrs.numRegs, attrs.sharedSizeBytes, attrs.maxThreadsPerBlock) == kernels[
+                    name
+                ], (kind, name)
                 for (kname, case), expected in results.items():
                     if kname != name:
                         continue
@@ -116,12 +138,16 @@ def test_pythonic_forms(rt, reference):
         assert status == 0
         assert occupancy.max_potential_block_size(fn, 4096, 200) == (grid, block)
         status, grid, block = results[("occ_regs", "var_per_warp:300")]
-        assert occupancy.max_potential_block_size_variable_smem(fn, SMEM_FUNCTIONS["per_warp"], 300) == (grid, block)
+        assert occupancy.max_potential_block_size_variable_smem(
+            fn, SMEM_FUNCTIONS["per_warp"], 300
+        ) == (grid, block)
 
 
 def test_invalid_function_and_callable_errors(rt):
     grid, block = ctypes.c_int(7), ctypes.c_int(7)
-    assert occupancy.cudaOccupancyMaxPotentialBlockSize(grid, block, None) == rt.cudaErrorInvalidValue
+    assert (
+        occupancy.cudaOccupancyMaxPotentialBlockSize(grid, block, None) == rt.cudaErrorInvalidValue
+    )
     assert (grid.value, block.value) == (7, 7)
 
     def boom(bs):

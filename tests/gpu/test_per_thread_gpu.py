@@ -54,6 +54,7 @@ $L_wait:
 SCRIPT = r"""
 import ctypes, json, threading, time
 import cudart
+from cudart._contract import symbol_of
 from cudart.kernels import load_module
 
 module = load_module(SPIN_PTX.encode())
@@ -121,7 +122,7 @@ def legacy_and_default():
 timed(lambda: spin.launch(1, 1, short))  # JIT and context set-up, outside the timings
 print(json.dumps({
     "mode": cudart.per_thread_default_stream(),
-    "launch_symbol": cudart.sys.SYMBOLS["cudaLaunchKernelExC"],
+    "launch_symbol": symbol_of(cudart.sys, "cudaLaunchKernelExC"),
     "two_threads": two_threads(),
     "blocking_stream": blocking_stream_and_default(),
     "legacy": legacy_and_default(),
@@ -140,9 +141,17 @@ def _run(mode: str) -> dict:
     env["CUDART_PER_THREAD_DEFAULT_STREAM"] = mode
     env.pop("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", None)
     code = f"SPIN_PTX = {SPIN_PTX!r}\nSPIN_MS = {SPIN_MS}\n{SCRIPT}"
-    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code], capture_output=True,
-                          text=True, env=env, cwd=REPO, timeout=300)
-    assert proc.returncode == 0, f"mode {mode}: exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+    proc = subprocess.run(
+        [sys.executable, "-X", "faulthandler", "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert (
+        proc.returncode == 0
+    ), f"mode {mode}: exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
     return json.loads(proc.stdout)
 
 

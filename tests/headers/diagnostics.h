@@ -6,3 +6,7 @@ struct ok {
 };
 
 int broken(undeclared_t x);
+
+// expect-error: diagnostics.h:8:
+// expect-error: error
+// expect-error: unknown type name 'undeclared_t'

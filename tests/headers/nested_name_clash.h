@@ -11,3 +11,5 @@ struct outer {
         long long z;
     } inner;
 };
+
+// no-expectation: test_nested_name_clash holds it

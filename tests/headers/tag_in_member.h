@@ -5,3 +5,5 @@ struct user {
     struct never_declared *p;
     int n;
 };
+
+// no-expectation: test_tag_first_named_in_member holds it

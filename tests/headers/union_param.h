@@ -12,3 +12,5 @@ typedef struct {
 
 int takes_union(union U *u);
 int takes_anon(anon_t *a);
+
+// no-expectation: test_prototype_comments_spell_records_as_c_does holds it

@@ -1,0 +1,71 @@
+"""The contract between the generated modules and the runtime package.
+
+The generator (templates/sys_module.py.j2, generator/render.py) writes what this
+module describes, and the runtime package reads it only through here, so a change to
+either side starts in this file. Standard library only, and importing it loads no
+library: the generator imports it too.
+
+A raw module (`cudart.sys_<version>`) defines
+
+    CUDA_VERSION        the version its headers are from, e.g. 12050
+    _FUNCTIONS          public name -> (symbol, restype, argtypes, flags): ENTRY_FIELDS
+    SYMBOLS_LEGACY      public name -> the symbol C calls when built as usual
+    SYMBOLS_PER_THREAD  the same under -DCUDA_API_PER_THREAD_DEFAULT_STREAM
+    SYMBOLS             whichever of the two is in force (per_thread_default_stream())
+    _REPLACEMENTS       deprecated name -> what its header says to use instead
+    __getattr__, __dir__  from cudart._binding.bind_on_first_lookup
+
+A checked module (`cudart.checked_<version>`) binds its ctypes functions through
+cudart._checked.bind_on_first_call, under the symbols its raw module's SYMBOLS names.
+"""
+
+from __future__ import annotations
+
+# For type checkers only: importing typing costs milliseconds `import cudart` avoids.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
+# The layout of one _FUNCTIONS entry, in order.
+ENTRY_FIELDS = ("symbol", "restype", "argtypes", "flags")
+
+# Bits of an entry's flags.
+FLAG_DEPRECATED = 1
+
+
+def unpack(entry: tuple) -> tuple[str, Any, tuple, int]:
+    """(symbol, restype, argtypes, flags) of a _FUNCTIONS entry."""
+    symbol, restype, argtypes, flags = entry
+    return symbol, restype, argtypes, flags
+
+
+def is_deprecated(flags: int) -> bool:
+    return bool(flags & FLAG_DEPRECATED)
+
+
+def declares(raw_module: ModuleType, name: str) -> bool:
+    """Whether the raw module's headers declare the function `name`.
+
+    Declared is not exported: a 12.8 module on a 12.5 runtime declares functions the
+    library lacks (see `exported`).
+    """
+    return name in vars(raw_module).get("_FUNCTIONS", ())
+
+
+def symbol_of(raw_module: ModuleType, name: str) -> str | None:
+    """The symbol `name` binds to under the per-thread switch in force, or None if the
+    module does not declare it."""
+    return vars(raw_module).get("SYMBOLS", {}).get(name)
+
+
+def exported(raw_module: ModuleType, cdll: Any, name: str) -> bool:
+    """Whether the library `cdll` exports the symbol `name` would bind to."""
+    symbol = symbol_of(raw_module, name)
+    if symbol is None:
+        return False
+    try:
+        cdll[symbol]
+    except AttributeError:
+        return False
+    return True

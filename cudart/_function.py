@@ -1,0 +1,185 @@
+"""A kernel of a loaded image (Function): a handle the runtime takes, and launchable.
+
+`launch` packs arguments into preallocated slots (cudart._launch.Signature) and calls
+cudaLaunchKernelExC with a preallocated cudaLaunchConfig_t passed by pointer, the
+fastest way peers measured from ctypes; per launch only the argument values and, if
+they changed, the grid, block, shared memory and stream are written.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any
+
+from ._checked import call_error, check
+from ._contract import symbol_of
+from ._launch import Signature, Unpacked, configure, param_sizes
+from ._loader import load_runtime
+
+get_ident = threading.get_ident
+
+
+class Function:
+    """A kernel of a loaded module.
+
+    Usable as `func` in every raw runtime call that takes one (it converts to the
+    handle through `_as_parameter_`, `__int__` and `__index__`), and launchable with
+    `launch`.
+    """
+
+    __module__ = "cudart.kernels"  # where users find it
+
+    def __init__(self, module, name: str, handle: int):
+        rt = module._rt
+        self.module = module
+        self.name = name
+        self._rt = rt
+        self._handle = handle
+        self._func = ctypes.c_void_p(handle)
+        self._config = rt.cudaLaunchConfig_t()
+        self._config_ptr = ctypes.c_void_p(ctypes.addressof(self._config))
+        self._cooperative = rt.cudaLaunchAttribute()
+        self._cooperative.id = rt.cudaLaunchAttributeCooperative
+        self._cooperative.val.cooperative = 1
+        self._config.attrs = ctypes.pointer(self._cooperative)
+        # The last launch's (grid, block, shared_mem, stream, cooperative); none yet.
+        self._key: tuple[Any, ...] = (None, None, None, None, None)
+        self._sig = Unpacked
+        self._signatures: dict[tuple, Signature] = {}
+        self._params: Any = ...  # ... until asked: tuple of sizes, or None if unknowable
+        self._owner = None
+        self._launch = self._launcher(rt)
+
+    @staticmethod
+    def _launcher(rt):
+        # The symbol in force, so launches follow the per-thread default stream switch;
+        # indexing gives a private function object whose argtypes no one else sets.
+        launch = load_runtime().cdll[symbol_of(rt, "cudaLaunchKernelExC")]
+        # No argtypes: every argument is a prebuilt ctypes object, so nothing is converted.
+        launch.argtypes = None
+        launch.restype = ctypes.c_int
+        return launch
+
+    # -- the handle
+    @property
+    def handle(self) -> int:
+        if self._handle is None:
+            raise ValueError(f"kernel {self.name!r}: its module is closed")
+        return self._handle
+
+    def __int__(self) -> int:
+        return self.handle
+
+    __index__ = __int__
+
+    @property
+    def _as_parameter_(self) -> int:
+        return self.handle
+
+    def _invalidate(self):
+        self._handle = None
+        # A stale handle could reach freed driver memory (library route), and the
+        # runtime accepts a NULL one from cudaLaunchKernelExC on 12.x: launch nothing.
+        self._func.value = None
+        self._launch = self._closed
+
+    def _closed(self, *args):
+        raise ValueError(f"kernel {self.name!r}: its module is closed")
+
+    def __repr__(self):
+        state = "closed" if self._handle is None else f"{self._handle:#x}"
+        return f"<cudart.kernels.Function {self.name} ({state})>"
+
+    # -- what the runtime knows of it
+    def attributes(self):
+        """cudaFuncGetAttributes for this kernel (a cudaFuncAttributes struct)."""
+        attrs = self._rt.cudaFuncAttributes()
+        check(
+            self._rt,
+            "cudaFuncGetAttributes",
+            self._rt.cudaFuncGetAttributes(ctypes.byref(attrs), self.handle),
+        )
+        return attrs
+
+    @property
+    def param_sizes(self) -> tuple[int, ...] | None:
+        """Each parameter's size in bytes, or None where neither runtime nor driver can tell."""
+        if self._params is ...:
+            self._params = param_sizes(self._rt, load_runtime().cdll, self.handle, self.name)
+        return self._params
+
+    # -- launching
+    def launch(
+        self, grid, block, *args, shared_mem: int = 0, stream=None, cooperative: bool = False
+    ) -> None:
+        """Launch on `grid` x `block` (ints or 1-3 tuples) with `args`; raises on failure.
+
+        `stream` is None (the default stream), an int, a cudaStream_t, or an object
+        with `__cuda_stream__`, `_as_parameter_` or `__int__`. `cooperative=True` makes
+        it a cooperative launch (as cudaLaunchCooperativeKernel).
+        """
+        if get_ident() != self._owner:
+            return self._launch_from_other_thread(
+                grid, block, args, shared_mem, stream, cooperative
+            )
+        sig = self._sig
+        try:
+            sig.pack(*args)
+        except Exception:
+            sig = self._repack(args)
+        key = self._key
+        # Identity first: a launch loop passes the same objects, and `is` is cheapest.
+        if (
+            grid is not key[0]
+            or block is not key[1]
+            or stream is not key[3]
+            or shared_mem != key[2]
+            or cooperative != key[4]
+        ):
+            if (grid, block, shared_mem, stream, cooperative) != key:
+                configure(self._config, grid, block, shared_mem, stream, cooperative)
+            self._key = (grid, block, shared_mem, stream, cooperative)
+        status = self._launch(self._config_ptr, self._func, sig.argv)
+        if status:
+            self._fail(status)
+
+    def _repack(self, args):
+        types = tuple(map(type, args))
+        sig = self._signatures.get(types)
+        if sig is None:
+            sig = self._new_signature(args)
+            self._signatures[types] = sig
+        sig.pack_checked(args)
+        self._sig = sig
+        return sig
+
+    def _new_signature(self, args):
+        params = self.param_sizes
+        if params is not None and len(args) != len(params):
+            raise TypeError(
+                f"kernel {self.name!r} takes {len(params)} arguments ({len(args)} given)"
+            )
+        return Signature(args, params)
+
+    def _launch_from_other_thread(self, grid, block, args, shared_mem, stream, cooperative):
+        if self._owner is None:
+            self._owner = get_ident()
+            return self.launch(
+                grid, block, *args, shared_mem=shared_mem, stream=stream, cooperative=cooperative
+            )
+        # Another thread's launch may be reading the shared slots right now (ctypes
+        # releases the GIL), so this launch packs into its own.
+        sig = self._new_signature(args)
+        sig.pack_checked(args)
+        config = self._rt.cudaLaunchConfig_t()
+        configure(config, grid, block, shared_mem, stream, cooperative)
+        config.attrs = ctypes.pointer(self._cooperative)
+        status = self._launch(ctypes.c_void_p(ctypes.addressof(config)), self._func, sig.argv)
+        if status:
+            self._fail(status)
+
+    def _fail(self, status):
+        if self._handle is None:
+            raise ValueError(f"kernel {self.name!r}: its module is closed")
+        raise call_error(self._rt, f"launching {self.name!r} (cudaLaunchKernelExC)", status)

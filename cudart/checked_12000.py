@@ -1,0 +1,1 @@
+../generated/checked_12000.py

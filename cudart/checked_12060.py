@@ -1,0 +1,1 @@
+../generated/checked_12060.py

@@ -1,0 +1,1 @@
+../generated/checked_13020.py

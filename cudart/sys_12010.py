@@ -1,0 +1,1 @@
+../generated/sys_12010.py

@@ -1,0 +1,1 @@
+../generated/sys_12040.py

@@ -1,0 +1,1 @@
+../generated/sys_12090.py

@@ -1,0 +1,1 @@
+../generated/sys_13000.py

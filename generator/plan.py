@@ -1,0 +1,118 @@
+"""The checked API's plan: the vocabulary resolve.py decides in and render_checked.py reads.
+
+Every role, parameter kind, decision source and result kind is a member of one enum
+here, so a typo is an AttributeError and a new kind is one grep away. They are
+StrEnums: `describe` (the snapshots) and the tests read them as the plain strings
+they always were.
+
+Adding a parameter kind: a member of ParamKind (and of INPUT_KINDS or OUTPUT_KINDS),
+where resolve.py picks it (`_Resolver._in_kind` / `_out_kind`), and its emitter in
+render_checked.py (`_INPUTS` / `_OUTPUTS`; an import-time check names a missing one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .model import Function
+
+
+class Role(StrEnum):
+    """Whether the Python caller passes a parameter, gets it back, or neither."""
+
+    IN = "in"
+    OUT = "out"
+    INOUT = "inout"  # passed in, and its new value comes back
+    COUNT = "count"  # an array's length, handled for the caller
+
+
+class Source(StrEnum):
+    """What decided a parameter's role."""
+
+    TYPE = "type"  # its C type: only a non-const pointer to data may be written
+    INFERRED = "inferred"  # the header's documentation
+    TABLE = "table"  # resolve.OVERRIDES, the reviewed exceptions table
+
+
+class ParamKind(StrEnum):
+    """How a parameter crosses between Python and C."""
+
+    # Inputs (role IN).
+    HANDLE = "handle"  # a handle object, int, None or __cuda_stream__ (also an output)
+    POINTER = "pointer"  # an address: int, None, buffer, ctypes object, ...
+    REF = "ref"  # a `T *` to data: a ctypes T by reference, or an address
+    STRING = "string"  # `const char *`: str or bytes
+    STRUCT = "struct"  # a record by value (also an output, written by the call)
+    SCALAR = "scalar"  # a number or enum value (also an output)
+    # Outputs (roles OUT, INOUT, COUNT).
+    ENUM = "enum"  # an enum value, returned as the enum class's member
+    ADDRESS = "address"  # a `void *` or pointer written by the call, returned as an int
+    CHAR_BUFFER = "char_buffer"  # `char *` the call fills, sized by `partner`
+    CSTRING = "cstring"  # a `char **` the call points at its own text
+    ARRAY = "array"  # `T *` filled with `partner` elements, asked for by a first call
+    BORROWED_ARRAY = "borrowed_array"  # `const T **` pointed at the runtime's own array
+    COUNT = "count"  # the `size_t *numX` of an array
+
+
+INPUT_KINDS = frozenset(
+    {
+        ParamKind.HANDLE,
+        ParamKind.POINTER,
+        ParamKind.REF,
+        ParamKind.STRING,
+        ParamKind.STRUCT,
+        ParamKind.SCALAR,
+    }
+)
+OUTPUT_KINDS = frozenset(ParamKind) - {ParamKind.POINTER, ParamKind.REF, ParamKind.STRING}
+ARRAY_KINDS = frozenset({ParamKind.ARRAY, ParamKind.BORROWED_ARRAY})
+
+
+class ResultKind(StrEnum):
+    """What the checked function makes of the C function's own return value."""
+
+    ERROR = "error"  # a cudaError_t: raise on failure
+    QUERY = "query"  # cudaStreamQuery, cudaEventQuery: cudaErrorNotReady is False
+    STRING = "string"  # `const char *`, decoded
+    STRUCT = "struct"  # a record by value
+    VALUE = "value"  # a number or enum, returned as C returns it
+    VOID = "void"
+
+
+@dataclass(frozen=True)
+class ParamPlan:
+    name: str  # the C name
+    py_name: str  # the Python name (C name, plus "_" where it is a keyword)
+    role: Role
+    kind: ParamKind
+    ctype: str  # ctypes spelling of the value (in) or of its storage / element (out)
+    py_type: str  # the annotation
+    doc: str = ""
+    default: str | None = None  # Python source of the default, for inputs
+    source: Source = Source.TYPE  # what decided the role
+    partner: str | None = None  # array -> its count; char buffer -> its capacity
+
+
+@dataclass(frozen=True)
+class FunctionPlan:
+    name: str  # public name (what Python callers use)
+    symbol: str  # the raw module's name to call (same as name; aliases call their target)
+    function: Function
+    params: tuple[ParamPlan, ...]
+    result: ResultKind
+    result_ctype: str = ""
+    errors: tuple[str, ...] = ()
+    replacement: str | None = None
+
+    @property
+    def inputs(self) -> list[ParamPlan]:
+        return [p for p in self.params if p.role in (Role.IN, Role.INOUT)]
+
+    @property
+    def outputs(self) -> list[ParamPlan]:
+        return [p for p in self.params if p.role in (Role.OUT, Role.INOUT)]
+
+    @property
+    def table_params(self) -> list[ParamPlan]:
+        return [p for p in self.params if p.source is Source.TABLE]

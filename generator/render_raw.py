@@ -1,0 +1,223 @@
+"""The raw view: model -> generated/sys_<version>.py through templates/sys_module.py.j2.
+
+`RawView` is everything that template reads, each spelling taken from ctypes_map
+(`TypeMapper.classify` and what reads it); the template only lays the module out.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .ctypes_map import RenderError, TypeKind, TypeMapper
+from .formatting import format_python
+from .model import ApiModel, EnumRef, FunctionProto, Record, RecordRef, Typedef, TypedefRef
+from .render import FLAG_DEPRECATED, RenderContext, environment, tuple_literal
+
+
+def render_module(model: ApiModel, context: RenderContext) -> str:
+    template = environment().get_template("sys_module.py.j2")
+    return format_python(template.render(v=RawView(model, context)))
+
+
+class RawView:
+    """What templates/sys_module.py.j2 reads: names and ctypes spellings, decided here once."""
+
+    def __init__(self, model: ApiModel, context: RenderContext) -> None:
+        self.model = model
+        self.context = context
+        self.types = TypeMapper(model)
+        self._check_unique_names()
+
+    @property
+    def cuda_version(self) -> int:
+        return self.model.cuda_version
+
+    @property
+    def header_sha256(self) -> str:
+        return self.model.header_sha256
+
+    @property
+    def enums(self):
+        return [e for e in self.model.enums if e.enumerators]
+
+    def enum_ctype(self, enum) -> str:
+        return self.types.builtin(enum.underlying.name)
+
+    @property
+    def macros(self):
+        return self.model.macros
+
+    @property
+    def records(self) -> list[Record]:
+        return self.model.records
+
+    def record_doc(self, rec: Record) -> str:
+        where = f" ({rec.header})" if rec.header else ""
+        if rec.opaque:
+            return f"Opaque {rec.kind} {rec.name}{where}: only pointers to it exist."
+        spelling = rec.c_spelling or f"anonymous {rec.kind} member of {rec.nested_in}"
+        return f"{spelling}{where}: {rec.size} bytes, aligned to {rec.align}."
+
+    def record_align(self, rec: Record) -> int | None:
+        """C's alignment where no member can give it to the class (beyond 16): the
+        class sets _align_ (3.13+) and the layouts call require_alignment (before)."""
+        return self.types.raised_alignment(rec)
+
+    @property
+    def raises_alignment(self) -> bool:
+        """Whether any record needs cudart._layout.require_alignment."""
+        return any(self.types.raised_alignment(r) for r in self.model.records)
+
+    @property
+    def layouts(self) -> list[tuple[Record, list]]:
+        """Defined records with their _fields_, each after the records it holds by value."""
+        defined = {r.name: r for r in self.model.records if not r.opaque}
+        ordered: list[Record] = []
+        done: set[str] = set()
+
+        def place(rec: Record, path: tuple[str, ...]) -> None:
+            if rec.name in done:
+                return
+            if rec.name in path:
+                raise RenderError(f"records contain each other by value: {' -> '.join(path)}")
+            for dep in self.types.by_value_dependencies(rec):
+                place(defined[dep], path + (rec.name,))
+            done.add(rec.name)
+            ordered.append(rec)
+
+        for rec in defined.values():
+            place(rec, ())
+        return [(rec, self.types.slots(rec)) for rec in ordered]
+
+    def anonymous_fields(self, rec: Record) -> list[str]:
+        return [f.name for f in rec.fields if f.anonymous]
+
+    @property
+    def typedefs(self) -> list[Typedef]:
+        return [t for t in self.model.typedefs if not t.system]
+
+    def typedef_kind(self, td: Typedef) -> Literal["handle", "callback", "alias"]:
+        """How the template declares a typedef (a question about the declaration, not
+        about the type's kind: a typedef of a handle typedef is an alias)."""
+        if self.types.is_handle_typedef(td):
+            return "handle"
+        if self.types.is_callback_typedef(td):
+            return "callback"
+        return "alias"
+
+    def typedef_value(self, td: Typedef) -> str:
+        """Right-hand side of an alias: an enum's class, a record's class, or a ctypes type."""
+        target = td.target
+        kind = self.typedef_kind(td)
+        if kind == "callback":
+            return self.types.callback_type(
+                self.types.resolved(self.types.pointee(target), FunctionProto)
+            )
+        if self.types.classify(target) is TypeKind.ENUM:
+            enum_name = self.types.resolved(target, EnumRef).name
+            if enum_name:
+                return enum_name
+        if isinstance(target, (TypedefRef, RecordRef)):
+            return target.name
+        return self.types.field_type(target)
+
+    def typedef_doc(self, td: Typedef) -> str:
+        if td.from_macro:
+            return f"#define {td.name} {getattr(td.target, 'name', '')}"
+        return "typedef " + self.types.c_declaration(td.target, td.name)
+
+    @property
+    def functions(self) -> list[dict]:
+        """Every public name callable from the module, sorted by name: declared
+        functions and the macro names that C resolves to a versioned symbol."""
+        by_name = {f.name: f for f in self.model.functions}
+        entries = {}
+        for f in self.model.functions:
+            entries[f.name] = self._function_entry(f.name, f)
+        for alias in self.model.aliases:
+            entries[alias.public] = self._function_entry(alias.public, by_name[alias.symbol])
+        return [entries[name] for name in sorted(entries)]
+
+    @property
+    def per_thread_symbols(self) -> list[tuple[str, str]]:
+        """(public name, symbol) where -DCUDA_API_PER_THREAD_DEFAULT_STREAM makes C call
+        another symbol than _FUNCTIONS records, sorted by name."""
+        public = {f.name for f in self.model.functions} | {a.public for a in self.model.aliases}
+        pairs = sorted((a.public, a.symbol) for a in self.model.per_thread_symbols)
+        for name, _ in pairs:
+            if name not in public:
+                raise RenderError(f"per-thread symbol for '{name}', which is no public function")
+        return pairs
+
+    def _function_entry(self, public: str, f) -> dict:
+        flags = FLAG_DEPRECATED if f.deprecated else 0
+        # The header's prototype, parameter names included.
+        params = [self.types.c_declaration(p.type, p.name) for p in f.params]
+        if f.variadic:
+            params.append("...")
+        prototype = self.types.c_declaration(f.result, f"{f.name}({', '.join(params) or 'void'})")
+        return {
+            "name": public,
+            "symbol": f.name,
+            "restype": self.types.result_type(f.result),
+            "argtypes": [self.types.param_type(p.type) for p in f.params],
+            "flags": flags,
+            "prototype": prototype,
+            "variadic": f.variadic,
+        }
+
+    def field_annotations(self, rec: Record) -> list[tuple[str, str]]:
+        """(field, Python type) for type checkers: what reading the field gives."""
+        if rec.opaque:
+            return []
+        found = []
+        for f in rec.fields:
+            found.append((f.name, self.types.field_annotation(f.type)))
+            if f.anonymous:  # C reads an anonymous member's fields on the parent
+                # parse.py gives an anonymous member the RecordRef of the record it synthesizes.
+                assert isinstance(f.type, RecordRef)
+                inner = self.types.records[f.type.name]
+                found += [a for a in self.field_annotations(inner) if not a[0].startswith("_anon")]
+        return found
+
+    @property
+    def replacements(self) -> list[tuple[str, str]]:
+        from .resolve import replacements
+
+        return replacements(self.model)
+
+    @staticmethod
+    def tuple(items: list[str], quoted: bool = False) -> str:
+        """A tuple literal without a trailing comma, which black would explode."""
+        return tuple_literal([f'"{i}"' if quoted else i for i in items])
+
+    @property
+    def deprecated_count(self) -> int:
+        return sum(1 for f in self.model.functions if f.deprecated)
+
+    def _check_unique_names(self) -> None:
+        """Every module-level name must mean one thing; C's namespaces (tags, ordinary
+        identifiers, macros) are flattened into one here."""
+        seen: dict[str, str] = {}
+
+        def claim(name: str, what: str) -> None:
+            if name in seen and seen[name] != what:
+                raise RenderError(f"'{name}' would be both {seen[name]} and {what}")
+            seen[name] = what
+
+        for e in self.model.enums:
+            if e.name:
+                claim(e.name, "an enum")
+            for k in e.enumerators:
+                claim(k.name, "an enumerator")
+        for m in self.model.macros:
+            claim(m.name, "a macro")
+        for r in self.model.records:
+            claim(r.name, "a record")
+        for t in self.model.typedefs:
+            if not t.system:
+                claim(t.name, "a typedef")
+        for f in self.model.functions:
+            claim(f.name, "a function")
+        for a in self.model.aliases:
+            claim(a.public, "a function")
