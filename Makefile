@@ -29,6 +29,13 @@ lint:
 	$(BIN)/python -m ruff check --quiet .
 	$(BIN)/python -m mypy
 
+# The generated modules (every version's, through the cudart/ links) and the typing
+# scripts of tests/ (a user's, on the checked and the raw layer) under mypy --strict.
+# About 30 s on two cores from a cold cache; mypy's cache makes a rerun instant.
+typecheck:
+	$(BIN)/python -m mypy --strict cudart/sys_*.py cudart/checked_*.py \
+		tests/typing_user_script.py tests/typing_raw_script.py
+
 clean:
 	rm -rf $(VENV) build *.egg-info
 

@@ -91,14 +91,21 @@ def warn_deprecated(name: str, replacement: str | None, stacklevel: int) -> None
     warnings.warn(message, CudaDeprecationWarning, stacklevel=stacklevel + 1)
 
 
-def bind_on_first_lookup(namespace: dict, functions: dict, replacements: dict | None = None):
+def bind_on_first_lookup(
+    namespace: dict,
+    functions: dict,
+    replacements: dict | None = None,
+    docs: dict | None = None,
+):
     """(__getattr__, __dir__) for a raw module whose _FUNCTIONS is `functions`.
-    `replacements` names, for a deprecated function, what its header says to use instead."""
+    `replacements` names, for a deprecated function, what its header says to use
+    instead; `docs` gives each function's __doc__ (the module's _DOCS)."""
     module = namespace["__name__"]
     bindings_version = namespace["CUDA_VERSION"]
     # The map in force (legacy or per-thread symbols): one place decides what is bound.
     symbols = namespace["SYMBOLS"]
     replacements = replacements or {}
+    docs = docs or {}
 
     def __getattr__(name: str):
         entry = functions.get(name)
@@ -114,6 +121,7 @@ def bind_on_first_lookup(namespace: dict, functions: dict, replacements: dict | 
             bindings_version,
             deprecated=is_deprecated(flags),
             replacement=replacements.get(name),
+            doc=docs.get(name),
         )
         namespace[name] = bound
         return bound
@@ -134,9 +142,11 @@ def bind_symbol(
     *,
     deprecated: bool = False,
     replacement: str | None = None,
+    doc: str | None = None,
 ):
     """The loaded libcudart's `symbol` as the ctypes function `name`, or, where the
-    library does not export it, a function raising FunctionNotFoundError."""
+    library does not export it, a function raising FunctionNotFoundError. `doc`, if
+    given, is its __doc__, which help() shows."""
     runtime = load_runtime()
     try:
         # Indexing (not getattr) gives a fresh function object: CDLL caches attribute
@@ -147,9 +157,13 @@ def bind_symbol(
     fn.restype = restype
     fn.argtypes = argtypes
     fn.__name__ = name
-    if deprecated:
-        return _warn_once(name, fn, replacement)
-    return fn
+    bound = _warn_once(name, fn, replacement) if deprecated else fn
+    if doc is not None:
+        # A ctypes function object takes these as attributes: help() then shows the
+        # C prototype and the header's docs, under the generated module's name.
+        bound.__doc__ = doc
+        bound.__module__ = module
+    return bound
 
 
 def _missing(name, symbol, module, bindings_version, runtime):

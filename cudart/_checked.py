@@ -39,7 +39,9 @@ __all__ = [
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeVar
+
+    _E = TypeVar("_E")
 
     # The generated modules' annotations name these through this module.
     from ._convert import HandleLike as HandleLike
@@ -172,12 +174,14 @@ def argument_error(exc: ArgumentError, function: str, names: tuple[str, ...]) ->
 # ---------------------------------------------------------------- results
 
 
-def enum_value(enum: Any, value: int) -> Any:
-    """The enum member for a value the runtime wrote, or the int if the enum lacks it."""
+def enum_value(enum: type[_E], value: int) -> _E:
+    """The enum member for a value the runtime wrote, or the int if the enum lacks it
+    (typed as the enum: an IntEnum member is an int, and a newer runtime's value is
+    what the caller would compare it with)."""
     try:
-        return enum(value)
+        return enum(value)  # type: ignore[call-arg]  # an IntEnum class, called with its value
     except ValueError:
-        return value
+        return value  # type: ignore[return-value]
 
 
 def borrowed(address: int | None, ctype: Any, count: int) -> list[Any] | None:
@@ -189,6 +193,12 @@ def borrowed(address: int | None, ctype: Any, count: int) -> list[Any] | None:
 
 def string(value: bytes | None) -> str | None:
     return None if value is None else value.decode(errors="replace")
+
+
+def text(value: bytes | None) -> str:
+    """The runtime's own static text (cudaGetErrorName, cudaGetErrorString), which C
+    never gives as NULL; "" if it did."""
+    return "" if value is None else value.decode(errors="replace")
 
 
 def deprecated(name: str, replacement: str | None) -> None:

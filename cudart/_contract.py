@@ -13,7 +13,12 @@ A raw module (`cudart.sys_<version>`) defines
     SYMBOLS_PER_THREAD  the same under -DCUDA_API_PER_THREAD_DEFAULT_STREAM
     SYMBOLS             whichever of the two is in force (per_thread_default_stream())
     _REPLACEMENTS       deprecated name -> what its header says to use instead
+    _DOCS               public name -> the bound function's __doc__ (prototype, header docs)
     __getattr__, __dir__  from cudart._binding.bind_on_first_lookup
+
+For type checkers only (under `if TYPE_CHECKING:`), a raw module also declares each
+function with parameters typed by what its ctypes argtype accepts (RawPointer below for
+c_void_p), and an `__all__` of everything but the functions.
 
 A checked module (`cudart.checked_<version>`) binds its ctypes functions through
 cudart._checked.bind_on_first_call, under the symbols its raw module's SYMBOLS names.
@@ -24,8 +29,26 @@ from __future__ import annotations
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from _ctypes import CFuncPtr, _CArgObject
+    from ctypes import Array, _Pointer, c_char_p, c_void_p
     from types import ModuleType
     from typing import Any
+
+    # What a raw function's pointer, handle or array argument (argtype c_void_p)
+    # accepts: an int address, None (NULL), bytes, ctypes.byref(x), a ctypes array,
+    # pointer or function pointer, a c_void_p (our handle classes) or c_char_p. Not a
+    # ctypes scalar or struct itself (pass byref(x)), and not str.
+    RawPointer = (
+        int
+        | None
+        | bytes
+        | c_void_p
+        | c_char_p
+        | Array[Any]
+        | _Pointer[Any]
+        | CFuncPtr
+        | _CArgObject
+    )
 
 # The layout of one _FUNCTIONS entry, in order.
 ENTRY_FIELDS = ("symbol", "restype", "argtypes", "flags")

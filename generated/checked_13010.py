@@ -133,6 +133,8 @@ from .sys_13010 import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable as _Callable
+
     from cudart._checked import HandleLike as _HandleLike
     from cudart._checked import PointerLike as _PointerLike
 
@@ -406,13 +408,346 @@ if TYPE_CHECKING:
 
     class CudaErrorApiFailureBase(CudaError): ...
 
+    # The ctypes functions bind_on_first_call puts in the namespace (below), by what
+    # they return.
+    _cudaArrayGetInfo: _Callable[..., int]
+    _cudaArrayGetMemoryRequirements: _Callable[..., int]
+    _cudaArrayGetPlane: _Callable[..., int]
+    _cudaArrayGetSparseProperties: _Callable[..., int]
+    _cudaChooseDevice: _Callable[..., int]
+    _cudaCreateChannelDesc: _Callable[..., cudaChannelFormatDesc]
+    _cudaCreateSurfaceObject: _Callable[..., int]
+    _cudaCreateTextureObject: _Callable[..., int]
+    _cudaCtxResetPersistingL2Cache: _Callable[..., int]
+    _cudaDestroyExternalMemory: _Callable[..., int]
+    _cudaDestroyExternalSemaphore: _Callable[..., int]
+    _cudaDestroySurfaceObject: _Callable[..., int]
+    _cudaDestroyTextureObject: _Callable[..., int]
+    _cudaDevResourceGenerateDesc: _Callable[..., int]
+    _cudaDevSmResourceSplit: _Callable[..., int]
+    _cudaDevSmResourceSplitByCount: _Callable[..., int]
+    _cudaDeviceCanAccessPeer: _Callable[..., int]
+    _cudaDeviceDisablePeerAccess: _Callable[..., int]
+    _cudaDeviceEnablePeerAccess: _Callable[..., int]
+    _cudaDeviceFlushGPUDirectRDMAWrites: _Callable[..., int]
+    _cudaDeviceGetAttribute: _Callable[..., int]
+    _cudaDeviceGetByPCIBusId: _Callable[..., int]
+    _cudaDeviceGetCacheConfig: _Callable[..., int]
+    _cudaDeviceGetDefaultMemPool: _Callable[..., int]
+    _cudaDeviceGetDevResource: _Callable[..., int]
+    _cudaDeviceGetExecutionCtx: _Callable[..., int]
+    _cudaDeviceGetGraphMemAttribute: _Callable[..., int]
+    _cudaDeviceGetHostAtomicCapabilities: _Callable[..., int]
+    _cudaDeviceGetLimit: _Callable[..., int]
+    _cudaDeviceGetMemPool: _Callable[..., int]
+    _cudaDeviceGetNvSciSyncAttributes: _Callable[..., int]
+    _cudaDeviceGetP2PAtomicCapabilities: _Callable[..., int]
+    _cudaDeviceGetP2PAttribute: _Callable[..., int]
+    _cudaDeviceGetPCIBusId: _Callable[..., int]
+    _cudaDeviceGetSharedMemConfig: _Callable[..., int]
+    _cudaDeviceGetStreamPriorityRange: _Callable[..., int]
+    _cudaDeviceGetTexture1DLinearMaxWidth: _Callable[..., int]
+    _cudaDeviceGraphMemTrim: _Callable[..., int]
+    _cudaDeviceRegisterAsyncNotification: _Callable[..., int]
+    _cudaDeviceReset: _Callable[..., int]
+    _cudaDeviceSetCacheConfig: _Callable[..., int]
+    _cudaDeviceSetGraphMemAttribute: _Callable[..., int]
+    _cudaDeviceSetLimit: _Callable[..., int]
+    _cudaDeviceSetMemPool: _Callable[..., int]
+    _cudaDeviceSetSharedMemConfig: _Callable[..., int]
+    _cudaDeviceSynchronize: _Callable[..., int]
+    _cudaDeviceUnregisterAsyncNotification: _Callable[..., int]
+    _cudaDriverGetVersion: _Callable[..., int]
+    _cudaEventCreate: _Callable[..., int]
+    _cudaEventCreateWithFlags: _Callable[..., int]
+    _cudaEventDestroy: _Callable[..., int]
+    _cudaEventElapsedTime: _Callable[..., int]
+    _cudaEventQuery: _Callable[..., int]
+    _cudaEventRecord: _Callable[..., int]
+    _cudaEventRecordWithFlags: _Callable[..., int]
+    _cudaEventSynchronize: _Callable[..., int]
+    _cudaExecutionCtxDestroy: _Callable[..., int]
+    _cudaExecutionCtxGetDevResource: _Callable[..., int]
+    _cudaExecutionCtxGetDevice: _Callable[..., int]
+    _cudaExecutionCtxGetId: _Callable[..., int]
+    _cudaExecutionCtxRecordEvent: _Callable[..., int]
+    _cudaExecutionCtxStreamCreate: _Callable[..., int]
+    _cudaExecutionCtxSynchronize: _Callable[..., int]
+    _cudaExecutionCtxWaitEvent: _Callable[..., int]
+    _cudaExternalMemoryGetMappedBuffer: _Callable[..., int]
+    _cudaExternalMemoryGetMappedMipmappedArray: _Callable[..., int]
+    _cudaFree: _Callable[..., int]
+    _cudaFreeArray: _Callable[..., int]
+    _cudaFreeAsync: _Callable[..., int]
+    _cudaFreeHost: _Callable[..., int]
+    _cudaFreeMipmappedArray: _Callable[..., int]
+    _cudaFuncGetAttributes: _Callable[..., int]
+    _cudaFuncGetName: _Callable[..., int]
+    _cudaFuncGetParamInfo: _Callable[..., int]
+    _cudaFuncSetAttribute: _Callable[..., int]
+    _cudaFuncSetCacheConfig: _Callable[..., int]
+    _cudaFuncSetSharedMemConfig: _Callable[..., int]
+    _cudaGetChannelDesc: _Callable[..., int]
+    _cudaGetDevice: _Callable[..., int]
+    _cudaGetDeviceCount: _Callable[..., int]
+    _cudaGetDeviceFlags: _Callable[..., int]
+    _cudaGetDeviceProperties: _Callable[..., int]
+    _cudaGetDriverEntryPoint: _Callable[..., int]
+    _cudaGetDriverEntryPointByVersion: _Callable[..., int]
+    _cudaGetErrorName: _Callable[..., bytes | None]
+    _cudaGetErrorString: _Callable[..., bytes | None]
+    _cudaGetExportTable: _Callable[..., int]
+    _cudaGetFuncBySymbol: _Callable[..., int]
+    _cudaGetKernel: _Callable[..., int]
+    _cudaGetLastError: _Callable[..., int]
+    _cudaGetMipmappedArrayLevel: _Callable[..., int]
+    _cudaGetSurfaceObjectResourceDesc: _Callable[..., int]
+    _cudaGetSymbolAddress: _Callable[..., int]
+    _cudaGetSymbolSize: _Callable[..., int]
+    _cudaGetTextureObjectResourceDesc: _Callable[..., int]
+    _cudaGetTextureObjectResourceViewDesc: _Callable[..., int]
+    _cudaGetTextureObjectTextureDesc: _Callable[..., int]
+    _cudaGraphAddChildGraphNode: _Callable[..., int]
+    _cudaGraphAddDependencies: _Callable[..., int]
+    _cudaGraphAddEmptyNode: _Callable[..., int]
+    _cudaGraphAddEventRecordNode: _Callable[..., int]
+    _cudaGraphAddEventWaitNode: _Callable[..., int]
+    _cudaGraphAddExternalSemaphoresSignalNode: _Callable[..., int]
+    _cudaGraphAddExternalSemaphoresWaitNode: _Callable[..., int]
+    _cudaGraphAddHostNode: _Callable[..., int]
+    _cudaGraphAddKernelNode: _Callable[..., int]
+    _cudaGraphAddMemAllocNode: _Callable[..., int]
+    _cudaGraphAddMemFreeNode: _Callable[..., int]
+    _cudaGraphAddMemcpyNode: _Callable[..., int]
+    _cudaGraphAddMemcpyNode1D: _Callable[..., int]
+    _cudaGraphAddMemcpyNodeFromSymbol: _Callable[..., int]
+    _cudaGraphAddMemcpyNodeToSymbol: _Callable[..., int]
+    _cudaGraphAddMemsetNode: _Callable[..., int]
+    _cudaGraphAddNode: _Callable[..., int]
+    _cudaGraphChildGraphNodeGetGraph: _Callable[..., int]
+    _cudaGraphClone: _Callable[..., int]
+    _cudaGraphConditionalHandleCreate: _Callable[..., int]
+    _cudaGraphConditionalHandleCreate_v2: _Callable[..., int]
+    _cudaGraphCreate: _Callable[..., int]
+    _cudaGraphDebugDotPrint: _Callable[..., int]
+    _cudaGraphDestroy: _Callable[..., int]
+    _cudaGraphDestroyNode: _Callable[..., int]
+    _cudaGraphEventRecordNodeGetEvent: _Callable[..., int]
+    _cudaGraphEventRecordNodeSetEvent: _Callable[..., int]
+    _cudaGraphEventWaitNodeGetEvent: _Callable[..., int]
+    _cudaGraphEventWaitNodeSetEvent: _Callable[..., int]
+    _cudaGraphExecChildGraphNodeSetParams: _Callable[..., int]
+    _cudaGraphExecDestroy: _Callable[..., int]
+    _cudaGraphExecEventRecordNodeSetEvent: _Callable[..., int]
+    _cudaGraphExecEventWaitNodeSetEvent: _Callable[..., int]
+    _cudaGraphExecExternalSemaphoresSignalNodeSetParams: _Callable[..., int]
+    _cudaGraphExecExternalSemaphoresWaitNodeSetParams: _Callable[..., int]
+    _cudaGraphExecGetFlags: _Callable[..., int]
+    _cudaGraphExecGetId: _Callable[..., int]
+    _cudaGraphExecHostNodeSetParams: _Callable[..., int]
+    _cudaGraphExecKernelNodeSetParams: _Callable[..., int]
+    _cudaGraphExecMemcpyNodeSetParams: _Callable[..., int]
+    _cudaGraphExecMemcpyNodeSetParams1D: _Callable[..., int]
+    _cudaGraphExecMemcpyNodeSetParamsFromSymbol: _Callable[..., int]
+    _cudaGraphExecMemcpyNodeSetParamsToSymbol: _Callable[..., int]
+    _cudaGraphExecMemsetNodeSetParams: _Callable[..., int]
+    _cudaGraphExecNodeSetParams: _Callable[..., int]
+    _cudaGraphExecUpdate: _Callable[..., int]
+    _cudaGraphExternalSemaphoresSignalNodeGetParams: _Callable[..., int]
+    _cudaGraphExternalSemaphoresSignalNodeSetParams: _Callable[..., int]
+    _cudaGraphExternalSemaphoresWaitNodeGetParams: _Callable[..., int]
+    _cudaGraphExternalSemaphoresWaitNodeSetParams: _Callable[..., int]
+    _cudaGraphGetEdges: _Callable[..., int]
+    _cudaGraphGetId: _Callable[..., int]
+    _cudaGraphGetNodes: _Callable[..., int]
+    _cudaGraphGetRootNodes: _Callable[..., int]
+    _cudaGraphHostNodeGetParams: _Callable[..., int]
+    _cudaGraphHostNodeSetParams: _Callable[..., int]
+    _cudaGraphInstantiate: _Callable[..., int]
+    _cudaGraphInstantiateWithFlags: _Callable[..., int]
+    _cudaGraphInstantiateWithParams: _Callable[..., int]
+    _cudaGraphKernelNodeCopyAttributes: _Callable[..., int]
+    _cudaGraphKernelNodeGetAttribute: _Callable[..., int]
+    _cudaGraphKernelNodeGetParams: _Callable[..., int]
+    _cudaGraphKernelNodeSetAttribute: _Callable[..., int]
+    _cudaGraphKernelNodeSetParams: _Callable[..., int]
+    _cudaGraphLaunch: _Callable[..., int]
+    _cudaGraphMemAllocNodeGetParams: _Callable[..., int]
+    _cudaGraphMemFreeNodeGetParams: _Callable[..., int]
+    _cudaGraphMemcpyNodeGetParams: _Callable[..., int]
+    _cudaGraphMemcpyNodeSetParams: _Callable[..., int]
+    _cudaGraphMemcpyNodeSetParams1D: _Callable[..., int]
+    _cudaGraphMemcpyNodeSetParamsFromSymbol: _Callable[..., int]
+    _cudaGraphMemcpyNodeSetParamsToSymbol: _Callable[..., int]
+    _cudaGraphMemsetNodeGetParams: _Callable[..., int]
+    _cudaGraphMemsetNodeSetParams: _Callable[..., int]
+    _cudaGraphNodeFindInClone: _Callable[..., int]
+    _cudaGraphNodeGetContainingGraph: _Callable[..., int]
+    _cudaGraphNodeGetDependencies: _Callable[..., int]
+    _cudaGraphNodeGetDependentNodes: _Callable[..., int]
+    _cudaGraphNodeGetEnabled: _Callable[..., int]
+    _cudaGraphNodeGetLocalId: _Callable[..., int]
+    _cudaGraphNodeGetToolsId: _Callable[..., int]
+    _cudaGraphNodeGetType: _Callable[..., int]
+    _cudaGraphNodeSetEnabled: _Callable[..., int]
+    _cudaGraphNodeSetParams: _Callable[..., int]
+    _cudaGraphReleaseUserObject: _Callable[..., int]
+    _cudaGraphRemoveDependencies: _Callable[..., int]
+    _cudaGraphRetainUserObject: _Callable[..., int]
+    _cudaGraphUpload: _Callable[..., int]
+    _cudaGraphicsMapResources: _Callable[..., int]
+    _cudaGraphicsResourceGetMappedMipmappedArray: _Callable[..., int]
+    _cudaGraphicsResourceGetMappedPointer: _Callable[..., int]
+    _cudaGraphicsResourceSetMapFlags: _Callable[..., int]
+    _cudaGraphicsSubResourceGetMappedArray: _Callable[..., int]
+    _cudaGraphicsUnmapResources: _Callable[..., int]
+    _cudaGraphicsUnregisterResource: _Callable[..., int]
+    _cudaGreenCtxCreate: _Callable[..., int]
+    _cudaHostAlloc: _Callable[..., int]
+    _cudaHostGetDevicePointer: _Callable[..., int]
+    _cudaHostGetFlags: _Callable[..., int]
+    _cudaHostRegister: _Callable[..., int]
+    _cudaHostUnregister: _Callable[..., int]
+    _cudaImportExternalMemory: _Callable[..., int]
+    _cudaImportExternalSemaphore: _Callable[..., int]
+    _cudaInitDevice: _Callable[..., int]
+    _cudaIpcCloseMemHandle: _Callable[..., int]
+    _cudaIpcGetEventHandle: _Callable[..., int]
+    _cudaIpcGetMemHandle: _Callable[..., int]
+    _cudaIpcOpenEventHandle: _Callable[..., int]
+    _cudaIpcOpenMemHandle: _Callable[..., int]
+    _cudaKernelSetAttributeForDevice: _Callable[..., int]
+    _cudaLaunchCooperativeKernel: _Callable[..., int]
+    _cudaLaunchHostFunc: _Callable[..., int]
+    _cudaLaunchKernel: _Callable[..., int]
+    _cudaLaunchKernelExC: _Callable[..., int]
+    _cudaLibraryEnumerateKernels: _Callable[..., int]
+    _cudaLibraryGetGlobal: _Callable[..., int]
+    _cudaLibraryGetKernel: _Callable[..., int]
+    _cudaLibraryGetKernelCount: _Callable[..., int]
+    _cudaLibraryGetManaged: _Callable[..., int]
+    _cudaLibraryGetUnifiedFunction: _Callable[..., int]
+    _cudaLibraryLoadData: _Callable[..., int]
+    _cudaLibraryLoadFromFile: _Callable[..., int]
+    _cudaLibraryUnload: _Callable[..., int]
+    _cudaLogsCurrent: _Callable[..., int]
+    _cudaLogsDumpToFile: _Callable[..., int]
+    _cudaLogsDumpToMemory: _Callable[..., int]
+    _cudaLogsRegisterCallback: _Callable[..., int]
+    _cudaLogsUnregisterCallback: _Callable[..., int]
+    _cudaMalloc: _Callable[..., int]
+    _cudaMalloc3D: _Callable[..., int]
+    _cudaMalloc3DArray: _Callable[..., int]
+    _cudaMallocArray: _Callable[..., int]
+    _cudaMallocAsync: _Callable[..., int]
+    _cudaMallocFromPoolAsync: _Callable[..., int]
+    _cudaMallocHost: _Callable[..., int]
+    _cudaMallocManaged: _Callable[..., int]
+    _cudaMallocMipmappedArray: _Callable[..., int]
+    _cudaMallocPitch: _Callable[..., int]
+    _cudaMemAdvise: _Callable[..., int]
+    _cudaMemDiscardAndPrefetchBatchAsync: _Callable[..., int]
+    _cudaMemDiscardBatchAsync: _Callable[..., int]
+    _cudaMemGetDefaultMemPool: _Callable[..., int]
+    _cudaMemGetInfo: _Callable[..., int]
+    _cudaMemGetMemPool: _Callable[..., int]
+    _cudaMemPoolCreate: _Callable[..., int]
+    _cudaMemPoolDestroy: _Callable[..., int]
+    _cudaMemPoolExportPointer: _Callable[..., int]
+    _cudaMemPoolExportToShareableHandle: _Callable[..., int]
+    _cudaMemPoolGetAccess: _Callable[..., int]
+    _cudaMemPoolGetAttribute: _Callable[..., int]
+    _cudaMemPoolImportFromShareableHandle: _Callable[..., int]
+    _cudaMemPoolImportPointer: _Callable[..., int]
+    _cudaMemPoolSetAccess: _Callable[..., int]
+    _cudaMemPoolSetAttribute: _Callable[..., int]
+    _cudaMemPoolTrimTo: _Callable[..., int]
+    _cudaMemPrefetchAsync: _Callable[..., int]
+    _cudaMemPrefetchBatchAsync: _Callable[..., int]
+    _cudaMemRangeGetAttribute: _Callable[..., int]
+    _cudaMemRangeGetAttributes: _Callable[..., int]
+    _cudaMemSetMemPool: _Callable[..., int]
+    _cudaMemcpy: _Callable[..., int]
+    _cudaMemcpy2D: _Callable[..., int]
+    _cudaMemcpy2DArrayToArray: _Callable[..., int]
+    _cudaMemcpy2DAsync: _Callable[..., int]
+    _cudaMemcpy2DFromArray: _Callable[..., int]
+    _cudaMemcpy2DFromArrayAsync: _Callable[..., int]
+    _cudaMemcpy2DToArray: _Callable[..., int]
+    _cudaMemcpy2DToArrayAsync: _Callable[..., int]
+    _cudaMemcpy3D: _Callable[..., int]
+    _cudaMemcpy3DAsync: _Callable[..., int]
+    _cudaMemcpy3DBatchAsync: _Callable[..., int]
+    _cudaMemcpy3DPeer: _Callable[..., int]
+    _cudaMemcpy3DPeerAsync: _Callable[..., int]
+    _cudaMemcpyArrayToArray: _Callable[..., int]
+    _cudaMemcpyAsync: _Callable[..., int]
+    _cudaMemcpyBatchAsync: _Callable[..., int]
+    _cudaMemcpyFromArray: _Callable[..., int]
+    _cudaMemcpyFromArrayAsync: _Callable[..., int]
+    _cudaMemcpyFromSymbol: _Callable[..., int]
+    _cudaMemcpyFromSymbolAsync: _Callable[..., int]
+    _cudaMemcpyPeer: _Callable[..., int]
+    _cudaMemcpyPeerAsync: _Callable[..., int]
+    _cudaMemcpyToArray: _Callable[..., int]
+    _cudaMemcpyToArrayAsync: _Callable[..., int]
+    _cudaMemcpyToSymbol: _Callable[..., int]
+    _cudaMemcpyToSymbolAsync: _Callable[..., int]
+    _cudaMemset: _Callable[..., int]
+    _cudaMemset2D: _Callable[..., int]
+    _cudaMemset2DAsync: _Callable[..., int]
+    _cudaMemset3D: _Callable[..., int]
+    _cudaMemset3DAsync: _Callable[..., int]
+    _cudaMemsetAsync: _Callable[..., int]
+    _cudaMipmappedArrayGetMemoryRequirements: _Callable[..., int]
+    _cudaMipmappedArrayGetSparseProperties: _Callable[..., int]
+    _cudaOccupancyAvailableDynamicSMemPerBlock: _Callable[..., int]
+    _cudaOccupancyMaxActiveBlocksPerMultiprocessor: _Callable[..., int]
+    _cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: _Callable[..., int]
+    _cudaOccupancyMaxActiveClusters: _Callable[..., int]
+    _cudaOccupancyMaxPotentialClusterSize: _Callable[..., int]
+    _cudaPeekAtLastError: _Callable[..., int]
+    _cudaPointerGetAttributes: _Callable[..., int]
+    _cudaRuntimeGetVersion: _Callable[..., int]
+    _cudaSetDevice: _Callable[..., int]
+    _cudaSetDeviceFlags: _Callable[..., int]
+    _cudaSetValidDevices: _Callable[..., int]
+    _cudaSignalExternalSemaphoresAsync: _Callable[..., int]
+    _cudaStreamAddCallback: _Callable[..., int]
+    _cudaStreamAttachMemAsync: _Callable[..., int]
+    _cudaStreamBeginCapture: _Callable[..., int]
+    _cudaStreamBeginCaptureToGraph: _Callable[..., int]
+    _cudaStreamCopyAttributes: _Callable[..., int]
+    _cudaStreamCreate: _Callable[..., int]
+    _cudaStreamCreateWithFlags: _Callable[..., int]
+    _cudaStreamCreateWithPriority: _Callable[..., int]
+    _cudaStreamDestroy: _Callable[..., int]
+    _cudaStreamEndCapture: _Callable[..., int]
+    _cudaStreamGetAttribute: _Callable[..., int]
+    _cudaStreamGetCaptureInfo: _Callable[..., int]
+    _cudaStreamGetDevResource: _Callable[..., int]
+    _cudaStreamGetDevice: _Callable[..., int]
+    _cudaStreamGetFlags: _Callable[..., int]
+    _cudaStreamGetId: _Callable[..., int]
+    _cudaStreamGetPriority: _Callable[..., int]
+    _cudaStreamIsCapturing: _Callable[..., int]
+    _cudaStreamQuery: _Callable[..., int]
+    _cudaStreamSetAttribute: _Callable[..., int]
+    _cudaStreamSynchronize: _Callable[..., int]
+    _cudaStreamUpdateCaptureDependencies: _Callable[..., int]
+    _cudaStreamWaitEvent: _Callable[..., int]
+    _cudaThreadExchangeStreamCaptureMode: _Callable[..., int]
+    _cudaUserObjectCreate: _Callable[..., int]
+    _cudaUserObjectRelease: _Callable[..., int]
+    _cudaUserObjectRetain: _Callable[..., int]
+    _cudaWaitExternalSemaphoresAsync: _Callable[..., int]
 
 CUDA_VERSION = 13010
 _ArgumentError = _c.ArgumentError
 _error = _c.error
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type[CudaError]:
     # The CudaError subclasses (CudaErrorMemoryAllocation, ...) are made on first use.
     if name.startswith("CudaError"):
         return _c.error_class_named(name, _lib.cudaError)
@@ -3299,7 +3634,7 @@ def cudaGetErrorName(error: cudaError | int) -> str:
     C: const char *cudaGetErrorName(cudaError_t error)
     """
     try:
-        return _c.string(_cudaGetErrorName(error))
+        return _c.text(_cudaGetErrorName(error))
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGetErrorName", ("error",)) from None
 
@@ -3315,7 +3650,7 @@ def cudaGetErrorString(error: cudaError | int) -> str:
     C: const char *cudaGetErrorString(cudaError_t error)
     """
     try:
-        return _c.string(_cudaGetErrorString(error))
+        return _c.text(_cudaGetErrorString(error))
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGetErrorString", ("error",)) from None
 
@@ -7437,7 +7772,7 @@ def cudaLibraryGetGlobal(
 
     Returns:
         dptr: Returned global device pointer for the requested library
-        bytes: Returned global size in bytes
+        bytes_: Returned global size in bytes
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound, cudaErrorDeviceUninitialized, cudaErrorContextIsDestroyed.
 
@@ -7448,16 +7783,16 @@ def cudaLibraryGetGlobal(
     if name.__class__ is not bytes:
         name = _c.cstring(name, "name")
     dptr = c_void_p()
-    bytes = c_size_t()
+    bytes_ = c_size_t()
     try:
-        err = _cudaLibraryGetGlobal(dptr, bytes, library, name)
+        err = _cudaLibraryGetGlobal(dptr, bytes_, library, name)
     except _ArgumentError as exc:
         raise _c.argument_error(
-            exc, "cudaLibraryGetGlobal", ("dptr", "bytes", "library", "name")
+            exc, "cudaLibraryGetGlobal", ("dptr", "bytes_", "library", "name")
         ) from None
     if err:
         raise _error(err, _lib)
-    return dptr.value or 0, bytes.value
+    return dptr.value or 0, bytes_.value
 
 
 def cudaLibraryGetKernel(
@@ -7534,7 +7869,7 @@ def cudaLibraryGetManaged(
 
     Returns:
         dptr: Returned pointer to the managed memory
-        bytes: Returned memory size in bytes
+        bytes_: Returned memory size in bytes
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound.
 
@@ -7545,16 +7880,16 @@ def cudaLibraryGetManaged(
     if name.__class__ is not bytes:
         name = _c.cstring(name, "name")
     dptr = c_void_p()
-    bytes = c_size_t()
+    bytes_ = c_size_t()
     try:
-        err = _cudaLibraryGetManaged(dptr, bytes, library, name)
+        err = _cudaLibraryGetManaged(dptr, bytes_, library, name)
     except _ArgumentError as exc:
         raise _c.argument_error(
-            exc, "cudaLibraryGetManaged", ("dptr", "bytes", "library", "name")
+            exc, "cudaLibraryGetManaged", ("dptr", "bytes_", "library", "name")
         ) from None
     if err:
         raise _error(err, _lib)
-    return dptr.value or 0, bytes.value
+    return dptr.value or 0, bytes_.value
 
 
 def cudaLibraryGetUnifiedFunction(
@@ -7832,16 +8167,16 @@ def cudaLogsDumpToMemory(
         iterator = _c.ref(iterator, cudaLogIterator, "iterator", True)
     if buffer.__class__ is not int:
         buffer = _c.ref(buffer, c_char, "buffer", True)
-    size = c_size_t(size)
+    size_ = c_size_t(size)
     try:
-        err = _cudaLogsDumpToMemory(iterator, buffer, size, flags)
+        err = _cudaLogsDumpToMemory(iterator, buffer, size_, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaLogsDumpToMemory", ("iterator", "buffer", "size", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
-    return size.value
+    return size_.value
 
 
 def cudaLogsRegisterCallback(
@@ -11207,14 +11542,14 @@ def cudaThreadExchangeStreamCaptureMode(mode: cudaStreamCaptureMode) -> cudaStre
 
     C: cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
     """
-    mode = c_uint(mode)
+    mode_ = c_uint(mode)
     try:
-        err = _cudaThreadExchangeStreamCaptureMode(mode)
+        err = _cudaThreadExchangeStreamCaptureMode(mode_)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaThreadExchangeStreamCaptureMode", ("mode",)) from None
     if err:
         raise _error(err, _lib)
-    return _c.enum_value(cudaStreamCaptureMode, mode.value)
+    return _c.enum_value(cudaStreamCaptureMode, mode_.value)
 
 
 def cudaUserObjectCreate(

@@ -51,10 +51,954 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
-from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
+from ctypes import _Pointer  # noqa: F401  (named by field annotations)
 
 from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
+
+# For type checkers only (importing typing costs milliseconds).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr as _CFuncPtr
+
+    from cudart._contract import RawPointer as _RawPointer
+
+    # What `from this module import *` gives a type checker: every declaration but the
+    # functions, as at run time, where they are bound on lookup (cudart._latest and the
+    # checked module define the names with their checked signatures).
+    __all__ = [
+        "CUDART_VERSION",
+        "CUDA_IPC_HANDLE_SIZE",
+        "CUDA_VERSION",
+        "CUevent_st",
+        "CUexternalMemory_st",
+        "CUexternalSemaphore_st",
+        "CUfunc_st",
+        "CUgraphDeviceUpdatableNode_st",
+        "CUgraphExec_st",
+        "CUgraphNode_st",
+        "CUgraph_st",
+        "CUkern_st",
+        "CUmemPoolHandle_st",
+        "CUstream_st",
+        "CUuserObject_st",
+        "CUuuid",
+        "CUuuid_st",
+        "SYMBOLS",
+        "SYMBOLS_LEGACY",
+        "SYMBOLS_PER_THREAD",
+        "char1",
+        "char2",
+        "char3",
+        "char4",
+        "cudaAccessPolicyWindow",
+        "cudaAccessProperty",
+        "cudaAccessPropertyNormal",
+        "cudaAccessPropertyPersisting",
+        "cudaAccessPropertyStreaming",
+        "cudaAddressModeBorder",
+        "cudaAddressModeClamp",
+        "cudaAddressModeMirror",
+        "cudaAddressModeWrap",
+        "cudaArray",
+        "cudaArrayColorAttachment",
+        "cudaArrayCubemap",
+        "cudaArrayDefault",
+        "cudaArrayDeferredMapping",
+        "cudaArrayLayered",
+        "cudaArrayMemoryRequirements",
+        "cudaArraySparse",
+        "cudaArraySparseProperties",
+        "cudaArraySparsePropertiesSingleMipTail",
+        "cudaArraySparseProperties_tileExtent",
+        "cudaArraySurfaceLoadStore",
+        "cudaArrayTextureGather",
+        "cudaArray_const_t",
+        "cudaArray_t",
+        "cudaAsyncCallback",
+        "cudaAsyncCallbackEntry",
+        "cudaAsyncCallbackHandle_t",
+        "cudaAsyncNotificationInfo",
+        "cudaAsyncNotificationInfo_info",
+        "cudaAsyncNotificationInfo_info_overBudget",
+        "cudaAsyncNotificationInfo_t",
+        "cudaAsyncNotificationType",
+        "cudaAsyncNotificationTypeOverBudget",
+        "cudaAsyncNotificationType_enum",
+        "cudaBoundaryModeClamp",
+        "cudaBoundaryModeTrap",
+        "cudaBoundaryModeZero",
+        "cudaCGScope",
+        "cudaCGScopeGrid",
+        "cudaCGScopeInvalid",
+        "cudaCGScopeMultiGrid",
+        "cudaChannelFormatDesc",
+        "cudaChannelFormatKind",
+        "cudaChannelFormatKindFloat",
+        "cudaChannelFormatKindNV12",
+        "cudaChannelFormatKindNone",
+        "cudaChannelFormatKindSigned",
+        "cudaChannelFormatKindSignedBlockCompressed4",
+        "cudaChannelFormatKindSignedBlockCompressed5",
+        "cudaChannelFormatKindSignedBlockCompressed6H",
+        "cudaChannelFormatKindSignedNormalized16X1",
+        "cudaChannelFormatKindSignedNormalized16X2",
+        "cudaChannelFormatKindSignedNormalized16X4",
+        "cudaChannelFormatKindSignedNormalized8X1",
+        "cudaChannelFormatKindSignedNormalized8X2",
+        "cudaChannelFormatKindSignedNormalized8X4",
+        "cudaChannelFormatKindUnsigned",
+        "cudaChannelFormatKindUnsignedBlockCompressed1",
+        "cudaChannelFormatKindUnsignedBlockCompressed1SRGB",
+        "cudaChannelFormatKindUnsignedBlockCompressed2",
+        "cudaChannelFormatKindUnsignedBlockCompressed2SRGB",
+        "cudaChannelFormatKindUnsignedBlockCompressed3",
+        "cudaChannelFormatKindUnsignedBlockCompressed3SRGB",
+        "cudaChannelFormatKindUnsignedBlockCompressed4",
+        "cudaChannelFormatKindUnsignedBlockCompressed5",
+        "cudaChannelFormatKindUnsignedBlockCompressed6H",
+        "cudaChannelFormatKindUnsignedBlockCompressed7",
+        "cudaChannelFormatKindUnsignedBlockCompressed7SRGB",
+        "cudaChannelFormatKindUnsignedNormalized16X1",
+        "cudaChannelFormatKindUnsignedNormalized16X2",
+        "cudaChannelFormatKindUnsignedNormalized16X4",
+        "cudaChannelFormatKindUnsignedNormalized8X1",
+        "cudaChannelFormatKindUnsignedNormalized8X2",
+        "cudaChannelFormatKindUnsignedNormalized8X4",
+        "cudaChildGraphNodeParams",
+        "cudaClusterSchedulingPolicy",
+        "cudaClusterSchedulingPolicyDefault",
+        "cudaClusterSchedulingPolicyLoadBalancing",
+        "cudaClusterSchedulingPolicySpread",
+        "cudaComputeMode",
+        "cudaComputeModeDefault",
+        "cudaComputeModeExclusive",
+        "cudaComputeModeExclusiveProcess",
+        "cudaComputeModeProhibited",
+        "cudaConditionalNodeParams",
+        "cudaCooperativeLaunchMultiDeviceNoPostSync",
+        "cudaCooperativeLaunchMultiDeviceNoPreSync",
+        "cudaCpuDeviceId",
+        "cudaDevAttrAsyncEngineCount",
+        "cudaDevAttrCanFlushRemoteWrites",
+        "cudaDevAttrCanMapHostMemory",
+        "cudaDevAttrCanUseHostPointerForRegisteredMem",
+        "cudaDevAttrClockRate",
+        "cudaDevAttrClusterLaunch",
+        "cudaDevAttrComputeCapabilityMajor",
+        "cudaDevAttrComputeCapabilityMinor",
+        "cudaDevAttrComputeMode",
+        "cudaDevAttrComputePreemptionSupported",
+        "cudaDevAttrConcurrentKernels",
+        "cudaDevAttrConcurrentManagedAccess",
+        "cudaDevAttrCooperativeLaunch",
+        "cudaDevAttrCooperativeMultiDeviceLaunch",
+        "cudaDevAttrD3D12CigSupported",
+        "cudaDevAttrDeferredMappingCudaArraySupported",
+        "cudaDevAttrDirectManagedMemAccessFromHost",
+        "cudaDevAttrEccEnabled",
+        "cudaDevAttrGPUDirectRDMAFlushWritesOptions",
+        "cudaDevAttrGPUDirectRDMASupported",
+        "cudaDevAttrGPUDirectRDMAWritesOrdering",
+        "cudaDevAttrGlobalL1CacheSupported",
+        "cudaDevAttrGlobalMemoryBusWidth",
+        "cudaDevAttrGpuOverlap",
+        "cudaDevAttrHostNativeAtomicSupported",
+        "cudaDevAttrHostNumaId",
+        "cudaDevAttrHostRegisterReadOnlySupported",
+        "cudaDevAttrHostRegisterSupported",
+        "cudaDevAttrIntegrated",
+        "cudaDevAttrIpcEventSupport",
+        "cudaDevAttrIsMultiGpuBoard",
+        "cudaDevAttrKernelExecTimeout",
+        "cudaDevAttrL2CacheSize",
+        "cudaDevAttrLocalL1CacheSupported",
+        "cudaDevAttrManagedMemory",
+        "cudaDevAttrMax",
+        "cudaDevAttrMaxAccessPolicyWindowSize",
+        "cudaDevAttrMaxBlockDimX",
+        "cudaDevAttrMaxBlockDimY",
+        "cudaDevAttrMaxBlockDimZ",
+        "cudaDevAttrMaxBlocksPerMultiprocessor",
+        "cudaDevAttrMaxGridDimX",
+        "cudaDevAttrMaxGridDimY",
+        "cudaDevAttrMaxGridDimZ",
+        "cudaDevAttrMaxPersistingL2CacheSize",
+        "cudaDevAttrMaxPitch",
+        "cudaDevAttrMaxRegistersPerBlock",
+        "cudaDevAttrMaxRegistersPerMultiprocessor",
+        "cudaDevAttrMaxSharedMemoryPerBlock",
+        "cudaDevAttrMaxSharedMemoryPerBlockOptin",
+        "cudaDevAttrMaxSharedMemoryPerMultiprocessor",
+        "cudaDevAttrMaxSurface1DLayeredLayers",
+        "cudaDevAttrMaxSurface1DLayeredWidth",
+        "cudaDevAttrMaxSurface1DWidth",
+        "cudaDevAttrMaxSurface2DHeight",
+        "cudaDevAttrMaxSurface2DLayeredHeight",
+        "cudaDevAttrMaxSurface2DLayeredLayers",
+        "cudaDevAttrMaxSurface2DLayeredWidth",
+        "cudaDevAttrMaxSurface2DWidth",
+        "cudaDevAttrMaxSurface3DDepth",
+        "cudaDevAttrMaxSurface3DHeight",
+        "cudaDevAttrMaxSurface3DWidth",
+        "cudaDevAttrMaxSurfaceCubemapLayeredLayers",
+        "cudaDevAttrMaxSurfaceCubemapLayeredWidth",
+        "cudaDevAttrMaxSurfaceCubemapWidth",
+        "cudaDevAttrMaxTexture1DLayeredLayers",
+        "cudaDevAttrMaxTexture1DLayeredWidth",
+        "cudaDevAttrMaxTexture1DLinearWidth",
+        "cudaDevAttrMaxTexture1DMipmappedWidth",
+        "cudaDevAttrMaxTexture1DWidth",
+        "cudaDevAttrMaxTexture2DGatherHeight",
+        "cudaDevAttrMaxTexture2DGatherWidth",
+        "cudaDevAttrMaxTexture2DHeight",
+        "cudaDevAttrMaxTexture2DLayeredHeight",
+        "cudaDevAttrMaxTexture2DLayeredLayers",
+        "cudaDevAttrMaxTexture2DLayeredWidth",
+        "cudaDevAttrMaxTexture2DLinearHeight",
+        "cudaDevAttrMaxTexture2DLinearPitch",
+        "cudaDevAttrMaxTexture2DLinearWidth",
+        "cudaDevAttrMaxTexture2DMipmappedHeight",
+        "cudaDevAttrMaxTexture2DMipmappedWidth",
+        "cudaDevAttrMaxTexture2DWidth",
+        "cudaDevAttrMaxTexture3DDepth",
+        "cudaDevAttrMaxTexture3DDepthAlt",
+        "cudaDevAttrMaxTexture3DHeight",
+        "cudaDevAttrMaxTexture3DHeightAlt",
+        "cudaDevAttrMaxTexture3DWidth",
+        "cudaDevAttrMaxTexture3DWidthAlt",
+        "cudaDevAttrMaxTextureCubemapLayeredLayers",
+        "cudaDevAttrMaxTextureCubemapLayeredWidth",
+        "cudaDevAttrMaxTextureCubemapWidth",
+        "cudaDevAttrMaxThreadsPerBlock",
+        "cudaDevAttrMaxThreadsPerMultiProcessor",
+        "cudaDevAttrMaxTimelineSemaphoreInteropSupported",
+        "cudaDevAttrMemSyncDomainCount",
+        "cudaDevAttrMemoryClockRate",
+        "cudaDevAttrMemoryPoolSupportedHandleTypes",
+        "cudaDevAttrMemoryPoolsSupported",
+        "cudaDevAttrMpsEnabled",
+        "cudaDevAttrMultiGpuBoardGroupID",
+        "cudaDevAttrMultiProcessorCount",
+        "cudaDevAttrNumaConfig",
+        "cudaDevAttrNumaId",
+        "cudaDevAttrPageableMemoryAccess",
+        "cudaDevAttrPageableMemoryAccessUsesHostPageTables",
+        "cudaDevAttrPciBusId",
+        "cudaDevAttrPciDeviceId",
+        "cudaDevAttrPciDomainId",
+        "cudaDevAttrReserved122",
+        "cudaDevAttrReserved123",
+        "cudaDevAttrReserved124",
+        "cudaDevAttrReserved127",
+        "cudaDevAttrReserved128",
+        "cudaDevAttrReserved129",
+        "cudaDevAttrReserved132",
+        "cudaDevAttrReserved92",
+        "cudaDevAttrReserved93",
+        "cudaDevAttrReserved94",
+        "cudaDevAttrReservedSharedMemoryPerBlock",
+        "cudaDevAttrSingleToDoublePrecisionPerfRatio",
+        "cudaDevAttrSparseCudaArraySupported",
+        "cudaDevAttrStreamPrioritiesSupported",
+        "cudaDevAttrSurfaceAlignment",
+        "cudaDevAttrTccDriver",
+        "cudaDevAttrTextureAlignment",
+        "cudaDevAttrTexturePitchAlignment",
+        "cudaDevAttrTimelineSemaphoreInteropSupported",
+        "cudaDevAttrTotalConstantMemory",
+        "cudaDevAttrUnifiedAddressing",
+        "cudaDevAttrWarpSize",
+        "cudaDevP2PAttrAccessSupported",
+        "cudaDevP2PAttrCudaArrayAccessSupported",
+        "cudaDevP2PAttrNativeAtomicSupported",
+        "cudaDevP2PAttrPerformanceRank",
+        "cudaDeviceAttr",
+        "cudaDeviceBlockingSync",
+        "cudaDeviceLmemResizeToMax",
+        "cudaDeviceMapHost",
+        "cudaDeviceMask",
+        "cudaDeviceNumaConfig",
+        "cudaDeviceNumaConfigNone",
+        "cudaDeviceNumaConfigNumaNode",
+        "cudaDeviceP2PAttr",
+        "cudaDeviceProp",
+        "cudaDeviceScheduleAuto",
+        "cudaDeviceScheduleBlockingSync",
+        "cudaDeviceScheduleMask",
+        "cudaDeviceScheduleSpin",
+        "cudaDeviceScheduleYield",
+        "cudaDeviceSyncMemops",
+        "cudaDriverEntryPointQueryResult",
+        "cudaDriverEntryPointSuccess",
+        "cudaDriverEntryPointSymbolNotFound",
+        "cudaDriverEntryPointVersionNotSufficent",
+        "cudaEnableDefault",
+        "cudaEnableLegacyStream",
+        "cudaEnablePerThreadDefaultStream",
+        "cudaError",
+        "cudaErrorAddressOfConstant",
+        "cudaErrorAlreadyAcquired",
+        "cudaErrorAlreadyMapped",
+        "cudaErrorApiFailureBase",
+        "cudaErrorArrayIsMapped",
+        "cudaErrorAssert",
+        "cudaErrorCallRequiresNewerDriver",
+        "cudaErrorCapturedEvent",
+        "cudaErrorCdpNotSupported",
+        "cudaErrorCdpVersionMismatch",
+        "cudaErrorCompatNotSupportedOnDevice",
+        "cudaErrorContextIsDestroyed",
+        "cudaErrorCooperativeLaunchTooLarge",
+        "cudaErrorCudartUnloading",
+        "cudaErrorDeviceAlreadyInUse",
+        "cudaErrorDeviceNotLicensed",
+        "cudaErrorDeviceUninitialized",
+        "cudaErrorDevicesUnavailable",
+        "cudaErrorDuplicateSurfaceName",
+        "cudaErrorDuplicateTextureName",
+        "cudaErrorDuplicateVariableName",
+        "cudaErrorECCUncorrectable",
+        "cudaErrorExternalDevice",
+        "cudaErrorFileNotFound",
+        "cudaErrorGraphExecUpdateFailure",
+        "cudaErrorHardwareStackError",
+        "cudaErrorHostMemoryAlreadyRegistered",
+        "cudaErrorHostMemoryNotRegistered",
+        "cudaErrorIllegalAddress",
+        "cudaErrorIllegalInstruction",
+        "cudaErrorIllegalState",
+        "cudaErrorIncompatibleDriverContext",
+        "cudaErrorInitializationError",
+        "cudaErrorInsufficientDriver",
+        "cudaErrorInvalidAddressSpace",
+        "cudaErrorInvalidChannelDescriptor",
+        "cudaErrorInvalidClusterSize",
+        "cudaErrorInvalidConfiguration",
+        "cudaErrorInvalidDevice",
+        "cudaErrorInvalidDeviceFunction",
+        "cudaErrorInvalidDevicePointer",
+        "cudaErrorInvalidFilterSetting",
+        "cudaErrorInvalidGraphicsContext",
+        "cudaErrorInvalidHostPointer",
+        "cudaErrorInvalidKernelImage",
+        "cudaErrorInvalidMemcpyDirection",
+        "cudaErrorInvalidNormSetting",
+        "cudaErrorInvalidPc",
+        "cudaErrorInvalidPitchValue",
+        "cudaErrorInvalidPtx",
+        "cudaErrorInvalidResourceHandle",
+        "cudaErrorInvalidSource",
+        "cudaErrorInvalidSurface",
+        "cudaErrorInvalidSymbol",
+        "cudaErrorInvalidTexture",
+        "cudaErrorInvalidTextureBinding",
+        "cudaErrorInvalidValue",
+        "cudaErrorJitCompilationDisabled",
+        "cudaErrorJitCompilerNotFound",
+        "cudaErrorLaunchFailure",
+        "cudaErrorLaunchFileScopedSurf",
+        "cudaErrorLaunchFileScopedTex",
+        "cudaErrorLaunchIncompatibleTexturing",
+        "cudaErrorLaunchMaxDepthExceeded",
+        "cudaErrorLaunchOutOfResources",
+        "cudaErrorLaunchPendingCountExceeded",
+        "cudaErrorLaunchTimeout",
+        "cudaErrorLossyQuery",
+        "cudaErrorMapBufferObjectFailed",
+        "cudaErrorMemoryAllocation",
+        "cudaErrorMemoryValueTooLarge",
+        "cudaErrorMisalignedAddress",
+        "cudaErrorMissingConfiguration",
+        "cudaErrorMixedDeviceExecution",
+        "cudaErrorMpsClientTerminated",
+        "cudaErrorMpsConnectionFailed",
+        "cudaErrorMpsMaxClientsReached",
+        "cudaErrorMpsMaxConnectionsReached",
+        "cudaErrorMpsRpcFailure",
+        "cudaErrorMpsServerNotReady",
+        "cudaErrorNoDevice",
+        "cudaErrorNoKernelImageForDevice",
+        "cudaErrorNotMapped",
+        "cudaErrorNotMappedAsArray",
+        "cudaErrorNotMappedAsPointer",
+        "cudaErrorNotPermitted",
+        "cudaErrorNotReady",
+        "cudaErrorNotSupported",
+        "cudaErrorNotYetImplemented",
+        "cudaErrorNvlinkUncorrectable",
+        "cudaErrorOperatingSystem",
+        "cudaErrorPeerAccessAlreadyEnabled",
+        "cudaErrorPeerAccessNotEnabled",
+        "cudaErrorPeerAccessUnsupported",
+        "cudaErrorPriorLaunchFailure",
+        "cudaErrorProfilerAlreadyStarted",
+        "cudaErrorProfilerAlreadyStopped",
+        "cudaErrorProfilerDisabled",
+        "cudaErrorProfilerNotInitialized",
+        "cudaErrorSetOnActiveProcess",
+        "cudaErrorSharedObjectInitFailed",
+        "cudaErrorSharedObjectSymbolNotFound",
+        "cudaErrorSoftwareValidityNotEstablished",
+        "cudaErrorStartupFailure",
+        "cudaErrorStreamCaptureImplicit",
+        "cudaErrorStreamCaptureInvalidated",
+        "cudaErrorStreamCaptureIsolation",
+        "cudaErrorStreamCaptureMerge",
+        "cudaErrorStreamCaptureUnjoined",
+        "cudaErrorStreamCaptureUnmatched",
+        "cudaErrorStreamCaptureUnsupported",
+        "cudaErrorStreamCaptureWrongThread",
+        "cudaErrorStubLibrary",
+        "cudaErrorSymbolNotFound",
+        "cudaErrorSyncDepthExceeded",
+        "cudaErrorSynchronizationError",
+        "cudaErrorSystemDriverMismatch",
+        "cudaErrorSystemNotReady",
+        "cudaErrorTextureFetchFailed",
+        "cudaErrorTextureNotBound",
+        "cudaErrorTimeout",
+        "cudaErrorTooManyPeers",
+        "cudaErrorUnknown",
+        "cudaErrorUnmapBufferObjectFailed",
+        "cudaErrorUnsupportedDevSideSync",
+        "cudaErrorUnsupportedExecAffinity",
+        "cudaErrorUnsupportedLimit",
+        "cudaErrorUnsupportedPtxVersion",
+        "cudaError_t",
+        "cudaEventBlockingSync",
+        "cudaEventDefault",
+        "cudaEventDisableTiming",
+        "cudaEventInterprocess",
+        "cudaEventRecordDefault",
+        "cudaEventRecordExternal",
+        "cudaEventRecordNodeParams",
+        "cudaEventWaitDefault",
+        "cudaEventWaitExternal",
+        "cudaEventWaitNodeParams",
+        "cudaEvent_t",
+        "cudaExtent",
+        "cudaExternalMemoryBufferDesc",
+        "cudaExternalMemoryDedicated",
+        "cudaExternalMemoryHandleDesc",
+        "cudaExternalMemoryHandleDesc_handle",
+        "cudaExternalMemoryHandleDesc_handle_win32",
+        "cudaExternalMemoryHandleType",
+        "cudaExternalMemoryHandleTypeD3D11Resource",
+        "cudaExternalMemoryHandleTypeD3D11ResourceKmt",
+        "cudaExternalMemoryHandleTypeD3D12Heap",
+        "cudaExternalMemoryHandleTypeD3D12Resource",
+        "cudaExternalMemoryHandleTypeNvSciBuf",
+        "cudaExternalMemoryHandleTypeOpaqueFd",
+        "cudaExternalMemoryHandleTypeOpaqueWin32",
+        "cudaExternalMemoryHandleTypeOpaqueWin32Kmt",
+        "cudaExternalMemoryMipmappedArrayDesc",
+        "cudaExternalMemory_t",
+        "cudaExternalSemaphoreHandleDesc",
+        "cudaExternalSemaphoreHandleDesc_handle",
+        "cudaExternalSemaphoreHandleDesc_handle_win32",
+        "cudaExternalSemaphoreHandleType",
+        "cudaExternalSemaphoreHandleTypeD3D11Fence",
+        "cudaExternalSemaphoreHandleTypeD3D12Fence",
+        "cudaExternalSemaphoreHandleTypeKeyedMutex",
+        "cudaExternalSemaphoreHandleTypeKeyedMutexKmt",
+        "cudaExternalSemaphoreHandleTypeNvSciSync",
+        "cudaExternalSemaphoreHandleTypeOpaqueFd",
+        "cudaExternalSemaphoreHandleTypeOpaqueWin32",
+        "cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt",
+        "cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd",
+        "cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32",
+        "cudaExternalSemaphoreSignalNodeParams",
+        "cudaExternalSemaphoreSignalNodeParamsV2",
+        "cudaExternalSemaphoreSignalParams",
+        "cudaExternalSemaphoreSignalParams_params",
+        "cudaExternalSemaphoreSignalParams_params_fence",
+        "cudaExternalSemaphoreSignalParams_params_keyedMutex",
+        "cudaExternalSemaphoreSignalParams_params_nvSciSync",
+        "cudaExternalSemaphoreSignalParams_v1",
+        "cudaExternalSemaphoreSignalParams_v1_params",
+        "cudaExternalSemaphoreSignalParams_v1_params_fence",
+        "cudaExternalSemaphoreSignalParams_v1_params_keyedMutex",
+        "cudaExternalSemaphoreSignalParams_v1_params_nvSciSync",
+        "cudaExternalSemaphoreSignalSkipNvSciBufMemSync",
+        "cudaExternalSemaphoreWaitNodeParams",
+        "cudaExternalSemaphoreWaitNodeParamsV2",
+        "cudaExternalSemaphoreWaitParams",
+        "cudaExternalSemaphoreWaitParams_params",
+        "cudaExternalSemaphoreWaitParams_params_fence",
+        "cudaExternalSemaphoreWaitParams_params_keyedMutex",
+        "cudaExternalSemaphoreWaitParams_params_nvSciSync",
+        "cudaExternalSemaphoreWaitParams_v1",
+        "cudaExternalSemaphoreWaitParams_v1_params",
+        "cudaExternalSemaphoreWaitParams_v1_params_fence",
+        "cudaExternalSemaphoreWaitParams_v1_params_keyedMutex",
+        "cudaExternalSemaphoreWaitParams_v1_params_nvSciSync",
+        "cudaExternalSemaphoreWaitSkipNvSciBufMemSync",
+        "cudaExternalSemaphore_t",
+        "cudaFilterModeLinear",
+        "cudaFilterModePoint",
+        "cudaFlushGPUDirectRDMAWritesOptionHost",
+        "cudaFlushGPUDirectRDMAWritesOptionMemOps",
+        "cudaFlushGPUDirectRDMAWritesOptions",
+        "cudaFlushGPUDirectRDMAWritesScope",
+        "cudaFlushGPUDirectRDMAWritesTarget",
+        "cudaFlushGPUDirectRDMAWritesTargetCurrentDevice",
+        "cudaFlushGPUDirectRDMAWritesToAllDevices",
+        "cudaFlushGPUDirectRDMAWritesToOwner",
+        "cudaFormatModeAuto",
+        "cudaFormatModeForced",
+        "cudaFuncAttribute",
+        "cudaFuncAttributeClusterDimMustBeSet",
+        "cudaFuncAttributeClusterSchedulingPolicyPreference",
+        "cudaFuncAttributeMax",
+        "cudaFuncAttributeMaxDynamicSharedMemorySize",
+        "cudaFuncAttributeNonPortableClusterSizeAllowed",
+        "cudaFuncAttributePreferredSharedMemoryCarveout",
+        "cudaFuncAttributeRequiredClusterDepth",
+        "cudaFuncAttributeRequiredClusterHeight",
+        "cudaFuncAttributeRequiredClusterWidth",
+        "cudaFuncAttributes",
+        "cudaFuncCache",
+        "cudaFuncCachePreferEqual",
+        "cudaFuncCachePreferL1",
+        "cudaFuncCachePreferNone",
+        "cudaFuncCachePreferShared",
+        "cudaFunction_t",
+        "cudaGPUDirectRDMAWritesOrdering",
+        "cudaGPUDirectRDMAWritesOrderingAllDevices",
+        "cudaGPUDirectRDMAWritesOrderingNone",
+        "cudaGPUDirectRDMAWritesOrderingOwner",
+        "cudaGetDriverEntryPointFlags",
+        "cudaGraphCondAssignDefault",
+        "cudaGraphCondTypeIf",
+        "cudaGraphCondTypeWhile",
+        "cudaGraphConditionalHandle",
+        "cudaGraphConditionalHandleFlags",
+        "cudaGraphConditionalNodeType",
+        "cudaGraphDebugDotFlags",
+        "cudaGraphDebugDotFlagsConditionalNodeParams",
+        "cudaGraphDebugDotFlagsEventNodeParams",
+        "cudaGraphDebugDotFlagsExtSemasSignalNodeParams",
+        "cudaGraphDebugDotFlagsExtSemasWaitNodeParams",
+        "cudaGraphDebugDotFlagsHandles",
+        "cudaGraphDebugDotFlagsHostNodeParams",
+        "cudaGraphDebugDotFlagsKernelNodeAttributes",
+        "cudaGraphDebugDotFlagsKernelNodeParams",
+        "cudaGraphDebugDotFlagsMemcpyNodeParams",
+        "cudaGraphDebugDotFlagsMemsetNodeParams",
+        "cudaGraphDebugDotFlagsVerbose",
+        "cudaGraphDependencyType",
+        "cudaGraphDependencyTypeDefault",
+        "cudaGraphDependencyTypeProgrammatic",
+        "cudaGraphDependencyType_enum",
+        "cudaGraphDeviceNode_t",
+        "cudaGraphEdgeData",
+        "cudaGraphEdgeData_st",
+        "cudaGraphExecUpdateError",
+        "cudaGraphExecUpdateErrorAttributesChanged",
+        "cudaGraphExecUpdateErrorFunctionChanged",
+        "cudaGraphExecUpdateErrorNodeTypeChanged",
+        "cudaGraphExecUpdateErrorNotSupported",
+        "cudaGraphExecUpdateErrorParametersChanged",
+        "cudaGraphExecUpdateErrorTopologyChanged",
+        "cudaGraphExecUpdateErrorUnsupportedFunctionChange",
+        "cudaGraphExecUpdateResult",
+        "cudaGraphExecUpdateResultInfo",
+        "cudaGraphExecUpdateResultInfo_st",
+        "cudaGraphExecUpdateSuccess",
+        "cudaGraphExec_t",
+        "cudaGraphInstantiateError",
+        "cudaGraphInstantiateFlagAutoFreeOnLaunch",
+        "cudaGraphInstantiateFlagDeviceLaunch",
+        "cudaGraphInstantiateFlagUpload",
+        "cudaGraphInstantiateFlagUseNodePriority",
+        "cudaGraphInstantiateFlags",
+        "cudaGraphInstantiateInvalidStructure",
+        "cudaGraphInstantiateMultipleDevicesNotSupported",
+        "cudaGraphInstantiateNodeOperationNotSupported",
+        "cudaGraphInstantiateParams",
+        "cudaGraphInstantiateParams_st",
+        "cudaGraphInstantiateResult",
+        "cudaGraphInstantiateSuccess",
+        "cudaGraphKernelNodeField",
+        "cudaGraphKernelNodeFieldEnabled",
+        "cudaGraphKernelNodeFieldGridDim",
+        "cudaGraphKernelNodeFieldInvalid",
+        "cudaGraphKernelNodeFieldParam",
+        "cudaGraphKernelNodePortDefault",
+        "cudaGraphKernelNodePortLaunchCompletion",
+        "cudaGraphKernelNodePortProgrammatic",
+        "cudaGraphKernelNodeUpdate",
+        "cudaGraphKernelNodeUpdate_updateData",
+        "cudaGraphKernelNodeUpdate_updateData_param",
+        "cudaGraphMemAttrReservedMemCurrent",
+        "cudaGraphMemAttrReservedMemHigh",
+        "cudaGraphMemAttrUsedMemCurrent",
+        "cudaGraphMemAttrUsedMemHigh",
+        "cudaGraphMemAttributeType",
+        "cudaGraphNodeParams",
+        "cudaGraphNodeParams__anon0",
+        "cudaGraphNodeType",
+        "cudaGraphNodeTypeConditional",
+        "cudaGraphNodeTypeCount",
+        "cudaGraphNodeTypeEmpty",
+        "cudaGraphNodeTypeEventRecord",
+        "cudaGraphNodeTypeExtSemaphoreSignal",
+        "cudaGraphNodeTypeExtSemaphoreWait",
+        "cudaGraphNodeTypeGraph",
+        "cudaGraphNodeTypeHost",
+        "cudaGraphNodeTypeKernel",
+        "cudaGraphNodeTypeMemAlloc",
+        "cudaGraphNodeTypeMemFree",
+        "cudaGraphNodeTypeMemcpy",
+        "cudaGraphNodeTypeMemset",
+        "cudaGraphNodeTypeWaitEvent",
+        "cudaGraphNode_t",
+        "cudaGraphUserObjectMove",
+        "cudaGraph_t",
+        "cudaGraphicsCubeFace",
+        "cudaGraphicsCubeFaceNegativeX",
+        "cudaGraphicsCubeFaceNegativeY",
+        "cudaGraphicsCubeFaceNegativeZ",
+        "cudaGraphicsCubeFacePositiveX",
+        "cudaGraphicsCubeFacePositiveY",
+        "cudaGraphicsCubeFacePositiveZ",
+        "cudaGraphicsMapFlags",
+        "cudaGraphicsMapFlagsNone",
+        "cudaGraphicsMapFlagsReadOnly",
+        "cudaGraphicsMapFlagsWriteDiscard",
+        "cudaGraphicsRegisterFlags",
+        "cudaGraphicsRegisterFlagsNone",
+        "cudaGraphicsRegisterFlagsReadOnly",
+        "cudaGraphicsRegisterFlagsSurfaceLoadStore",
+        "cudaGraphicsRegisterFlagsTextureGather",
+        "cudaGraphicsRegisterFlagsWriteDiscard",
+        "cudaGraphicsResource",
+        "cudaGraphicsResource_t",
+        "cudaHostAllocDefault",
+        "cudaHostAllocMapped",
+        "cudaHostAllocPortable",
+        "cudaHostAllocWriteCombined",
+        "cudaHostFn_t",
+        "cudaHostNodeParams",
+        "cudaHostNodeParamsV2",
+        "cudaHostRegisterDefault",
+        "cudaHostRegisterIoMemory",
+        "cudaHostRegisterMapped",
+        "cudaHostRegisterPortable",
+        "cudaHostRegisterReadOnly",
+        "cudaInitDeviceFlagsAreValid",
+        "cudaInvalidDeviceId",
+        "cudaIpcEventHandle_st",
+        "cudaIpcEventHandle_t",
+        "cudaIpcMemHandle_st",
+        "cudaIpcMemHandle_t",
+        "cudaIpcMemLazyEnablePeerAccess",
+        "cudaKernelNodeAttrID",
+        "cudaKernelNodeAttrValue",
+        "cudaKernelNodeAttributeAccessPolicyWindow",
+        "cudaKernelNodeAttributeClusterDimension",
+        "cudaKernelNodeAttributeClusterSchedulingPolicyPreference",
+        "cudaKernelNodeAttributeCooperative",
+        "cudaKernelNodeAttributeDeviceUpdatableKernelNode",
+        "cudaKernelNodeAttributeMemSyncDomain",
+        "cudaKernelNodeAttributeMemSyncDomainMap",
+        "cudaKernelNodeAttributePreferredSharedMemoryCarveout",
+        "cudaKernelNodeAttributePriority",
+        "cudaKernelNodeParams",
+        "cudaKernelNodeParamsV2",
+        "cudaKernel_t",
+        "cudaLaunchAttribute",
+        "cudaLaunchAttributeAccessPolicyWindow",
+        "cudaLaunchAttributeClusterDimension",
+        "cudaLaunchAttributeClusterSchedulingPolicyPreference",
+        "cudaLaunchAttributeCooperative",
+        "cudaLaunchAttributeDeviceUpdatableKernelNode",
+        "cudaLaunchAttributeID",
+        "cudaLaunchAttributeIgnore",
+        "cudaLaunchAttributeLaunchCompletionEvent",
+        "cudaLaunchAttributeMemSyncDomain",
+        "cudaLaunchAttributeMemSyncDomainMap",
+        "cudaLaunchAttributePreferredSharedMemoryCarveout",
+        "cudaLaunchAttributePriority",
+        "cudaLaunchAttributeProgrammaticEvent",
+        "cudaLaunchAttributeProgrammaticStreamSerialization",
+        "cudaLaunchAttributeSynchronizationPolicy",
+        "cudaLaunchAttributeValue",
+        "cudaLaunchAttributeValue_clusterDim",
+        "cudaLaunchAttributeValue_deviceUpdatableKernelNode",
+        "cudaLaunchAttributeValue_launchCompletionEvent",
+        "cudaLaunchAttributeValue_programmaticEvent",
+        "cudaLaunchAttribute_st",
+        "cudaLaunchConfig_st",
+        "cudaLaunchConfig_t",
+        "cudaLaunchMemSyncDomain",
+        "cudaLaunchMemSyncDomainDefault",
+        "cudaLaunchMemSyncDomainMap",
+        "cudaLaunchMemSyncDomainMap_st",
+        "cudaLaunchMemSyncDomainRemote",
+        "cudaLaunchParams",
+        "cudaLimit",
+        "cudaLimitDevRuntimePendingLaunchCount",
+        "cudaLimitDevRuntimeSyncDepth",
+        "cudaLimitMallocHeapSize",
+        "cudaLimitMaxL2FetchGranularity",
+        "cudaLimitPersistingL2CacheSize",
+        "cudaLimitPrintfFifoSize",
+        "cudaLimitStackSize",
+        "cudaMemAccessDesc",
+        "cudaMemAccessFlags",
+        "cudaMemAccessFlagsProtNone",
+        "cudaMemAccessFlagsProtRead",
+        "cudaMemAccessFlagsProtReadWrite",
+        "cudaMemAdviseSetAccessedBy",
+        "cudaMemAdviseSetPreferredLocation",
+        "cudaMemAdviseSetReadMostly",
+        "cudaMemAdviseUnsetAccessedBy",
+        "cudaMemAdviseUnsetPreferredLocation",
+        "cudaMemAdviseUnsetReadMostly",
+        "cudaMemAllocNodeParams",
+        "cudaMemAllocNodeParamsV2",
+        "cudaMemAllocationHandleType",
+        "cudaMemAllocationType",
+        "cudaMemAllocationTypeInvalid",
+        "cudaMemAllocationTypeMax",
+        "cudaMemAllocationTypePinned",
+        "cudaMemAttachGlobal",
+        "cudaMemAttachHost",
+        "cudaMemAttachSingle",
+        "cudaMemFabricHandle_st",
+        "cudaMemFabricHandle_t",
+        "cudaMemFreeNodeParams",
+        "cudaMemHandleTypeFabric",
+        "cudaMemHandleTypeNone",
+        "cudaMemHandleTypePosixFileDescriptor",
+        "cudaMemHandleTypeWin32",
+        "cudaMemHandleTypeWin32Kmt",
+        "cudaMemLocation",
+        "cudaMemLocationType",
+        "cudaMemLocationTypeDevice",
+        "cudaMemLocationTypeHost",
+        "cudaMemLocationTypeHostNuma",
+        "cudaMemLocationTypeHostNumaCurrent",
+        "cudaMemLocationTypeInvalid",
+        "cudaMemPoolAttr",
+        "cudaMemPoolAttrReleaseThreshold",
+        "cudaMemPoolAttrReservedMemCurrent",
+        "cudaMemPoolAttrReservedMemHigh",
+        "cudaMemPoolAttrUsedMemCurrent",
+        "cudaMemPoolAttrUsedMemHigh",
+        "cudaMemPoolProps",
+        "cudaMemPoolPtrExportData",
+        "cudaMemPoolReuseAllowInternalDependencies",
+        "cudaMemPoolReuseAllowOpportunistic",
+        "cudaMemPoolReuseFollowEventDependencies",
+        "cudaMemPool_t",
+        "cudaMemRangeAttribute",
+        "cudaMemRangeAttributeAccessedBy",
+        "cudaMemRangeAttributeLastPrefetchLocation",
+        "cudaMemRangeAttributeLastPrefetchLocationId",
+        "cudaMemRangeAttributeLastPrefetchLocationType",
+        "cudaMemRangeAttributePreferredLocation",
+        "cudaMemRangeAttributePreferredLocationId",
+        "cudaMemRangeAttributePreferredLocationType",
+        "cudaMemRangeAttributeReadMostly",
+        "cudaMemcpy3DParms",
+        "cudaMemcpy3DPeerParms",
+        "cudaMemcpyDefault",
+        "cudaMemcpyDeviceToDevice",
+        "cudaMemcpyDeviceToHost",
+        "cudaMemcpyHostToDevice",
+        "cudaMemcpyHostToHost",
+        "cudaMemcpyKind",
+        "cudaMemcpyNodeParams",
+        "cudaMemoryAdvise",
+        "cudaMemoryType",
+        "cudaMemoryTypeDevice",
+        "cudaMemoryTypeHost",
+        "cudaMemoryTypeManaged",
+        "cudaMemoryTypeUnregistered",
+        "cudaMemsetParams",
+        "cudaMemsetParamsV2",
+        "cudaMipmappedArray",
+        "cudaMipmappedArray_const_t",
+        "cudaMipmappedArray_t",
+        "cudaNvSciSyncAttrSignal",
+        "cudaNvSciSyncAttrWait",
+        "cudaOccupancyDefault",
+        "cudaOccupancyDisableCachingOverride",
+        "cudaPeerAccessDefault",
+        "cudaPitchedPtr",
+        "cudaPointerAttributes",
+        "cudaPos",
+        "cudaReadModeElementType",
+        "cudaReadModeNormalizedFloat",
+        "cudaResViewFormatFloat1",
+        "cudaResViewFormatFloat2",
+        "cudaResViewFormatFloat4",
+        "cudaResViewFormatHalf1",
+        "cudaResViewFormatHalf2",
+        "cudaResViewFormatHalf4",
+        "cudaResViewFormatNone",
+        "cudaResViewFormatSignedBlockCompressed4",
+        "cudaResViewFormatSignedBlockCompressed5",
+        "cudaResViewFormatSignedBlockCompressed6H",
+        "cudaResViewFormatSignedChar1",
+        "cudaResViewFormatSignedChar2",
+        "cudaResViewFormatSignedChar4",
+        "cudaResViewFormatSignedInt1",
+        "cudaResViewFormatSignedInt2",
+        "cudaResViewFormatSignedInt4",
+        "cudaResViewFormatSignedShort1",
+        "cudaResViewFormatSignedShort2",
+        "cudaResViewFormatSignedShort4",
+        "cudaResViewFormatUnsignedBlockCompressed1",
+        "cudaResViewFormatUnsignedBlockCompressed2",
+        "cudaResViewFormatUnsignedBlockCompressed3",
+        "cudaResViewFormatUnsignedBlockCompressed4",
+        "cudaResViewFormatUnsignedBlockCompressed5",
+        "cudaResViewFormatUnsignedBlockCompressed6H",
+        "cudaResViewFormatUnsignedBlockCompressed7",
+        "cudaResViewFormatUnsignedChar1",
+        "cudaResViewFormatUnsignedChar2",
+        "cudaResViewFormatUnsignedChar4",
+        "cudaResViewFormatUnsignedInt1",
+        "cudaResViewFormatUnsignedInt2",
+        "cudaResViewFormatUnsignedInt4",
+        "cudaResViewFormatUnsignedShort1",
+        "cudaResViewFormatUnsignedShort2",
+        "cudaResViewFormatUnsignedShort4",
+        "cudaResourceDesc",
+        "cudaResourceDesc_res",
+        "cudaResourceDesc_res_array",
+        "cudaResourceDesc_res_linear",
+        "cudaResourceDesc_res_mipmap",
+        "cudaResourceDesc_res_pitch2D",
+        "cudaResourceType",
+        "cudaResourceTypeArray",
+        "cudaResourceTypeLinear",
+        "cudaResourceTypeMipmappedArray",
+        "cudaResourceTypePitch2D",
+        "cudaResourceViewDesc",
+        "cudaResourceViewFormat",
+        "cudaRoundMinInf",
+        "cudaRoundMode",
+        "cudaRoundNearest",
+        "cudaRoundPosInf",
+        "cudaRoundZero",
+        "cudaSharedCarveout",
+        "cudaSharedMemBankSizeDefault",
+        "cudaSharedMemBankSizeEightByte",
+        "cudaSharedMemBankSizeFourByte",
+        "cudaSharedMemConfig",
+        "cudaSharedmemCarveoutDefault",
+        "cudaSharedmemCarveoutMaxL1",
+        "cudaSharedmemCarveoutMaxShared",
+        "cudaStreamAddCaptureDependencies",
+        "cudaStreamAttrID",
+        "cudaStreamAttrValue",
+        "cudaStreamAttributeAccessPolicyWindow",
+        "cudaStreamAttributeMemSyncDomain",
+        "cudaStreamAttributeMemSyncDomainMap",
+        "cudaStreamAttributePriority",
+        "cudaStreamAttributeSynchronizationPolicy",
+        "cudaStreamCallback_t",
+        "cudaStreamCaptureMode",
+        "cudaStreamCaptureModeGlobal",
+        "cudaStreamCaptureModeRelaxed",
+        "cudaStreamCaptureModeThreadLocal",
+        "cudaStreamCaptureStatus",
+        "cudaStreamCaptureStatusActive",
+        "cudaStreamCaptureStatusInvalidated",
+        "cudaStreamCaptureStatusNone",
+        "cudaStreamDefault",
+        "cudaStreamLegacy",
+        "cudaStreamNonBlocking",
+        "cudaStreamPerThread",
+        "cudaStreamSetCaptureDependencies",
+        "cudaStreamUpdateCaptureDependenciesFlags",
+        "cudaStream_t",
+        "cudaSuccess",
+        "cudaSurfaceBoundaryMode",
+        "cudaSurfaceFormatMode",
+        "cudaSurfaceObject_t",
+        "cudaSurfaceType1D",
+        "cudaSurfaceType1DLayered",
+        "cudaSurfaceType2D",
+        "cudaSurfaceType2DLayered",
+        "cudaSurfaceType3D",
+        "cudaSurfaceTypeCubemap",
+        "cudaSurfaceTypeCubemapLayered",
+        "cudaSyncPolicyAuto",
+        "cudaSyncPolicyBlockingSync",
+        "cudaSyncPolicySpin",
+        "cudaSyncPolicyYield",
+        "cudaSynchronizationPolicy",
+        "cudaTextureAddressMode",
+        "cudaTextureDesc",
+        "cudaTextureFilterMode",
+        "cudaTextureObject_t",
+        "cudaTextureReadMode",
+        "cudaTextureType1D",
+        "cudaTextureType1DLayered",
+        "cudaTextureType2D",
+        "cudaTextureType2DLayered",
+        "cudaTextureType3D",
+        "cudaTextureTypeCubemap",
+        "cudaTextureTypeCubemapLayered",
+        "cudaUUID_t",
+        "cudaUserObjectFlags",
+        "cudaUserObjectNoDestructorSync",
+        "cudaUserObjectRetainFlags",
+        "cudaUserObject_t",
+        "dim3",
+        "double1",
+        "double2",
+        "double3",
+        "double4",
+        "float1",
+        "float2",
+        "float3",
+        "float4",
+        "int1",
+        "int2",
+        "int3",
+        "int4",
+        "long1",
+        "long2",
+        "long3",
+        "long4",
+        "longlong1",
+        "longlong2",
+        "longlong3",
+        "longlong4",
+        "short1",
+        "short2",
+        "short3",
+        "short4",
+        "uchar1",
+        "uchar2",
+        "uchar3",
+        "uchar4",
+        "uint1",
+        "uint2",
+        "uint3",
+        "uint4",
+        "ulong1",
+        "ulong2",
+        "ulong3",
+        "ulong4",
+        "ulonglong1",
+        "ulonglong2",
+        "ulonglong3",
+        "ulonglong4",
+        "ushort1",
+        "ushort2",
+        "ushort3",
+        "ushort4",
+    ]
+else:
+    from ctypes import _CFuncPtr  # noqa: F401  (named by field annotations)
 
 CUDA_VERSION = 12050
 
@@ -65,7 +1009,10 @@ CUDA_VERSION = 12050
 
 @int_enum
 class cudaRoundMode(IntEnumBase):
-    """enum cudaRoundMode (device_types.h), unsigned int in C."""
+    """enum cudaRoundMode (device_types.h), unsigned int in C.
+
+    **************************************************************************** * * * *****************************************************************************
+    """
 
     cudaRoundNearest = 0
     cudaRoundZero = 1
@@ -81,7 +1028,141 @@ cudaRoundMinInf = cudaRoundMode.cudaRoundMinInf
 
 @int_enum
 class cudaError(IntEnumBase):
-    """enum cudaError (driver_types.h), unsigned int in C."""
+    """enum cudaError (driver_types.h), unsigned int in C.
+
+    CUDA error types
+
+    Members:
+        cudaSuccess: The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see cudaEventQuery() and cudaStreamQuery()).
+        cudaErrorInvalidValue: This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values.
+        cudaErrorMemoryAllocation: The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation.
+        cudaErrorInitializationError: The API call failed because the CUDA driver and runtime could not be initialized.
+        cudaErrorCudartUnloading: This indicates that a CUDA Runtime API call cannot be executed because it is being called during process shut down, at a point in time after CUDA driver has been unloaded.
+        cudaErrorProfilerDisabled: This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler.
+        cudaErrorProfilerNotInitialized: Deprecated. This error return is deprecated as of CUDA 5.0. It is no longer an error to attempt to enable/disable the profiling via cudaProfilerStart or cudaProfilerStop without initialization.
+        cudaErrorProfilerAlreadyStarted: Deprecated. This error return is deprecated as of CUDA 5.0. It is no longer an error to call cudaProfilerStart() when profiling is already enabled.
+        cudaErrorProfilerAlreadyStopped: Deprecated. This error return is deprecated as of CUDA 5.0. It is no longer an error to call cudaProfilerStop() when profiling is already disabled.
+        cudaErrorInvalidConfiguration: This indicates that a kernel launch is requesting resources that can never be satisfied by the current device. Requesting more shared memory per block than the device supports will trigger this error, as will requesting too many threads or blocks. See cudaDeviceProp for more device limitations.
+        cudaErrorInvalidPitchValue: This indicates that one or more of the pitch-related parameters passed to the API call is not within the acceptable range for pitch.
+        cudaErrorInvalidSymbol: This indicates that the symbol name/identifier passed to the API call is not a valid name or identifier.
+        cudaErrorInvalidHostPointer: This indicates that at least one host pointer passed to the API call is not a valid host pointer. Deprecated. This error return is deprecated as of CUDA 10.1.
+        cudaErrorInvalidDevicePointer: This indicates that at least one device pointer passed to the API call is not a valid device pointer. Deprecated. This error return is deprecated as of CUDA 10.1.
+        cudaErrorInvalidTexture: This indicates that the texture passed to the API call is not a valid texture.
+        cudaErrorInvalidTextureBinding: This indicates that the texture binding is not valid. This occurs if you call cudaGetTextureAlignmentOffset() with an unbound texture.
+        cudaErrorInvalidChannelDescriptor: This indicates that the channel descriptor passed to the API call is not valid. This occurs if the format is not one of the formats specified by cudaChannelFormatKind, or if one of the dimensions is invalid.
+        cudaErrorInvalidMemcpyDirection: This indicates that the direction of the memcpy passed to the API call is not one of the types specified by cudaMemcpyKind.
+        cudaErrorAddressOfConstant: This indicated that the user has taken the address of a constant variable, which was forbidden up until the CUDA 3.1 release. Deprecated. This error return is deprecated as of CUDA 3.1. Variables in constant memory may now have their address taken by the runtime via cudaGetSymbolAddress().
+        cudaErrorTextureFetchFailed: This indicated that a texture fetch was not able to be performed. This was previously used for device emulation of texture operations. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorTextureNotBound: This indicated that a texture was not bound for access. This was previously used for device emulation of texture operations. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorSynchronizationError: This indicated that a synchronization operation had failed. This was previously used for some device emulation functions. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorInvalidFilterSetting: This indicates that a non-float texture was being accessed with linear filtering. This is not supported by CUDA.
+        cudaErrorInvalidNormSetting: This indicates that an attempt was made to read a non-float texture as a normalized float. This is not supported by CUDA.
+        cudaErrorMixedDeviceExecution: Mixing of device and device emulation code was not allowed. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorNotYetImplemented: This indicates that the API call is not yet implemented. Production releases of CUDA will never return this error. Deprecated. This error return is deprecated as of CUDA 4.1.
+        cudaErrorMemoryValueTooLarge: This indicated that an emulated device pointer exceeded the 32-bit address range. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorStubLibrary: This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error.
+        cudaErrorInsufficientDriver: This indicates that the installed NVIDIA CUDA driver is older than the CUDA runtime library. This is not a supported configuration. Users should install an updated NVIDIA display driver to allow the application to run.
+        cudaErrorCallRequiresNewerDriver: This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed.
+        cudaErrorInvalidSurface: This indicates that the surface passed to the API call is not a valid surface.
+        cudaErrorDuplicateVariableName: This indicates that multiple global or constant variables (across separate CUDA source files in the application) share the same string name.
+        cudaErrorDuplicateTextureName: This indicates that multiple textures (across separate CUDA source files in the application) share the same string name.
+        cudaErrorDuplicateSurfaceName: This indicates that multiple surfaces (across separate CUDA source files in the application) share the same string name.
+        cudaErrorDevicesUnavailable: This indicates that all CUDA devices are busy or unavailable at the current time. Devices are often busy/unavailable due to use of cudaComputeModeProhibited, cudaComputeModeExclusiveProcess, or when long running CUDA kernels have filled up the GPU and are blocking new work from starting. They can also be unavailable due to memory constraints on a device that already has active CUDA work being performed.
+        cudaErrorIncompatibleDriverContext: This indicates that the current context is not compatible with this the CUDA Runtime. This can only occur if you are using CUDA Runtime/Driver interoperability and have created an existing Driver context using the driver API. The Driver context may be incompatible either because the Driver context was created using an older version of the API, because the Runtime API call expects a primary driver context and the Driver context is not primary, or because the Driver context has been destroyed. Please see Interactions with the CUDA Driver API for more information.
+        cudaErrorMissingConfiguration: The device function being invoked (usually via cudaLaunchKernel()) was not previously configured via the cudaConfigureCall() function.
+        cudaErrorPriorLaunchFailure: This indicated that a previous kernel launch failed. This was previously used for device emulation of kernel launches. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorLaunchMaxDepthExceeded: This error indicates that a device runtime grid launch did not occur because the depth of the child grid would exceed the maximum supported number of nested grid launches.
+        cudaErrorLaunchFileScopedTex: This error indicates that a grid launch did not occur because the kernel uses file-scoped textures which are unsupported by the device runtime. Kernels launched via the device runtime only support textures created with the Texture Object API's.
+        cudaErrorLaunchFileScopedSurf: This error indicates that a grid launch did not occur because the kernel uses file-scoped surfaces which are unsupported by the device runtime. Kernels launched via the device runtime only support surfaces created with the Surface Object API's.
+        cudaErrorSyncDepthExceeded: This error indicates that a call to cudaDeviceSynchronize made from the device runtime failed because the call was made at grid depth greater than than either the default (2 levels of grids) or user specified device limit cudaLimitDevRuntimeSyncDepth. To be able to synchronize on launched grids at a greater depth successfully, the maximum nested depth at which cudaDeviceSynchronize will be called must be specified with the cudaLimitDevRuntimeSyncDepth limit to the cudaDeviceSetLimit api before the host-side launch of a kernel using the device runtime. Keep in mind that additional levels of sync depth require the runtime to reserve large amounts of device memory that cannot be used for user allocations. Note that cudaDeviceSynchronize made from device runtime is only supported on devices of compute capability < 9.0.
+        cudaErrorLaunchPendingCountExceeded: This error indicates that a device runtime grid launch failed because the launch would exceed the limit cudaLimitDevRuntimePendingLaunchCount. For this launch to proceed successfully, cudaDeviceSetLimit must be called to set the cudaLimitDevRuntimePendingLaunchCount to be higher than the upper bound of outstanding launches that can be issued to the device runtime. Keep in mind that raising the limit of pending device runtime launches will require the runtime to reserve device memory that cannot be used for user allocations.
+        cudaErrorInvalidDeviceFunction: The requested device function does not exist or is not compiled for the proper device architecture.
+        cudaErrorNoDevice: This indicates that no CUDA-capable devices were detected by the installed CUDA driver.
+        cudaErrorInvalidDevice: This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.
+        cudaErrorDeviceNotLicensed: This indicates that the device doesn't have a valid Grid License.
+        cudaErrorSoftwareValidityNotEstablished: By default, the CUDA runtime may perform a minimal set of self-tests, as well as CUDA driver tests, to establish the validity of both. Introduced in CUDA 11.2, this error return indicates that at least one of these tests has failed and the validity of either the runtime or the driver could not be established.
+        cudaErrorStartupFailure: This indicates an internal startup failure in the CUDA runtime.
+        cudaErrorInvalidKernelImage: This indicates that the device kernel image is invalid.
+        cudaErrorDeviceUninitialized: This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See cuCtxGetApiVersion() for more details.
+        cudaErrorMapBufferObjectFailed: This indicates that the buffer object could not be mapped.
+        cudaErrorUnmapBufferObjectFailed: This indicates that the buffer object could not be unmapped.
+        cudaErrorArrayIsMapped: This indicates that the specified array is currently mapped and thus cannot be destroyed.
+        cudaErrorAlreadyMapped: This indicates that the resource is already mapped.
+        cudaErrorNoKernelImageForDevice: This indicates that there is no kernel image available that is suitable for the device. This can occur when a user specifies code generation options for a particular CUDA source file that do not include the corresponding device configuration.
+        cudaErrorAlreadyAcquired: This indicates that a resource has already been acquired.
+        cudaErrorNotMapped: This indicates that a resource is not mapped.
+        cudaErrorNotMappedAsArray: This indicates that a mapped resource is not available for access as an array.
+        cudaErrorNotMappedAsPointer: This indicates that a mapped resource is not available for access as a pointer.
+        cudaErrorECCUncorrectable: This indicates that an uncorrectable ECC error was detected during execution.
+        cudaErrorUnsupportedLimit: This indicates that the cudaLimit passed to the API call is not supported by the active device.
+        cudaErrorDeviceAlreadyInUse: This indicates that a call tried to access an exclusive-thread device that is already in use by a different thread.
+        cudaErrorPeerAccessUnsupported: This error indicates that P2P access is not supported across the given devices.
+        cudaErrorInvalidPtx: A PTX compilation failed. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device.
+        cudaErrorInvalidGraphicsContext: This indicates an error with the OpenGL or DirectX context.
+        cudaErrorNvlinkUncorrectable: This indicates that an uncorrectable NVLink error was detected during the execution.
+        cudaErrorJitCompilerNotFound: This indicates that the PTX JIT compiler library was not found. The JIT Compiler library is used for PTX compilation. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device.
+        cudaErrorUnsupportedPtxVersion: This indicates that the provided PTX was compiled with an unsupported toolchain. The most common reason for this, is the PTX was generated by a compiler newer than what is supported by the CUDA driver and PTX JIT compiler.
+        cudaErrorJitCompilationDisabled: This indicates that the JIT compilation was disabled. The JIT compilation compiles PTX. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device.
+        cudaErrorUnsupportedExecAffinity: This indicates that the provided execution affinity is not supported by the device.
+        cudaErrorUnsupportedDevSideSync: This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize.
+        cudaErrorInvalidSource: This indicates that the device kernel source is invalid.
+        cudaErrorFileNotFound: This indicates that the file specified was not found.
+        cudaErrorSharedObjectSymbolNotFound: This indicates that a link to a shared object failed to resolve.
+        cudaErrorSharedObjectInitFailed: This indicates that initialization of a shared object failed.
+        cudaErrorOperatingSystem: This error indicates that an OS call failed.
+        cudaErrorInvalidResourceHandle: This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like cudaStream_t and cudaEvent_t.
+        cudaErrorIllegalState: This indicates that a resource required by the API call is not in a valid state to perform the requested operation.
+        cudaErrorLossyQuery: This indicates an attempt was made to introspect an object in a way that would discard semantically important information. This is either due to the object using funtionality newer than the API version used to introspect it or omission of optional return arguments.
+        cudaErrorSymbolNotFound: This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names.
+        cudaErrorNotReady: This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than cudaSuccess (which indicates completion). Calls that may return this value include cudaEventQuery() and cudaStreamQuery().
+        cudaErrorIllegalAddress: The device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorLaunchOutOfResources: This indicates that a launch did not occur because it did not have appropriate resources. Although this error is similar to cudaErrorInvalidConfiguration, this error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count.
+        cudaErrorLaunchTimeout: This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device property kernelExecTimeoutEnabled for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorLaunchIncompatibleTexturing: This error indicates a kernel launch that uses an incompatible texturing mode.
+        cudaErrorPeerAccessAlreadyEnabled: This error indicates that a call to cudaDeviceEnablePeerAccess() is trying to re-enable peer addressing on from a context which has already had peer addressing enabled.
+        cudaErrorPeerAccessNotEnabled: This error indicates that cudaDeviceDisablePeerAccess() is trying to disable peer addressing which has not been enabled yet via cudaDeviceEnablePeerAccess().
+        cudaErrorSetOnActiveProcess: This indicates that the user has called cudaSetValidDevices(), cudaSetDeviceFlags(), cudaD3D9SetDirect3DDevice(), cudaD3D10SetDirect3DDevice, cudaD3D11SetDirect3DDevice(), or cudaVDPAUSetVDPAUDevice() after initializing the CUDA runtime by calling non-device management operations (allocating memory and launching kernels are examples of non-device management operations). This error can also be returned if using runtime/driver interoperability and there is an existing CUcontext active on the host thread.
+        cudaErrorContextIsDestroyed: This error indicates that the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized.
+        cudaErrorAssert: An assert triggered in device code during kernel execution. The device cannot be used again. All existing allocations are invalid. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorTooManyPeers: This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cudaEnablePeerAccess().
+        cudaErrorHostMemoryAlreadyRegistered: This error indicates that the memory range passed to cudaHostRegister() has already been registered.
+        cudaErrorHostMemoryNotRegistered: This error indicates that the pointer passed to cudaHostUnregister() does not correspond to any currently registered memory region.
+        cudaErrorHardwareStackError: Device encountered an error in the call stack during kernel execution, possibly due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorIllegalInstruction: The device encountered an illegal instruction during kernel execution This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorMisalignedAddress: The device encountered a load or store instruction on a memory address which is not aligned. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorInvalidAddressSpace: While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorInvalidPc: The device encountered an invalid program counter. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorLaunchFailure: An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorCooperativeLaunchTooLarge: This error indicates that the number of blocks launched per grid for a kernel that was launched via either cudaLaunchCooperativeKernel or cudaLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cudaOccupancyMaxActiveBlocksPerMultiprocessor or cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute cudaDevAttrMultiProcessorCount.
+        cudaErrorNotPermitted: This error indicates the attempted operation is not permitted.
+        cudaErrorNotSupported: This error indicates the attempted operation is not supported on the current system or device.
+        cudaErrorSystemNotReady: This error indicates that the system is not yet ready to start any CUDA work. To continue using CUDA, verify the system configuration is in a valid state and all required driver daemons are actively running. More information about this error can be found in the system specific user guide.
+        cudaErrorSystemDriverMismatch: This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver. Refer to the compatibility documentation for supported versions.
+        cudaErrorCompatNotSupportedOnDevice: This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable.
+        cudaErrorMpsConnectionFailed: This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.
+        cudaErrorMpsRpcFailure: This error indicates that the remote procedural call between the MPS server and the MPS client failed.
+        cudaErrorMpsServerNotReady: This error indicates that the MPS server is not ready to accept new MPS client requests. This error can be returned when the MPS server is in the process of recovering from a fatal failure.
+        cudaErrorMpsMaxClientsReached: This error indicates that the hardware resources required to create MPS client have been exhausted.
+        cudaErrorMpsMaxConnectionsReached: This error indicates the the hardware resources required to device connections have been exhausted.
+        cudaErrorMpsClientTerminated: This error indicates that the MPS client has been terminated by the server. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorCdpNotSupported: This error indicates, that the program is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.
+        cudaErrorCdpVersionMismatch: This error indicates, that the program contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.
+        cudaErrorStreamCaptureUnsupported: The operation is not permitted when the stream is capturing.
+        cudaErrorStreamCaptureInvalidated: The current capture sequence on the stream has been invalidated due to a previous error.
+        cudaErrorStreamCaptureMerge: The operation would have resulted in a merge of two independent capture sequences.
+        cudaErrorStreamCaptureUnmatched: The capture was not initiated in this stream.
+        cudaErrorStreamCaptureUnjoined: The capture sequence contains a fork that was not joined to the primary stream.
+        cudaErrorStreamCaptureIsolation: A dependency would have been created which crosses the capture sequence boundary. Only implicit in-stream ordering dependencies are allowed to cross the boundary.
+        cudaErrorStreamCaptureImplicit: The operation would have resulted in a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy.
+        cudaErrorCapturedEvent: The operation is not permitted on an event which was last recorded in a capturing stream.
+        cudaErrorStreamCaptureWrongThread: A stream capture sequence not initiated with the cudaStreamCaptureModeRelaxed argument to cudaStreamBeginCapture was passed to cudaStreamEndCapture in a different thread.
+        cudaErrorTimeout: This indicates that the wait operation has timed out.
+        cudaErrorGraphExecUpdateFailure: This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.
+        cudaErrorExternalDevice: This indicates that an async error has occurred in a device outside of CUDA. If CUDA was waiting for an external device's signal before consuming shared data, the external device signaled an error indicating that the data is not valid for consumption. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorInvalidClusterSize: This indicates that a kernel launch error has occurred due to cluster misconfiguration.
+        cudaErrorUnknown: This indicates that an unknown internal error has occurred.
+        cudaErrorApiFailureBase: Any unhandled CUDA driver error is added to this value and returned via the runtime. Production releases of CUDA should not return such errors. Deprecated. This error return is deprecated as of CUDA 4.1.
+    """
 
     cudaSuccess = 0
     cudaErrorInvalidValue = 1
@@ -347,7 +1428,43 @@ cudaErrorApiFailureBase = cudaError.cudaErrorApiFailureBase
 
 @int_enum
 class cudaChannelFormatKind(IntEnumBase):
-    """enum cudaChannelFormatKind (driver_types.h), unsigned int in C."""
+    """enum cudaChannelFormatKind (driver_types.h), unsigned int in C.
+
+    Channel format kind
+
+    Members:
+        cudaChannelFormatKindSigned: Signed channel format
+        cudaChannelFormatKindUnsigned: Unsigned channel format
+        cudaChannelFormatKindFloat: Float channel format
+        cudaChannelFormatKindNone: No channel format
+        cudaChannelFormatKindNV12: Unsigned 8-bit integers, planar 4:2:0 YUV format
+        cudaChannelFormatKindUnsignedNormalized8X1: 1 channel unsigned 8-bit normalized integer
+        cudaChannelFormatKindUnsignedNormalized8X2: 2 channel unsigned 8-bit normalized integer
+        cudaChannelFormatKindUnsignedNormalized8X4: 4 channel unsigned 8-bit normalized integer
+        cudaChannelFormatKindUnsignedNormalized16X1: 1 channel unsigned 16-bit normalized integer
+        cudaChannelFormatKindUnsignedNormalized16X2: 2 channel unsigned 16-bit normalized integer
+        cudaChannelFormatKindUnsignedNormalized16X4: 4 channel unsigned 16-bit normalized integer
+        cudaChannelFormatKindSignedNormalized8X1: 1 channel signed 8-bit normalized integer
+        cudaChannelFormatKindSignedNormalized8X2: 2 channel signed 8-bit normalized integer
+        cudaChannelFormatKindSignedNormalized8X4: 4 channel signed 8-bit normalized integer
+        cudaChannelFormatKindSignedNormalized16X1: 1 channel signed 16-bit normalized integer
+        cudaChannelFormatKindSignedNormalized16X2: 2 channel signed 16-bit normalized integer
+        cudaChannelFormatKindSignedNormalized16X4: 4 channel signed 16-bit normalized integer
+        cudaChannelFormatKindUnsignedBlockCompressed1: 4 channel unsigned normalized block-compressed (BC1 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed1SRGB: 4 channel unsigned normalized block-compressed (BC1 compression) format with sRGB encoding
+        cudaChannelFormatKindUnsignedBlockCompressed2: 4 channel unsigned normalized block-compressed (BC2 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed2SRGB: 4 channel unsigned normalized block-compressed (BC2 compression) format with sRGB encoding
+        cudaChannelFormatKindUnsignedBlockCompressed3: 4 channel unsigned normalized block-compressed (BC3 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed3SRGB: 4 channel unsigned normalized block-compressed (BC3 compression) format with sRGB encoding
+        cudaChannelFormatKindUnsignedBlockCompressed4: 1 channel unsigned normalized block-compressed (BC4 compression) format
+        cudaChannelFormatKindSignedBlockCompressed4: 1 channel signed normalized block-compressed (BC4 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed5: 2 channel unsigned normalized block-compressed (BC5 compression) format
+        cudaChannelFormatKindSignedBlockCompressed5: 2 channel signed normalized block-compressed (BC5 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed6H: 3 channel unsigned half-float block-compressed (BC6H compression) format
+        cudaChannelFormatKindSignedBlockCompressed6H: 3 channel signed half-float block-compressed (BC6H compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed7: 4 channel unsigned normalized block-compressed (BC7 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed7SRGB: 4 channel unsigned normalized block-compressed (BC7 compression) format with sRGB encoding
+    """
 
     cudaChannelFormatKindSigned = 0
     cudaChannelFormatKindUnsigned = 1
@@ -469,7 +1586,16 @@ cudaChannelFormatKindUnsignedBlockCompressed7SRGB = (
 
 @int_enum
 class cudaMemoryType(IntEnumBase):
-    """enum cudaMemoryType (driver_types.h), unsigned int in C."""
+    """enum cudaMemoryType (driver_types.h), unsigned int in C.
+
+    CUDA memory types
+
+    Members:
+        cudaMemoryTypeUnregistered: Unregistered memory
+        cudaMemoryTypeHost: Host memory
+        cudaMemoryTypeDevice: Device memory
+        cudaMemoryTypeManaged: Managed memory
+    """
 
     cudaMemoryTypeUnregistered = 0
     cudaMemoryTypeHost = 1
@@ -485,7 +1611,17 @@ cudaMemoryTypeManaged = cudaMemoryType.cudaMemoryTypeManaged
 
 @int_enum
 class cudaMemcpyKind(IntEnumBase):
-    """enum cudaMemcpyKind (driver_types.h), unsigned int in C."""
+    """enum cudaMemcpyKind (driver_types.h), unsigned int in C.
+
+    CUDA memory copy types
+
+    Members:
+        cudaMemcpyHostToHost: Host -> Host
+        cudaMemcpyHostToDevice: Host -> Device
+        cudaMemcpyDeviceToHost: Device -> Host
+        cudaMemcpyDeviceToDevice: Device -> Device
+        cudaMemcpyDefault: Direction of the transfer is inferred from the pointer values. Requires unified virtual addressing
+    """
 
     cudaMemcpyHostToHost = 0
     cudaMemcpyHostToDevice = 1
@@ -503,7 +1639,15 @@ cudaMemcpyDefault = cudaMemcpyKind.cudaMemcpyDefault
 
 @int_enum
 class cudaAccessProperty(IntEnumBase):
-    """enum cudaAccessProperty (driver_types.h), unsigned int in C."""
+    """enum cudaAccessProperty (driver_types.h), unsigned int in C.
+
+    Specifies performance hint with cudaAccessPolicyWindow for hitProp and missProp members.
+
+    Members:
+        cudaAccessPropertyNormal: Normal cache persistence.
+        cudaAccessPropertyStreaming: Streaming access is less likely to persit from cache.
+        cudaAccessPropertyPersisting: Persisting access is more likely to persist in cache.
+    """
 
     cudaAccessPropertyNormal = 0
     cudaAccessPropertyStreaming = 1
@@ -517,7 +1661,15 @@ cudaAccessPropertyPersisting = cudaAccessProperty.cudaAccessPropertyPersisting
 
 @int_enum
 class cudaStreamCaptureStatus(IntEnumBase):
-    """enum cudaStreamCaptureStatus (driver_types.h), unsigned int in C."""
+    """enum cudaStreamCaptureStatus (driver_types.h), unsigned int in C.
+
+    Possible stream capture statuses returned by cudaStreamIsCapturing
+
+    Members:
+        cudaStreamCaptureStatusNone: Stream is not capturing
+        cudaStreamCaptureStatusActive: Stream is actively capturing
+        cudaStreamCaptureStatusInvalidated: Stream is part of a capture sequence that has been invalidated, but not terminated
+    """
 
     cudaStreamCaptureStatusNone = 0
     cudaStreamCaptureStatusActive = 1
@@ -531,7 +1683,10 @@ cudaStreamCaptureStatusInvalidated = cudaStreamCaptureStatus.cudaStreamCaptureSt
 
 @int_enum
 class cudaStreamCaptureMode(IntEnumBase):
-    """enum cudaStreamCaptureMode (driver_types.h), unsigned int in C."""
+    """enum cudaStreamCaptureMode (driver_types.h), unsigned int in C.
+
+    Possible modes for stream capture thread interactions. For more details see cudaStreamBeginCapture and cudaThreadExchangeStreamCaptureMode
+    """
 
     cudaStreamCaptureModeGlobal = 0
     cudaStreamCaptureModeThreadLocal = 1
@@ -561,7 +1716,15 @@ cudaSyncPolicyBlockingSync = cudaSynchronizationPolicy.cudaSyncPolicyBlockingSyn
 
 @int_enum
 class cudaClusterSchedulingPolicy(IntEnumBase):
-    """enum cudaClusterSchedulingPolicy (driver_types.h), unsigned int in C."""
+    """enum cudaClusterSchedulingPolicy (driver_types.h), unsigned int in C.
+
+    Cluster scheduling policies. These may be passed to cudaFuncSetAttribute
+
+    Members:
+        cudaClusterSchedulingPolicyDefault: the default policy
+        cudaClusterSchedulingPolicySpread: spread the blocks within a cluster to the SMs
+        cudaClusterSchedulingPolicyLoadBalancing: allow the hardware to load-balance the blocks in a cluster to the SMs
+    """
 
     cudaClusterSchedulingPolicyDefault = 0
     cudaClusterSchedulingPolicySpread = 1
@@ -577,7 +1740,14 @@ cudaClusterSchedulingPolicyLoadBalancing = (
 
 @int_enum
 class cudaStreamUpdateCaptureDependenciesFlags(IntEnumBase):
-    """enum cudaStreamUpdateCaptureDependenciesFlags (driver_types.h), unsigned int in C."""
+    """enum cudaStreamUpdateCaptureDependenciesFlags (driver_types.h), unsigned int in C.
+
+    Flags for cudaStreamUpdateCaptureDependencies
+
+    Members:
+        cudaStreamAddCaptureDependencies: Add new nodes to the dependency set
+        cudaStreamSetCaptureDependencies: Replace the dependency set with the new nodes
+    """
 
     cudaStreamAddCaptureDependencies = 0
     cudaStreamSetCaptureDependencies = 1
@@ -593,7 +1763,13 @@ cudaStreamSetCaptureDependencies = (
 
 @int_enum
 class cudaUserObjectFlags(IntEnumBase):
-    """enum cudaUserObjectFlags (driver_types.h), unsigned int in C."""
+    """enum cudaUserObjectFlags (driver_types.h), unsigned int in C.
+
+    Flags for user objects for graphs
+
+    Members:
+        cudaUserObjectNoDestructorSync: Indicates the destructor execution is not synchronized by any CUDA handle.
+    """
 
     cudaUserObjectNoDestructorSync = 1
 
@@ -603,7 +1779,13 @@ cudaUserObjectNoDestructorSync = cudaUserObjectFlags.cudaUserObjectNoDestructorS
 
 @int_enum
 class cudaUserObjectRetainFlags(IntEnumBase):
-    """enum cudaUserObjectRetainFlags (driver_types.h), unsigned int in C."""
+    """enum cudaUserObjectRetainFlags (driver_types.h), unsigned int in C.
+
+    Flags for retaining user object references for graphs
+
+    Members:
+        cudaGraphUserObjectMove: Transfer references from the caller rather than creating new references.
+    """
 
     cudaGraphUserObjectMove = 1
 
@@ -613,7 +1795,17 @@ cudaGraphUserObjectMove = cudaUserObjectRetainFlags.cudaGraphUserObjectMove
 
 @int_enum
 class cudaGraphicsRegisterFlags(IntEnumBase):
-    """enum cudaGraphicsRegisterFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGraphicsRegisterFlags (driver_types.h), unsigned int in C.
+
+    CUDA graphics interop register flags
+
+    Members:
+        cudaGraphicsRegisterFlagsNone: Default
+        cudaGraphicsRegisterFlagsReadOnly: CUDA will not write to this resource
+        cudaGraphicsRegisterFlagsWriteDiscard: CUDA will only write to and will not read from this resource
+        cudaGraphicsRegisterFlagsSurfaceLoadStore: CUDA will bind this resource to a surface reference
+        cudaGraphicsRegisterFlagsTextureGather: CUDA will perform texture gather operations on this resource
+    """
 
     cudaGraphicsRegisterFlagsNone = 0
     cudaGraphicsRegisterFlagsReadOnly = 1
@@ -637,7 +1829,15 @@ cudaGraphicsRegisterFlagsTextureGather = (
 
 @int_enum
 class cudaGraphicsMapFlags(IntEnumBase):
-    """enum cudaGraphicsMapFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGraphicsMapFlags (driver_types.h), unsigned int in C.
+
+    CUDA graphics interop map flags
+
+    Members:
+        cudaGraphicsMapFlagsNone: Default; Assume resource can be read/written
+        cudaGraphicsMapFlagsReadOnly: CUDA will not write to this resource
+        cudaGraphicsMapFlagsWriteDiscard: CUDA will only write to and will not read from this resource
+    """
 
     cudaGraphicsMapFlagsNone = 0
     cudaGraphicsMapFlagsReadOnly = 1
@@ -651,7 +1851,18 @@ cudaGraphicsMapFlagsWriteDiscard = cudaGraphicsMapFlags.cudaGraphicsMapFlagsWrit
 
 @int_enum
 class cudaGraphicsCubeFace(IntEnumBase):
-    """enum cudaGraphicsCubeFace (driver_types.h), unsigned int in C."""
+    """enum cudaGraphicsCubeFace (driver_types.h), unsigned int in C.
+
+    CUDA graphics interop array indices for cube maps
+
+    Members:
+        cudaGraphicsCubeFacePositiveX: Positive X face of cubemap
+        cudaGraphicsCubeFaceNegativeX: Negative X face of cubemap
+        cudaGraphicsCubeFacePositiveY: Positive Y face of cubemap
+        cudaGraphicsCubeFaceNegativeY: Negative Y face of cubemap
+        cudaGraphicsCubeFacePositiveZ: Positive Z face of cubemap
+        cudaGraphicsCubeFaceNegativeZ: Negative Z face of cubemap
+    """
 
     cudaGraphicsCubeFacePositiveX = 0
     cudaGraphicsCubeFaceNegativeX = 1
@@ -671,7 +1882,16 @@ cudaGraphicsCubeFaceNegativeZ = cudaGraphicsCubeFace.cudaGraphicsCubeFaceNegativ
 
 @int_enum
 class cudaResourceType(IntEnumBase):
-    """enum cudaResourceType (driver_types.h), unsigned int in C."""
+    """enum cudaResourceType (driver_types.h), unsigned int in C.
+
+    CUDA resource types
+
+    Members:
+        cudaResourceTypeArray: Array resource
+        cudaResourceTypeMipmappedArray: Mipmapped array resource
+        cudaResourceTypeLinear: Linear resource
+        cudaResourceTypePitch2D: Pitch 2D resource
+    """
 
     cudaResourceTypeArray = 0
     cudaResourceTypeMipmappedArray = 1
@@ -687,7 +1907,47 @@ cudaResourceTypePitch2D = cudaResourceType.cudaResourceTypePitch2D
 
 @int_enum
 class cudaResourceViewFormat(IntEnumBase):
-    """enum cudaResourceViewFormat (driver_types.h), unsigned int in C."""
+    """enum cudaResourceViewFormat (driver_types.h), unsigned int in C.
+
+    CUDA texture resource view formats
+
+    Members:
+        cudaResViewFormatNone: No resource view format (use underlying resource format)
+        cudaResViewFormatUnsignedChar1: 1 channel unsigned 8-bit integers
+        cudaResViewFormatUnsignedChar2: 2 channel unsigned 8-bit integers
+        cudaResViewFormatUnsignedChar4: 4 channel unsigned 8-bit integers
+        cudaResViewFormatSignedChar1: 1 channel signed 8-bit integers
+        cudaResViewFormatSignedChar2: 2 channel signed 8-bit integers
+        cudaResViewFormatSignedChar4: 4 channel signed 8-bit integers
+        cudaResViewFormatUnsignedShort1: 1 channel unsigned 16-bit integers
+        cudaResViewFormatUnsignedShort2: 2 channel unsigned 16-bit integers
+        cudaResViewFormatUnsignedShort4: 4 channel unsigned 16-bit integers
+        cudaResViewFormatSignedShort1: 1 channel signed 16-bit integers
+        cudaResViewFormatSignedShort2: 2 channel signed 16-bit integers
+        cudaResViewFormatSignedShort4: 4 channel signed 16-bit integers
+        cudaResViewFormatUnsignedInt1: 1 channel unsigned 32-bit integers
+        cudaResViewFormatUnsignedInt2: 2 channel unsigned 32-bit integers
+        cudaResViewFormatUnsignedInt4: 4 channel unsigned 32-bit integers
+        cudaResViewFormatSignedInt1: 1 channel signed 32-bit integers
+        cudaResViewFormatSignedInt2: 2 channel signed 32-bit integers
+        cudaResViewFormatSignedInt4: 4 channel signed 32-bit integers
+        cudaResViewFormatHalf1: 1 channel 16-bit floating point
+        cudaResViewFormatHalf2: 2 channel 16-bit floating point
+        cudaResViewFormatHalf4: 4 channel 16-bit floating point
+        cudaResViewFormatFloat1: 1 channel 32-bit floating point
+        cudaResViewFormatFloat2: 2 channel 32-bit floating point
+        cudaResViewFormatFloat4: 4 channel 32-bit floating point
+        cudaResViewFormatUnsignedBlockCompressed1: Block compressed 1
+        cudaResViewFormatUnsignedBlockCompressed2: Block compressed 2
+        cudaResViewFormatUnsignedBlockCompressed3: Block compressed 3
+        cudaResViewFormatUnsignedBlockCompressed4: Block compressed 4 unsigned
+        cudaResViewFormatSignedBlockCompressed4: Block compressed 4 signed
+        cudaResViewFormatUnsignedBlockCompressed5: Block compressed 5 unsigned
+        cudaResViewFormatSignedBlockCompressed5: Block compressed 5 signed
+        cudaResViewFormatUnsignedBlockCompressed6H: Block compressed 6 unsigned half-float
+        cudaResViewFormatSignedBlockCompressed6H: Block compressed 6 signed half-float
+        cudaResViewFormatUnsignedBlockCompressed7: Block compressed 7
+    """
 
     cudaResViewFormatNone = 0
     cudaResViewFormatUnsignedChar1 = 1
@@ -785,7 +2045,20 @@ cudaResViewFormatUnsignedBlockCompressed7 = (
 
 @int_enum
 class cudaFuncAttribute(IntEnumBase):
-    """enum cudaFuncAttribute (driver_types.h), unsigned int in C."""
+    """enum cudaFuncAttribute (driver_types.h), unsigned int in C.
+
+    CUDA function attributes that can be set using cudaFuncSetAttribute
+
+    Members:
+        cudaFuncAttributeMaxDynamicSharedMemorySize: Maximum dynamic shared memory size
+        cudaFuncAttributePreferredSharedMemoryCarveout: Preferred shared memory-L1 cache split
+        cudaFuncAttributeClusterDimMustBeSet: Indicator to enforce valid cluster dimension specification on kernel launch
+        cudaFuncAttributeRequiredClusterWidth: Required cluster width
+        cudaFuncAttributeRequiredClusterHeight: Required cluster height
+        cudaFuncAttributeRequiredClusterDepth: Required cluster depth
+        cudaFuncAttributeNonPortableClusterSizeAllowed: Whether non-portable cluster scheduling policy is supported
+        cudaFuncAttributeClusterSchedulingPolicyPreference: Required cluster scheduling policy preference
+    """
 
     cudaFuncAttributeMaxDynamicSharedMemorySize = 8
     cudaFuncAttributePreferredSharedMemoryCarveout = 9
@@ -819,7 +2092,16 @@ cudaFuncAttributeMax = cudaFuncAttribute.cudaFuncAttributeMax
 
 @int_enum
 class cudaFuncCache(IntEnumBase):
-    """enum cudaFuncCache (driver_types.h), unsigned int in C."""
+    """enum cudaFuncCache (driver_types.h), unsigned int in C.
+
+    CUDA function cache configurations
+
+    Members:
+        cudaFuncCachePreferNone: Default function cache configuration, no preference
+        cudaFuncCachePreferShared: Prefer larger shared memory and smaller L1 cache
+        cudaFuncCachePreferL1: Prefer larger L1 cache and smaller shared memory
+        cudaFuncCachePreferEqual: Prefer equal size L1 cache and shared memory
+    """
 
     cudaFuncCachePreferNone = 0
     cudaFuncCachePreferShared = 1
@@ -835,7 +2117,10 @@ cudaFuncCachePreferEqual = cudaFuncCache.cudaFuncCachePreferEqual
 
 @int_enum
 class cudaSharedMemConfig(IntEnumBase):
-    """enum cudaSharedMemConfig (driver_types.h), unsigned int in C."""
+    """enum cudaSharedMemConfig (driver_types.h), unsigned int in C.
+
+    CUDA shared memory configuration Deprecated.
+    """
 
     cudaSharedMemBankSizeDefault = 0
     cudaSharedMemBankSizeFourByte = 1
@@ -849,7 +2134,15 @@ cudaSharedMemBankSizeEightByte = cudaSharedMemConfig.cudaSharedMemBankSizeEightB
 
 @int_enum
 class cudaSharedCarveout(IntEnumBase):
-    """enum cudaSharedCarveout (driver_types.h), int in C."""
+    """enum cudaSharedCarveout (driver_types.h), int in C.
+
+    Shared memory carveout configurations. These may be passed to cudaFuncSetAttribute
+
+    Members:
+        cudaSharedmemCarveoutDefault: No preference for shared memory or L1 (default)
+        cudaSharedmemCarveoutMaxShared: Prefer maximum available shared memory, minimum L1 cache
+        cudaSharedmemCarveoutMaxL1: Prefer maximum available L1 cache, minimum shared memory
+    """
 
     cudaSharedmemCarveoutDefault = -1
     cudaSharedmemCarveoutMaxShared = 100
@@ -863,7 +2156,16 @@ cudaSharedmemCarveoutMaxL1 = cudaSharedCarveout.cudaSharedmemCarveoutMaxL1
 
 @int_enum
 class cudaComputeMode(IntEnumBase):
-    """enum cudaComputeMode (driver_types.h), unsigned int in C."""
+    """enum cudaComputeMode (driver_types.h), unsigned int in C.
+
+    CUDA device compute modes
+
+    Members:
+        cudaComputeModeDefault: Default compute mode (Multiple threads can use cudaSetDevice() with this device)
+        cudaComputeModeExclusive: Compute-exclusive-thread mode (Only one thread in one process will be able to use cudaSetDevice() with this device)
+        cudaComputeModeProhibited: Compute-prohibited mode (No threads can use cudaSetDevice() with this device)
+        cudaComputeModeExclusiveProcess: Compute-exclusive-process mode (Many threads in one process will be able to use cudaSetDevice() with this device)
+    """
 
     cudaComputeModeDefault = 0
     cudaComputeModeExclusive = 1
@@ -879,7 +2181,19 @@ cudaComputeModeExclusiveProcess = cudaComputeMode.cudaComputeModeExclusiveProces
 
 @int_enum
 class cudaLimit(IntEnumBase):
-    """enum cudaLimit (driver_types.h), unsigned int in C."""
+    """enum cudaLimit (driver_types.h), unsigned int in C.
+
+    CUDA Limits
+
+    Members:
+        cudaLimitStackSize: GPU thread stack size
+        cudaLimitPrintfFifoSize: GPU printf FIFO size
+        cudaLimitMallocHeapSize: GPU malloc heap size
+        cudaLimitDevRuntimeSyncDepth: GPU device runtime synchronize depth
+        cudaLimitDevRuntimePendingLaunchCount: GPU device runtime pending launch count
+        cudaLimitMaxL2FetchGranularity: A value between 0 and 128 that indicates the maximum fetch granularity of L2 (in Bytes). This is a hint
+        cudaLimitPersistingL2CacheSize: A size in bytes for L2 persisting lines cache size
+    """
 
     cudaLimitStackSize = 0
     cudaLimitPrintfFifoSize = 1
@@ -901,7 +2215,18 @@ cudaLimitPersistingL2CacheSize = cudaLimit.cudaLimitPersistingL2CacheSize
 
 @int_enum
 class cudaMemoryAdvise(IntEnumBase):
-    """enum cudaMemoryAdvise (driver_types.h), unsigned int in C."""
+    """enum cudaMemoryAdvise (driver_types.h), unsigned int in C.
+
+    CUDA Memory Advise values
+
+    Members:
+        cudaMemAdviseSetReadMostly: Data will mostly be read and only occassionally be written to
+        cudaMemAdviseUnsetReadMostly: Undo the effect of cudaMemAdviseSetReadMostly
+        cudaMemAdviseSetPreferredLocation: Set the preferred location for the data as the specified device
+        cudaMemAdviseUnsetPreferredLocation: Clear the preferred location for the data
+        cudaMemAdviseSetAccessedBy: Data will be accessed by the specified device, so prevent page faults as much as possible
+        cudaMemAdviseUnsetAccessedBy: Let the Unified Memory subsystem decide on the page faulting policy for the specified device
+    """
 
     cudaMemAdviseSetReadMostly = 1
     cudaMemAdviseUnsetReadMostly = 2
@@ -921,7 +2246,20 @@ cudaMemAdviseUnsetAccessedBy = cudaMemoryAdvise.cudaMemAdviseUnsetAccessedBy
 
 @int_enum
 class cudaMemRangeAttribute(IntEnumBase):
-    """enum cudaMemRangeAttribute (driver_types.h), unsigned int in C."""
+    """enum cudaMemRangeAttribute (driver_types.h), unsigned int in C.
+
+    CUDA range attributes
+
+    Members:
+        cudaMemRangeAttributeReadMostly: Whether the range will mostly be read and only occassionally be written to
+        cudaMemRangeAttributePreferredLocation: The preferred location of the range
+        cudaMemRangeAttributeAccessedBy: Memory range has cudaMemAdviseSetAccessedBy set for specified device
+        cudaMemRangeAttributeLastPrefetchLocation: The last location to which the range was prefetched
+        cudaMemRangeAttributePreferredLocationType: The preferred location type of the range
+        cudaMemRangeAttributePreferredLocationId: The preferred location id of the range
+        cudaMemRangeAttributeLastPrefetchLocationType: The last location type to which the range was prefetched
+        cudaMemRangeAttributeLastPrefetchLocationId: The last location id to which the range was prefetched
+    """
 
     cudaMemRangeAttributeReadMostly = 1
     cudaMemRangeAttributePreferredLocation = 2
@@ -957,7 +2295,14 @@ cudaMemRangeAttributeLastPrefetchLocationId = (
 
 @int_enum
 class cudaFlushGPUDirectRDMAWritesOptions(IntEnumBase):
-    """enum cudaFlushGPUDirectRDMAWritesOptions (driver_types.h), unsigned int in C."""
+    """enum cudaFlushGPUDirectRDMAWritesOptions (driver_types.h), unsigned int in C.
+
+    CUDA GPUDirect RDMA flush writes APIs supported on the device
+
+    Members:
+        cudaFlushGPUDirectRDMAWritesOptionHost: cudaDeviceFlushGPUDirectRDMAWrites() and its CUDA Driver API counterpart are supported on the device.
+        cudaFlushGPUDirectRDMAWritesOptionMemOps: The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the CUDA device.
+    """
 
     cudaFlushGPUDirectRDMAWritesOptionHost = 1
     cudaFlushGPUDirectRDMAWritesOptionMemOps = 2
@@ -973,7 +2318,15 @@ cudaFlushGPUDirectRDMAWritesOptionMemOps = (
 
 @int_enum
 class cudaGPUDirectRDMAWritesOrdering(IntEnumBase):
-    """enum cudaGPUDirectRDMAWritesOrdering (driver_types.h), unsigned int in C."""
+    """enum cudaGPUDirectRDMAWritesOrdering (driver_types.h), unsigned int in C.
+
+    CUDA GPUDirect RDMA flush writes ordering features of the device
+
+    Members:
+        cudaGPUDirectRDMAWritesOrderingNone: The device does not natively support ordering of GPUDirect RDMA writes. cudaFlushGPUDirectRDMAWrites() can be leveraged if supported.
+        cudaGPUDirectRDMAWritesOrderingOwner: Natively, the device can consistently consume GPUDirect RDMA writes, although other CUDA devices may not.
+        cudaGPUDirectRDMAWritesOrderingAllDevices: Any CUDA device in the system can consistently consume GPUDirect RDMA writes to this device.
+    """
 
     cudaGPUDirectRDMAWritesOrderingNone = 0
     cudaGPUDirectRDMAWritesOrderingOwner = 100
@@ -993,7 +2346,14 @@ cudaGPUDirectRDMAWritesOrderingAllDevices = (
 
 @int_enum
 class cudaFlushGPUDirectRDMAWritesScope(IntEnumBase):
-    """enum cudaFlushGPUDirectRDMAWritesScope (driver_types.h), unsigned int in C."""
+    """enum cudaFlushGPUDirectRDMAWritesScope (driver_types.h), unsigned int in C.
+
+    CUDA GPUDirect RDMA flush writes scopes
+
+    Members:
+        cudaFlushGPUDirectRDMAWritesToOwner: Blocks until remote writes are visible to the CUDA device context owning the data.
+        cudaFlushGPUDirectRDMAWritesToAllDevices: Blocks until remote writes are visible to all CUDA device contexts.
+    """
 
     cudaFlushGPUDirectRDMAWritesToOwner = 100
     cudaFlushGPUDirectRDMAWritesToAllDevices = 200
@@ -1009,7 +2369,13 @@ cudaFlushGPUDirectRDMAWritesToAllDevices = (
 
 @int_enum
 class cudaFlushGPUDirectRDMAWritesTarget(IntEnumBase):
-    """enum cudaFlushGPUDirectRDMAWritesTarget (driver_types.h), unsigned int in C."""
+    """enum cudaFlushGPUDirectRDMAWritesTarget (driver_types.h), unsigned int in C.
+
+    CUDA GPUDirect RDMA flush writes targets
+
+    Members:
+        cudaFlushGPUDirectRDMAWritesTargetCurrentDevice: Sets the target for cudaDeviceFlushGPUDirectRDMAWrites() to the currently active CUDA device context.
+    """
 
     cudaFlushGPUDirectRDMAWritesTargetCurrentDevice = 0
 
@@ -1021,7 +2387,131 @@ cudaFlushGPUDirectRDMAWritesTargetCurrentDevice = (
 
 @int_enum
 class cudaDeviceAttr(IntEnumBase):
-    """enum cudaDeviceAttr (driver_types.h), unsigned int in C."""
+    """enum cudaDeviceAttr (driver_types.h), unsigned int in C.
+
+    CUDA device attributes
+
+    Members:
+        cudaDevAttrMaxThreadsPerBlock: Maximum number of threads per block
+        cudaDevAttrMaxBlockDimX: Maximum block dimension X
+        cudaDevAttrMaxBlockDimY: Maximum block dimension Y
+        cudaDevAttrMaxBlockDimZ: Maximum block dimension Z
+        cudaDevAttrMaxGridDimX: Maximum grid dimension X
+        cudaDevAttrMaxGridDimY: Maximum grid dimension Y
+        cudaDevAttrMaxGridDimZ: Maximum grid dimension Z
+        cudaDevAttrMaxSharedMemoryPerBlock: Maximum shared memory available per block in bytes
+        cudaDevAttrTotalConstantMemory: Memory available on device for __constant__ variables in a CUDA C kernel in bytes
+        cudaDevAttrWarpSize: Warp size in threads
+        cudaDevAttrMaxPitch: Maximum pitch in bytes allowed by memory copies
+        cudaDevAttrMaxRegistersPerBlock: Maximum number of 32-bit registers available per block
+        cudaDevAttrClockRate: Peak clock frequency in kilohertz
+        cudaDevAttrTextureAlignment: Alignment requirement for textures
+        cudaDevAttrGpuOverlap: Device can possibly copy memory and execute a kernel concurrently
+        cudaDevAttrMultiProcessorCount: Number of multiprocessors on device
+        cudaDevAttrKernelExecTimeout: Specifies whether there is a run time limit on kernels
+        cudaDevAttrIntegrated: Device is integrated with host memory
+        cudaDevAttrCanMapHostMemory: Device can map host memory into CUDA address space
+        cudaDevAttrComputeMode: Compute mode (See cudaComputeMode for details)
+        cudaDevAttrMaxTexture1DWidth: Maximum 1D texture width
+        cudaDevAttrMaxTexture2DWidth: Maximum 2D texture width
+        cudaDevAttrMaxTexture2DHeight: Maximum 2D texture height
+        cudaDevAttrMaxTexture3DWidth: Maximum 3D texture width
+        cudaDevAttrMaxTexture3DHeight: Maximum 3D texture height
+        cudaDevAttrMaxTexture3DDepth: Maximum 3D texture depth
+        cudaDevAttrMaxTexture2DLayeredWidth: Maximum 2D layered texture width
+        cudaDevAttrMaxTexture2DLayeredHeight: Maximum 2D layered texture height
+        cudaDevAttrMaxTexture2DLayeredLayers: Maximum layers in a 2D layered texture
+        cudaDevAttrSurfaceAlignment: Alignment requirement for surfaces
+        cudaDevAttrConcurrentKernels: Device can possibly execute multiple kernels concurrently
+        cudaDevAttrEccEnabled: Device has ECC support enabled
+        cudaDevAttrPciBusId: PCI bus ID of the device
+        cudaDevAttrPciDeviceId: PCI device ID of the device
+        cudaDevAttrTccDriver: Device is using TCC driver model
+        cudaDevAttrMemoryClockRate: Peak memory clock frequency in kilohertz
+        cudaDevAttrGlobalMemoryBusWidth: Global memory bus width in bits
+        cudaDevAttrL2CacheSize: Size of L2 cache in bytes
+        cudaDevAttrMaxThreadsPerMultiProcessor: Maximum resident threads per multiprocessor
+        cudaDevAttrAsyncEngineCount: Number of asynchronous engines
+        cudaDevAttrUnifiedAddressing: Device shares a unified address space with the host
+        cudaDevAttrMaxTexture1DLayeredWidth: Maximum 1D layered texture width
+        cudaDevAttrMaxTexture1DLayeredLayers: Maximum layers in a 1D layered texture
+        cudaDevAttrMaxTexture2DGatherWidth: Maximum 2D texture width if cudaArrayTextureGather is set
+        cudaDevAttrMaxTexture2DGatherHeight: Maximum 2D texture height if cudaArrayTextureGather is set
+        cudaDevAttrMaxTexture3DWidthAlt: Alternate maximum 3D texture width
+        cudaDevAttrMaxTexture3DHeightAlt: Alternate maximum 3D texture height
+        cudaDevAttrMaxTexture3DDepthAlt: Alternate maximum 3D texture depth
+        cudaDevAttrPciDomainId: PCI domain ID of the device
+        cudaDevAttrTexturePitchAlignment: Pitch alignment requirement for textures
+        cudaDevAttrMaxTextureCubemapWidth: Maximum cubemap texture width/height
+        cudaDevAttrMaxTextureCubemapLayeredWidth: Maximum cubemap layered texture width/height
+        cudaDevAttrMaxTextureCubemapLayeredLayers: Maximum layers in a cubemap layered texture
+        cudaDevAttrMaxSurface1DWidth: Maximum 1D surface width
+        cudaDevAttrMaxSurface2DWidth: Maximum 2D surface width
+        cudaDevAttrMaxSurface2DHeight: Maximum 2D surface height
+        cudaDevAttrMaxSurface3DWidth: Maximum 3D surface width
+        cudaDevAttrMaxSurface3DHeight: Maximum 3D surface height
+        cudaDevAttrMaxSurface3DDepth: Maximum 3D surface depth
+        cudaDevAttrMaxSurface1DLayeredWidth: Maximum 1D layered surface width
+        cudaDevAttrMaxSurface1DLayeredLayers: Maximum layers in a 1D layered surface
+        cudaDevAttrMaxSurface2DLayeredWidth: Maximum 2D layered surface width
+        cudaDevAttrMaxSurface2DLayeredHeight: Maximum 2D layered surface height
+        cudaDevAttrMaxSurface2DLayeredLayers: Maximum layers in a 2D layered surface
+        cudaDevAttrMaxSurfaceCubemapWidth: Maximum cubemap surface width
+        cudaDevAttrMaxSurfaceCubemapLayeredWidth: Maximum cubemap layered surface width
+        cudaDevAttrMaxSurfaceCubemapLayeredLayers: Maximum layers in a cubemap layered surface
+        cudaDevAttrMaxTexture1DLinearWidth: Maximum 1D linear texture width
+        cudaDevAttrMaxTexture2DLinearWidth: Maximum 2D linear texture width
+        cudaDevAttrMaxTexture2DLinearHeight: Maximum 2D linear texture height
+        cudaDevAttrMaxTexture2DLinearPitch: Maximum 2D linear texture pitch in bytes
+        cudaDevAttrMaxTexture2DMipmappedWidth: Maximum mipmapped 2D texture width
+        cudaDevAttrMaxTexture2DMipmappedHeight: Maximum mipmapped 2D texture height
+        cudaDevAttrComputeCapabilityMajor: Major compute capability version number
+        cudaDevAttrComputeCapabilityMinor: Minor compute capability version number
+        cudaDevAttrMaxTexture1DMipmappedWidth: Maximum mipmapped 1D texture width
+        cudaDevAttrStreamPrioritiesSupported: Device supports stream priorities
+        cudaDevAttrGlobalL1CacheSupported: Device supports caching globals in L1
+        cudaDevAttrLocalL1CacheSupported: Device supports caching locals in L1
+        cudaDevAttrMaxSharedMemoryPerMultiprocessor: Maximum shared memory available per multiprocessor in bytes
+        cudaDevAttrMaxRegistersPerMultiprocessor: Maximum number of 32-bit registers available per multiprocessor
+        cudaDevAttrManagedMemory: Device can allocate managed memory on this system
+        cudaDevAttrIsMultiGpuBoard: Device is on a multi-GPU board
+        cudaDevAttrMultiGpuBoardGroupID: Unique identifier for a group of devices on the same multi-GPU board
+        cudaDevAttrHostNativeAtomicSupported: Link between the device and the host supports native atomic operations
+        cudaDevAttrSingleToDoublePrecisionPerfRatio: Ratio of single precision performance (in floating-point operations per second) to double precision performance
+        cudaDevAttrPageableMemoryAccess: Device supports coherently accessing pageable memory without calling cudaHostRegister on it
+        cudaDevAttrConcurrentManagedAccess: Device can coherently access managed memory concurrently with the CPU
+        cudaDevAttrComputePreemptionSupported: Device supports Compute Preemption
+        cudaDevAttrCanUseHostPointerForRegisteredMem: Device can access host registered memory at the same virtual address as the CPU
+        cudaDevAttrCooperativeLaunch: Device supports launching cooperative kernels via cudaLaunchCooperativeKernel
+        cudaDevAttrCooperativeMultiDeviceLaunch: Deprecated, cudaLaunchCooperativeKernelMultiDevice is deprecated.
+        cudaDevAttrMaxSharedMemoryPerBlockOptin: The maximum optin shared memory per block. This value may vary by chip. See cudaFuncSetAttribute
+        cudaDevAttrCanFlushRemoteWrites: Device supports flushing of outstanding remote writes.
+        cudaDevAttrHostRegisterSupported: Device supports host memory registration via cudaHostRegister.
+        cudaDevAttrPageableMemoryAccessUsesHostPageTables: Device accesses pageable memory via the host's page tables.
+        cudaDevAttrDirectManagedMemAccessFromHost: Host can directly access managed memory on the device without migration.
+        cudaDevAttrMaxBlocksPerMultiprocessor: Maximum number of blocks per multiprocessor
+        cudaDevAttrMaxPersistingL2CacheSize: Maximum L2 persisting lines capacity setting in bytes.
+        cudaDevAttrMaxAccessPolicyWindowSize: Maximum value of cudaAccessPolicyWindownum_bytes.
+        cudaDevAttrReservedSharedMemoryPerBlock: Shared memory reserved by CUDA driver per block in bytes
+        cudaDevAttrSparseCudaArraySupported: Device supports sparse CUDA arrays and sparse CUDA mipmapped arrays
+        cudaDevAttrHostRegisterReadOnlySupported: Device supports using the cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU
+        cudaDevAttrTimelineSemaphoreInteropSupported: External timeline semaphore interop is supported on the device
+        cudaDevAttrMaxTimelineSemaphoreInteropSupported: Deprecated, External timeline semaphore interop is supported on the device
+        cudaDevAttrMemoryPoolsSupported: Device supports using the cudaMallocAsync and cudaMemPool family of APIs
+        cudaDevAttrGPUDirectRDMASupported: Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages (see https://docs.nvidia.com/cuda/gpudirect-rdma for more information)
+        cudaDevAttrGPUDirectRDMAFlushWritesOptions: The returned attribute shall be interpreted as a bitmask, where the individual bits are listed in the cudaFlushGPUDirectRDMAWritesOptions enum
+        cudaDevAttrGPUDirectRDMAWritesOrdering: GPUDirect RDMA writes to the device do not need to be flushed for consumers within the scope indicated by the returned attribute. See cudaGPUDirectRDMAWritesOrdering for the numerical values returned here.
+        cudaDevAttrMemoryPoolSupportedHandleTypes: Handle types supported with mempool based IPC
+        cudaDevAttrClusterLaunch: Indicates device supports cluster launch
+        cudaDevAttrDeferredMappingCudaArraySupported: Device supports deferred mapping CUDA arrays and CUDA mipmapped arrays
+        cudaDevAttrIpcEventSupport: Device supports IPC Events.
+        cudaDevAttrMemSyncDomainCount: Number of memory synchronization domains the device supports.
+        cudaDevAttrNumaConfig: NUMA configuration of a device: value is of type cudaDeviceNumaConfig enum
+        cudaDevAttrNumaId: NUMA node ID of the GPU memory
+        cudaDevAttrMpsEnabled: Contexts created on this device will be shared via MPS
+        cudaDevAttrHostNumaId: NUMA ID of the host node closest to the device. Returns -1 when system does not support NUMA.
+        cudaDevAttrD3D12CigSupported: Device supports CIG with D3D12.
+    """
 
     cudaDevAttrMaxThreadsPerBlock = 1
     cudaDevAttrMaxBlockDimX = 2
@@ -1305,7 +2795,20 @@ cudaDevAttrMax = cudaDeviceAttr.cudaDevAttrMax
 
 @int_enum
 class cudaMemPoolAttr(IntEnumBase):
-    """enum cudaMemPoolAttr (driver_types.h), unsigned int in C."""
+    """enum cudaMemPoolAttr (driver_types.h), unsigned int in C.
+
+    CUDA memory pool attributes
+
+    Members:
+        cudaMemPoolReuseFollowEventDependencies: (value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled)
+        cudaMemPoolReuseAllowOpportunistic: (value type = int) Allow reuse of already completed frees when there is no dependency between the free and allocation. (default enabled)
+        cudaMemPoolReuseAllowInternalDependencies: (value type = int) Allow cuMemAllocAsync to insert new stream dependencies in order to establish the stream ordering required to reuse a piece of memory released by cuFreeAsync (default enabled).
+        cudaMemPoolAttrReleaseThreshold: (value type = cuuint64_t) Amount of reserved memory in bytes to hold onto before trying to release memory back to the OS. When more than the release threshold bytes of memory are held by the memory pool, the allocator will try to release memory back to the OS on the next call to stream, event or context synchronize. (default 0)
+        cudaMemPoolAttrReservedMemCurrent: (value type = cuuint64_t) Amount of backing memory currently allocated for the mempool.
+        cudaMemPoolAttrReservedMemHigh: (value type = cuuint64_t) High watermark of backing memory allocated for the mempool since the last time it was reset. High watermark can only be reset to zero.
+        cudaMemPoolAttrUsedMemCurrent: (value type = cuuint64_t) Amount of memory from the pool that is currently in use by the application.
+        cudaMemPoolAttrUsedMemHigh: (value type = cuuint64_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero.
+    """
 
     cudaMemPoolReuseFollowEventDependencies = 1
     cudaMemPoolReuseAllowOpportunistic = 2
@@ -1331,7 +2834,16 @@ cudaMemPoolAttrUsedMemHigh = cudaMemPoolAttr.cudaMemPoolAttrUsedMemHigh
 
 @int_enum
 class cudaMemLocationType(IntEnumBase):
-    """enum cudaMemLocationType (driver_types.h), unsigned int in C."""
+    """enum cudaMemLocationType (driver_types.h), unsigned int in C.
+
+    Specifies the type of location
+
+    Members:
+        cudaMemLocationTypeDevice: Location is a device location, thus id is a device ordinal
+        cudaMemLocationTypeHost: Location is host, id is ignored
+        cudaMemLocationTypeHostNuma: Location is a host NUMA node, thus id is a host NUMA node id
+        cudaMemLocationTypeHostNumaCurrent: Location is the host NUMA node closest to the current thread's CPU, id is ignored
+    """
 
     cudaMemLocationTypeInvalid = 0
     cudaMemLocationTypeDevice = 1
@@ -1349,7 +2861,15 @@ cudaMemLocationTypeHostNumaCurrent = cudaMemLocationType.cudaMemLocationTypeHost
 
 @int_enum
 class cudaMemAccessFlags(IntEnumBase):
-    """enum cudaMemAccessFlags (driver_types.h), unsigned int in C."""
+    """enum cudaMemAccessFlags (driver_types.h), unsigned int in C.
+
+    Specifies the memory protection flags for mapping.
+
+    Members:
+        cudaMemAccessFlagsProtNone: Default, make the address range not accessible
+        cudaMemAccessFlagsProtRead: Make the address range read accessible
+        cudaMemAccessFlagsProtReadWrite: Make the address range read-write accessible
+    """
 
     cudaMemAccessFlagsProtNone = 0
     cudaMemAccessFlagsProtRead = 1
@@ -1363,7 +2883,14 @@ cudaMemAccessFlagsProtReadWrite = cudaMemAccessFlags.cudaMemAccessFlagsProtReadW
 
 @int_enum
 class cudaMemAllocationType(IntEnumBase):
-    """enum cudaMemAllocationType (driver_types.h), unsigned int in C."""
+    """enum cudaMemAllocationType (driver_types.h), unsigned int in C.
+
+    Defines the allocation types available
+
+    Members:
+        cudaMemAllocationTypePinned: This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it
+        cudaMemAllocationTypeMax: This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it
+    """
 
     cudaMemAllocationTypeInvalid = 0
     cudaMemAllocationTypePinned = 1
@@ -1377,7 +2904,17 @@ cudaMemAllocationTypeMax = cudaMemAllocationType.cudaMemAllocationTypeMax
 
 @int_enum
 class cudaMemAllocationHandleType(IntEnumBase):
-    """enum cudaMemAllocationHandleType (driver_types.h), unsigned int in C."""
+    """enum cudaMemAllocationHandleType (driver_types.h), unsigned int in C.
+
+    Flags for specifying particular handle types
+
+    Members:
+        cudaMemHandleTypeNone: Does not allow any export mechanism. >
+        cudaMemHandleTypePosixFileDescriptor: Allows a file descriptor to be used for exporting. Permitted only on POSIX systems. (int)
+        cudaMemHandleTypeWin32: Allows a Win32 NT handle to be used for exporting. (HANDLE)
+        cudaMemHandleTypeWin32Kmt: Allows a Win32 KMT handle to be used for exporting. (D3DKMT_HANDLE)
+        cudaMemHandleTypeFabric: Allows a fabric handle to be used for exporting. (cudaMemFabricHandle_t)
+    """
 
     cudaMemHandleTypeNone = 0
     cudaMemHandleTypePosixFileDescriptor = 1
@@ -1397,7 +2934,16 @@ cudaMemHandleTypeFabric = cudaMemAllocationHandleType.cudaMemHandleTypeFabric
 
 @int_enum
 class cudaGraphMemAttributeType(IntEnumBase):
-    """enum cudaGraphMemAttributeType (driver_types.h), unsigned int in C."""
+    """enum cudaGraphMemAttributeType (driver_types.h), unsigned int in C.
+
+    Graph memory attributes
+
+    Members:
+        cudaGraphMemAttrUsedMemCurrent: (value type = cuuint64_t) Amount of memory, in bytes, currently associated with graphs.
+        cudaGraphMemAttrUsedMemHigh: (value type = cuuint64_t) High watermark of memory, in bytes, associated with graphs since the last time it was reset. High watermark can only be reset to zero.
+        cudaGraphMemAttrReservedMemCurrent: (value type = cuuint64_t) Amount of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator.
+        cudaGraphMemAttrReservedMemHigh: (value type = cuuint64_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator.
+    """
 
     cudaGraphMemAttrUsedMemCurrent = 0
     cudaGraphMemAttrUsedMemHigh = 1
@@ -1413,7 +2959,16 @@ cudaGraphMemAttrReservedMemHigh = cudaGraphMemAttributeType.cudaGraphMemAttrRese
 
 @int_enum
 class cudaDeviceP2PAttr(IntEnumBase):
-    """enum cudaDeviceP2PAttr (driver_types.h), unsigned int in C."""
+    """enum cudaDeviceP2PAttr (driver_types.h), unsigned int in C.
+
+    CUDA device P2P attributes
+
+    Members:
+        cudaDevP2PAttrPerformanceRank: A relative value indicating the performance of the link between two devices
+        cudaDevP2PAttrAccessSupported: Peer access is enabled
+        cudaDevP2PAttrNativeAtomicSupported: Native atomic operation over the link supported
+        cudaDevP2PAttrCudaArrayAccessSupported: Accessing CUDA arrays over the link supported
+    """
 
     cudaDevP2PAttrPerformanceRank = 1
     cudaDevP2PAttrAccessSupported = 2
@@ -1429,7 +2984,20 @@ cudaDevP2PAttrCudaArrayAccessSupported = cudaDeviceP2PAttr.cudaDevP2PAttrCudaArr
 
 @int_enum
 class cudaExternalMemoryHandleType(IntEnumBase):
-    """enum cudaExternalMemoryHandleType (driver_types.h), unsigned int in C."""
+    """enum cudaExternalMemoryHandleType (driver_types.h), unsigned int in C.
+
+    External memory handle types
+
+    Members:
+        cudaExternalMemoryHandleTypeOpaqueFd: Handle is an opaque file descriptor
+        cudaExternalMemoryHandleTypeOpaqueWin32: Handle is an opaque shared NT handle
+        cudaExternalMemoryHandleTypeOpaqueWin32Kmt: Handle is an opaque, globally shared handle
+        cudaExternalMemoryHandleTypeD3D12Heap: Handle is a D3D12 heap object
+        cudaExternalMemoryHandleTypeD3D12Resource: Handle is a D3D12 committed resource
+        cudaExternalMemoryHandleTypeD3D11Resource: Handle is a shared NT handle to a D3D11 resource
+        cudaExternalMemoryHandleTypeD3D11ResourceKmt: Handle is a globally shared handle to a D3D11 resource
+        cudaExternalMemoryHandleTypeNvSciBuf: Handle is an NvSciBuf object
+    """
 
     cudaExternalMemoryHandleTypeOpaqueFd = 1
     cudaExternalMemoryHandleTypeOpaqueWin32 = 2
@@ -1469,7 +3037,22 @@ cudaExternalMemoryHandleTypeNvSciBuf = (
 
 @int_enum
 class cudaExternalSemaphoreHandleType(IntEnumBase):
-    """enum cudaExternalSemaphoreHandleType (driver_types.h), unsigned int in C."""
+    """enum cudaExternalSemaphoreHandleType (driver_types.h), unsigned int in C.
+
+    External semaphore handle types
+
+    Members:
+        cudaExternalSemaphoreHandleTypeOpaqueFd: Handle is an opaque file descriptor
+        cudaExternalSemaphoreHandleTypeOpaqueWin32: Handle is an opaque shared NT handle
+        cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt: Handle is an opaque, globally shared handle
+        cudaExternalSemaphoreHandleTypeD3D12Fence: Handle is a shared NT handle referencing a D3D12 fence object
+        cudaExternalSemaphoreHandleTypeD3D11Fence: Handle is a shared NT handle referencing a D3D11 fence object
+        cudaExternalSemaphoreHandleTypeNvSciSync: Opaque handle to NvSciSync Object
+        cudaExternalSemaphoreHandleTypeKeyedMutex: Handle is a shared NT handle referencing a D3D11 keyed mutex object
+        cudaExternalSemaphoreHandleTypeKeyedMutexKmt: Handle is a shared KMT handle referencing a D3D11 keyed mutex object
+        cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd: Handle is an opaque handle file descriptor referencing a timeline semaphore
+        cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32: Handle is an opaque handle file descriptor referencing a timeline semaphore
+    """
 
     cudaExternalSemaphoreHandleTypeOpaqueFd = 1
     cudaExternalSemaphoreHandleTypeOpaqueWin32 = 2
@@ -1517,7 +3100,15 @@ cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32 = (
 
 @int_enum
 class cudaCGScope(IntEnumBase):
-    """enum cudaCGScope (driver_types.h), unsigned int in C."""
+    """enum cudaCGScope (driver_types.h), unsigned int in C.
+
+    CUDA cooperative group scope
+
+    Members:
+        cudaCGScopeInvalid: Invalid cooperative group scope
+        cudaCGScopeGrid: Scope represented by a grid_group
+        cudaCGScopeMultiGrid: Scope represented by a multi_grid_group
+    """
 
     cudaCGScopeInvalid = 0
     cudaCGScopeGrid = 1
@@ -1531,7 +3122,11 @@ cudaCGScopeMultiGrid = cudaCGScope.cudaCGScopeMultiGrid
 
 @int_enum
 class cudaGraphConditionalHandleFlags(IntEnumBase):
-    """enum cudaGraphConditionalHandleFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGraphConditionalHandleFlags (driver_types.h), unsigned int in C.
+
+    Members:
+        cudaGraphCondAssignDefault: Apply default handle value when graph is launched.
+    """
 
     cudaGraphCondAssignDefault = 1
 
@@ -1541,7 +3136,14 @@ cudaGraphCondAssignDefault = cudaGraphConditionalHandleFlags.cudaGraphCondAssign
 
 @int_enum
 class cudaGraphConditionalNodeType(IntEnumBase):
-    """enum cudaGraphConditionalNodeType (driver_types.h), unsigned int in C."""
+    """enum cudaGraphConditionalNodeType (driver_types.h), unsigned int in C.
+
+    CUDA conditional node types
+
+    Members:
+        cudaGraphCondTypeIf: Conditional 'if' Node. Body executed once if condition value is non-zero.
+        cudaGraphCondTypeWhile: Conditional 'while' Node. Body executed repeatedly while condition value is non-zero.
+    """
 
     cudaGraphCondTypeIf = 0
     cudaGraphCondTypeWhile = 1
@@ -1553,7 +3155,25 @@ cudaGraphCondTypeWhile = cudaGraphConditionalNodeType.cudaGraphCondTypeWhile
 
 @int_enum
 class cudaGraphNodeType(IntEnumBase):
-    """enum cudaGraphNodeType (driver_types.h), unsigned int in C."""
+    """enum cudaGraphNodeType (driver_types.h), unsigned int in C.
+
+    CUDA Graph node types
+
+    Members:
+        cudaGraphNodeTypeKernel: GPU kernel node
+        cudaGraphNodeTypeMemcpy: Memcpy node
+        cudaGraphNodeTypeMemset: Memset node
+        cudaGraphNodeTypeHost: Host (executable) node
+        cudaGraphNodeTypeGraph: Node which executes an embedded graph
+        cudaGraphNodeTypeEmpty: Empty (no-op) node
+        cudaGraphNodeTypeWaitEvent: External event wait node
+        cudaGraphNodeTypeEventRecord: External event record node
+        cudaGraphNodeTypeExtSemaphoreSignal: External semaphore signal node
+        cudaGraphNodeTypeExtSemaphoreWait: External semaphore wait node
+        cudaGraphNodeTypeMemAlloc: Memory allocation node
+        cudaGraphNodeTypeMemFree: Memory free node
+        cudaGraphNodeTypeConditional: Conditional node May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable. Handles must be created in advance of creating the node using cudaGraphConditionalHandleCreate. The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned. To set the control value, supply a default value when creating the handle and/or call cudaGraphSetConditional from device code.
+    """
 
     cudaGraphNodeTypeKernel = 0
     cudaGraphNodeTypeMemcpy = 1
@@ -1589,7 +3209,14 @@ cudaGraphNodeTypeCount = cudaGraphNodeType.cudaGraphNodeTypeCount
 
 @int_enum
 class cudaGraphDependencyType_enum(IntEnumBase):
-    """enum cudaGraphDependencyType_enum (driver_types.h), unsigned int in C."""
+    """enum cudaGraphDependencyType_enum (driver_types.h), unsigned int in C.
+
+    Type annotations that can be applied to graph edges as part of cudaGraphEdgeData.
+
+    Members:
+        cudaGraphDependencyTypeDefault: This is an ordinary dependency.
+        cudaGraphDependencyTypeProgrammatic: This dependency type allows the downstream node to use cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the cudaGraphKernelNodePortProgrammatic or cudaGraphKernelNodePortLaunchCompletion outgoing port.
+    """
 
     cudaGraphDependencyTypeDefault = 0
     cudaGraphDependencyTypeProgrammatic = 1
@@ -1603,7 +3230,21 @@ cudaGraphDependencyTypeProgrammatic = (
 
 @int_enum
 class cudaGraphExecUpdateResult(IntEnumBase):
-    """enum cudaGraphExecUpdateResult (driver_types.h), unsigned int in C."""
+    """enum cudaGraphExecUpdateResult (driver_types.h), unsigned int in C.
+
+    CUDA Graph Update error types
+
+    Members:
+        cudaGraphExecUpdateSuccess: The update succeeded
+        cudaGraphExecUpdateError: The update failed for an unexpected reason which is described in the return value of the function
+        cudaGraphExecUpdateErrorTopologyChanged: The update failed because the topology changed
+        cudaGraphExecUpdateErrorNodeTypeChanged: The update failed because a node type changed
+        cudaGraphExecUpdateErrorFunctionChanged: The update failed because the function of a kernel node changed (CUDA driver < 11.2)
+        cudaGraphExecUpdateErrorParametersChanged: The update failed because the parameters changed in a way that is not supported
+        cudaGraphExecUpdateErrorNotSupported: The update failed because something about the node is not supported
+        cudaGraphExecUpdateErrorUnsupportedFunctionChange: The update failed because the function of a kernel node changed in an unsupported way
+        cudaGraphExecUpdateErrorAttributesChanged: The update failed because the node attributes changed in a way that is not supported
+    """
 
     cudaGraphExecUpdateSuccess = 0
     cudaGraphExecUpdateError = 1
@@ -1643,7 +3284,17 @@ cudaGraphExecUpdateErrorAttributesChanged = (
 
 @int_enum
 class cudaGraphInstantiateResult(IntEnumBase):
-    """enum cudaGraphInstantiateResult (driver_types.h), unsigned int in C."""
+    """enum cudaGraphInstantiateResult (driver_types.h), unsigned int in C.
+
+    Graph instantiation results
+
+    Members:
+        cudaGraphInstantiateSuccess: Instantiation succeeded
+        cudaGraphInstantiateError: Instantiation failed for an unexpected reason which is described in the return value of the function
+        cudaGraphInstantiateInvalidStructure: Instantiation failed due to invalid structure, such as cycles
+        cudaGraphInstantiateNodeOperationNotSupported: Instantiation for device launch failed because the graph contained an unsupported operation
+        cudaGraphInstantiateMultipleDevicesNotSupported: Instantiation for device launch failed due to the nodes belonging to different contexts
+    """
 
     cudaGraphInstantiateSuccess = 0
     cudaGraphInstantiateError = 1
@@ -1667,7 +3318,16 @@ cudaGraphInstantiateMultipleDevicesNotSupported = (
 
 @int_enum
 class cudaGraphKernelNodeField(IntEnumBase):
-    """enum cudaGraphKernelNodeField (driver_types.h), unsigned int in C."""
+    """enum cudaGraphKernelNodeField (driver_types.h), unsigned int in C.
+
+    Specifies the field to update when performing multiple node updates from the device
+
+    Members:
+        cudaGraphKernelNodeFieldInvalid: Invalid field
+        cudaGraphKernelNodeFieldGridDim: Grid dimension update
+        cudaGraphKernelNodeFieldParam: Kernel parameter update
+        cudaGraphKernelNodeFieldEnabled: Node enable/disable
+    """
 
     cudaGraphKernelNodeFieldInvalid = 0
     cudaGraphKernelNodeFieldGridDim = 1
@@ -1683,7 +3343,15 @@ cudaGraphKernelNodeFieldEnabled = cudaGraphKernelNodeField.cudaGraphKernelNodeFi
 
 @int_enum
 class cudaGetDriverEntryPointFlags(IntEnumBase):
-    """enum cudaGetDriverEntryPointFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGetDriverEntryPointFlags (driver_types.h), unsigned int in C.
+
+    Flags to specify search options to be used with cudaGetDriverEntryPoint For more details see cuGetProcAddress
+
+    Members:
+        cudaEnableDefault: Default search mode for driver symbols.
+        cudaEnableLegacyStream: Search for legacy versions of driver symbols.
+        cudaEnablePerThreadDefaultStream: Search for per-thread versions of driver symbols.
+    """
 
     cudaEnableDefault = 0
     cudaEnableLegacyStream = 1
@@ -1697,7 +3365,15 @@ cudaEnablePerThreadDefaultStream = cudaGetDriverEntryPointFlags.cudaEnablePerThr
 
 @int_enum
 class cudaDriverEntryPointQueryResult(IntEnumBase):
-    """enum cudaDriverEntryPointQueryResult (driver_types.h), unsigned int in C."""
+    """enum cudaDriverEntryPointQueryResult (driver_types.h), unsigned int in C.
+
+    Enum for status from obtaining driver entry points, used with cudaApiGetDriverEntryPoint
+
+    Members:
+        cudaDriverEntryPointSuccess: Search for symbol found a match
+        cudaDriverEntryPointSymbolNotFound: Search for symbol was not found
+        cudaDriverEntryPointVersionNotSufficent: Search for symbol was found but version wasn't great enough
+    """
 
     cudaDriverEntryPointSuccess = 0
     cudaDriverEntryPointSymbolNotFound = 1
@@ -1715,7 +3391,23 @@ cudaDriverEntryPointVersionNotSufficent = (
 
 @int_enum
 class cudaGraphDebugDotFlags(IntEnumBase):
-    """enum cudaGraphDebugDotFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGraphDebugDotFlags (driver_types.h), unsigned int in C.
+
+    CUDA Graph debug write options
+
+    Members:
+        cudaGraphDebugDotFlagsVerbose: Output all debug data as if every debug flag is enabled
+        cudaGraphDebugDotFlagsKernelNodeParams: Adds cudaKernelNodeParams to output
+        cudaGraphDebugDotFlagsMemcpyNodeParams: Adds cudaMemcpy3DParms to output
+        cudaGraphDebugDotFlagsMemsetNodeParams: Adds cudaMemsetParams to output
+        cudaGraphDebugDotFlagsHostNodeParams: Adds cudaHostNodeParams to output
+        cudaGraphDebugDotFlagsEventNodeParams: Adds cudaEvent_t handle from record and wait nodes to output
+        cudaGraphDebugDotFlagsExtSemasSignalNodeParams: Adds cudaExternalSemaphoreSignalNodeParams values to output
+        cudaGraphDebugDotFlagsExtSemasWaitNodeParams: Adds cudaExternalSemaphoreWaitNodeParams to output
+        cudaGraphDebugDotFlagsKernelNodeAttributes: Adds cudaKernelNodeAttrID values to output
+        cudaGraphDebugDotFlagsHandles: Adds node handles and every kernel function handle to output
+        cudaGraphDebugDotFlagsConditionalNodeParams: Adds cudaConditionalNodeParams to output
+    """
 
     cudaGraphDebugDotFlagsVerbose = 1
     cudaGraphDebugDotFlagsKernelNodeParams = 4
@@ -1759,7 +3451,16 @@ cudaGraphDebugDotFlagsConditionalNodeParams = (
 
 @int_enum
 class cudaGraphInstantiateFlags(IntEnumBase):
-    """enum cudaGraphInstantiateFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGraphInstantiateFlags (driver_types.h), unsigned int in C.
+
+    Flags for instantiating a graph
+
+    Members:
+        cudaGraphInstantiateFlagAutoFreeOnLaunch: Automatically free memory allocated in a graph before relaunching.
+        cudaGraphInstantiateFlagUpload: Automatically upload the graph after instantiation. Only supported by cudaGraphInstantiateWithParams. The upload will be performed using the stream provided in instantiateParams.
+        cudaGraphInstantiateFlagDeviceLaunch: Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with cudaGraphInstantiateFlagAutoFreeOnLaunch.
+        cudaGraphInstantiateFlagUseNodePriority: Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into.
+    """
 
     cudaGraphInstantiateFlagAutoFreeOnLaunch = 1
     cudaGraphInstantiateFlagUpload = 2
@@ -1781,7 +3482,14 @@ cudaGraphInstantiateFlagUseNodePriority = (
 
 @int_enum
 class cudaLaunchMemSyncDomain(IntEnumBase):
-    """enum cudaLaunchMemSyncDomain (driver_types.h), unsigned int in C."""
+    """enum cudaLaunchMemSyncDomain (driver_types.h), unsigned int in C.
+
+    Memory Synchronization Domain A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by that kernel. A memory barrier issued in one domain will only order memory operations in that domain, thus eliminating latency increase from memory barriers ordering unrelated traffic. By default, kernels are launched in domain 0. Kernel launched with cudaLaunchMemSyncDomainRemote will have a different domain ID. User may also alter the domain ID with cudaLaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See cudaLaunchAttributeMemSyncDomain, cudaStreamSetAttribute, cudaLaunchKernelEx, cudaGraphKernelNodeSetAttribute. Memory operations done in kernels launched in different domains are considered system-scope distanced. In other words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another memory synchronization domain even if they are on the same GPU.
+
+    Members:
+        cudaLaunchMemSyncDomainDefault: Launch kernels in the default domain
+        cudaLaunchMemSyncDomainRemote: Launch kernels in the remote domain
+    """
 
     cudaLaunchMemSyncDomainDefault = 0
     cudaLaunchMemSyncDomainRemote = 1
@@ -1793,7 +3501,26 @@ cudaLaunchMemSyncDomainRemote = cudaLaunchMemSyncDomain.cudaLaunchMemSyncDomainR
 
 @int_enum
 class cudaLaunchAttributeID(IntEnumBase):
-    """enum cudaLaunchAttributeID (driver_types.h), unsigned int in C."""
+    """enum cudaLaunchAttributeID (driver_types.h), unsigned int in C.
+
+    Launch attributes enum; used as id field of cudaLaunchAttribute
+
+    Members:
+        cudaLaunchAttributeIgnore: Ignored entry, for convenient composition
+        cudaLaunchAttributeAccessPolicyWindow: Valid for streams, graph nodes, launches. See cudaLaunchAttributeValueaccessPolicyWindow.
+        cudaLaunchAttributeCooperative: Valid for graph nodes, launches. See cudaLaunchAttributeValuecooperative.
+        cudaLaunchAttributeSynchronizationPolicy: Valid for streams. See cudaLaunchAttributeValuesyncPolicy.
+        cudaLaunchAttributeClusterDimension: Valid for graph nodes, launches. See cudaLaunchAttributeValueclusterDim.
+        cudaLaunchAttributeClusterSchedulingPolicyPreference: Valid for graph nodes, launches. See cudaLaunchAttributeValueclusterSchedulingPolicyPreference.
+        cudaLaunchAttributeProgrammaticStreamSerialization: Valid for launches. Setting cudaLaunchAttributeValueprogrammaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions).
+        cudaLaunchAttributeProgrammaticEvent: Valid for launches. Set cudaLaunchAttributeValueprogrammaticEvent to record the event. Event recorded through this launch attribute is guaranteed to only trigger after all block in the associated kernel trigger the event. A block can trigger the event programmatically in a future CUDA release. A trigger can also be inserted at the beginning of each block's execution if triggerAtBlockStart is set to non-0. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). Note that dependents (including the CPU thread calling cudaEventSynchronize()) are not guaranteed to observe the release precisely when it is released. For example, cudaEventSynchronize() may only observe the event trigger long after the associated kernel has completed. This recording type is primarily meant for establishing programmatic dependency between device tasks. Note also this type of dependency allows, but does not guarantee, concurrent execution of tasks. <br> The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the cudaEventDisableTiming flag set).
+        cudaLaunchAttributePriority: Valid for streams, graph nodes, launches. See cudaLaunchAttributeValuepriority.
+        cudaLaunchAttributeMemSyncDomainMap: Valid for streams, graph nodes, launches. See cudaLaunchAttributeValuememSyncDomainMap.
+        cudaLaunchAttributeMemSyncDomain: Valid for streams, graph nodes, launches. See cudaLaunchAttributeValuememSyncDomain.
+        cudaLaunchAttributeLaunchCompletionEvent: Valid for launches. Set cudaLaunchAttributeValuelaunchCompletionEvent to record the event. <br> Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. <br> A launch completion event is nominally similar to a programmatic event with triggerAtBlockStart set except that it is not visible to cudaGridDependencySynchronize() and can be used with compute capability less than 9.0. <br> The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the cudaEventDisableTiming flag set).
+        cudaLaunchAttributeDeviceUpdatableKernelNode: Valid for graph nodes, launches. This attribute is graphs-only, and passing it to a launch in a non-capturing stream will result in an error. <br> :cudaLaunchAttributeValuedeviceUpdatableKernelNodedeviceUpdatable can only be set to 0 or 1. Setting the field to 1 indicates that the corresponding kernel node should be device-updatable. On success, a handle will be returned via cudaLaunchAttributeValuedeviceUpdatableKernelNodedevNode which can be passed to the various device-side update functions to update the node's kernel parameters from within another kernel. For more information on the types of device updates that can be made, as well as the relevant limitations thereof, see cudaGraphKernelNodeUpdatesApply. <br> Nodes which are device-updatable have additional restrictions compared to regular kernel nodes. Firstly, device-updatable nodes cannot be removed from their graph via cudaGraphDestroyNode. Additionally, once opted-in to this functionality, a node cannot opt out, and any attempt to set the deviceUpdatable attribute to 0 will result in an error. Device-updatable kernel nodes also cannot have their attributes copied to/from another kernel node via cudaGraphKernelNodeCopyAttributes. Graphs containing one or more device-updatable nodes also do not allow multiple instantiation, and neither the graph nor its instantiated version can be passed to cudaGraphExecUpdate. <br> If a graph contains device-updatable nodes and updates those nodes from the device from within the graph, the graph must be uploaded with cuGraphUpload before it is launched. For such a graph, if host-side executable graph updates are made to the device-updatable nodes, the graph must be uploaded before it is launched again.
+        cudaLaunchAttributePreferredSharedMemoryCarveout: Valid for launches. On devices where the L1 cache and shared memory use the same hardware resources, setting cudaLaunchAttributeValuesharedMemCarveout to a percentage between 0-100 signals sets the shared memory carveout preference in percent of the total shared memory for that kernel launch. This attribute takes precedence over cudaFuncAttributePreferredSharedMemoryCarveout. This is only a hint, and the driver can choose a different configuration if required for the launch.
+    """
 
     cudaLaunchAttributeIgnore = 0
     cudaLaunchAttributeAccessPolicyWindow = 1
@@ -1841,7 +3568,14 @@ cudaLaunchAttributePreferredSharedMemoryCarveout = (
 
 @int_enum
 class cudaDeviceNumaConfig(IntEnumBase):
-    """enum cudaDeviceNumaConfig (driver_types.h), unsigned int in C."""
+    """enum cudaDeviceNumaConfig (driver_types.h), unsigned int in C.
+
+    CUDA device NUMA config
+
+    Members:
+        cudaDeviceNumaConfigNone: The GPU is not a NUMA node
+        cudaDeviceNumaConfigNumaNode: The GPU is a NUMA node, cudaDevAttrNumaId contains its NUMA ID
+    """
 
     cudaDeviceNumaConfigNone = 0
     cudaDeviceNumaConfigNumaNode = 1
@@ -1853,7 +3587,10 @@ cudaDeviceNumaConfigNumaNode = cudaDeviceNumaConfig.cudaDeviceNumaConfigNumaNode
 
 @int_enum
 class cudaAsyncNotificationType_enum(IntEnumBase):
-    """enum cudaAsyncNotificationType_enum (driver_types.h), unsigned int in C."""
+    """enum cudaAsyncNotificationType_enum (driver_types.h), unsigned int in C.
+
+    Types of async notification that can occur
+    """
 
     cudaAsyncNotificationTypeOverBudget = 1
 
@@ -1865,7 +3602,15 @@ cudaAsyncNotificationTypeOverBudget = (
 
 @int_enum
 class cudaSurfaceBoundaryMode(IntEnumBase):
-    """enum cudaSurfaceBoundaryMode (surface_types.h), unsigned int in C."""
+    """enum cudaSurfaceBoundaryMode (surface_types.h), unsigned int in C.
+
+    CUDA Surface boundary modes
+
+    Members:
+        cudaBoundaryModeZero: Zero boundary mode
+        cudaBoundaryModeClamp: Clamp boundary mode
+        cudaBoundaryModeTrap: Trap boundary mode
+    """
 
     cudaBoundaryModeZero = 0
     cudaBoundaryModeClamp = 1
@@ -1879,7 +3624,14 @@ cudaBoundaryModeTrap = cudaSurfaceBoundaryMode.cudaBoundaryModeTrap
 
 @int_enum
 class cudaSurfaceFormatMode(IntEnumBase):
-    """enum cudaSurfaceFormatMode (surface_types.h), unsigned int in C."""
+    """enum cudaSurfaceFormatMode (surface_types.h), unsigned int in C.
+
+    CUDA Surface format modes
+
+    Members:
+        cudaFormatModeForced: Forced format mode
+        cudaFormatModeAuto: Auto format mode
+    """
 
     cudaFormatModeForced = 0
     cudaFormatModeAuto = 1
@@ -1891,7 +3643,16 @@ cudaFormatModeAuto = cudaSurfaceFormatMode.cudaFormatModeAuto
 
 @int_enum
 class cudaTextureAddressMode(IntEnumBase):
-    """enum cudaTextureAddressMode (texture_types.h), unsigned int in C."""
+    """enum cudaTextureAddressMode (texture_types.h), unsigned int in C.
+
+    CUDA texture address modes
+
+    Members:
+        cudaAddressModeWrap: Wrapping address mode
+        cudaAddressModeClamp: Clamp to edge address mode
+        cudaAddressModeMirror: Mirror address mode
+        cudaAddressModeBorder: Border address mode
+    """
 
     cudaAddressModeWrap = 0
     cudaAddressModeClamp = 1
@@ -1907,7 +3668,14 @@ cudaAddressModeBorder = cudaTextureAddressMode.cudaAddressModeBorder
 
 @int_enum
 class cudaTextureFilterMode(IntEnumBase):
-    """enum cudaTextureFilterMode (texture_types.h), unsigned int in C."""
+    """enum cudaTextureFilterMode (texture_types.h), unsigned int in C.
+
+    CUDA texture filter modes
+
+    Members:
+        cudaFilterModePoint: Point filter mode
+        cudaFilterModeLinear: Linear filter mode
+    """
 
     cudaFilterModePoint = 0
     cudaFilterModeLinear = 1
@@ -1919,7 +3687,14 @@ cudaFilterModeLinear = cudaTextureFilterMode.cudaFilterModeLinear
 
 @int_enum
 class cudaTextureReadMode(IntEnumBase):
-    """enum cudaTextureReadMode (texture_types.h), unsigned int in C."""
+    """enum cudaTextureReadMode (texture_types.h), unsigned int in C.
+
+    CUDA texture read modes
+
+    Members:
+        cudaReadModeElementType: Read texture as specified element type
+        cudaReadModeNormalizedFloat: Read texture as normalized float
+    """
 
     cudaReadModeElementType = 0
     cudaReadModeNormalizedFloat = 1
@@ -2387,7 +4162,10 @@ class double4(Structure):
 
 
 class dim3(Structure):
-    """struct dim3 (vector_types.h): 12 bytes, aligned to 4."""
+    """struct dim3 (vector_types.h): 12 bytes, aligned to 4.
+
+    **************************************************************************** * * * *****************************************************************************
+    """
 
     x: int
     y: int
@@ -2395,7 +4173,17 @@ class dim3(Structure):
 
 
 class cudaChannelFormatDesc(Structure):
-    """struct cudaChannelFormatDesc (driver_types.h): 20 bytes, aligned to 4."""
+    """struct cudaChannelFormatDesc (driver_types.h): 20 bytes, aligned to 4.
+
+    CUDA Channel format descriptor
+
+    Fields:
+        x: x
+        y: y
+        z: z
+        w: w
+        f: Channel format kind
+    """
 
     x: int
     y: int
@@ -2413,7 +4201,13 @@ class cudaMipmappedArray(Structure):
 
 
 class cudaArraySparseProperties_tileExtent(Structure):
-    """__typeof__(((struct cudaArraySparseProperties *)0)->tileExtent) (driver_types.h): 12 bytes, aligned to 4."""
+    """__typeof__(((struct cudaArraySparseProperties *)0)->tileExtent) (driver_types.h): 12 bytes, aligned to 4.
+
+    Fields:
+        width: Tile width in elements
+        height: Tile height in elements
+        depth: Tile depth in elements
+    """
 
     width: int
     height: int
@@ -2421,7 +4215,15 @@ class cudaArraySparseProperties_tileExtent(Structure):
 
 
 class cudaArraySparseProperties(Structure):
-    """struct cudaArraySparseProperties (driver_types.h): 48 bytes, aligned to 8."""
+    """struct cudaArraySparseProperties (driver_types.h): 48 bytes, aligned to 8.
+
+    Sparse CUDA array and CUDA mipmapped array properties
+
+    Fields:
+        miptailFirstLevel: First mip level at which the mip tail begins
+        miptailSize: Total size of the mip tail.
+        flags: Flags will either be zero or cudaArraySparsePropertiesSingleMipTail
+    """
 
     tileExtent: cudaArraySparseProperties_tileExtent
     miptailFirstLevel: int
@@ -2431,7 +4233,14 @@ class cudaArraySparseProperties(Structure):
 
 
 class cudaArrayMemoryRequirements(Structure):
-    """struct cudaArrayMemoryRequirements (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaArrayMemoryRequirements (driver_types.h): 32 bytes, aligned to 8.
+
+    CUDA array and CUDA mipmapped array memory requirements
+
+    Fields:
+        size: Total size of the array.
+        alignment: Alignment necessary for mapping the array.
+    """
 
     size: int
     alignment: int
@@ -2439,7 +4248,16 @@ class cudaArrayMemoryRequirements(Structure):
 
 
 class cudaPitchedPtr(Structure):
-    """struct cudaPitchedPtr (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaPitchedPtr (driver_types.h): 32 bytes, aligned to 8.
+
+    CUDA Pitched memory pointer
+
+    Fields:
+        ptr: Pointer to allocated memory
+        pitch: Pitch of allocated memory in bytes
+        xsize: Logical width of allocation in elements
+        ysize: Logical height of allocation in elements
+    """
 
     ptr: int | None
     pitch: int
@@ -2448,7 +4266,15 @@ class cudaPitchedPtr(Structure):
 
 
 class cudaExtent(Structure):
-    """struct cudaExtent (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaExtent (driver_types.h): 24 bytes, aligned to 8.
+
+    CUDA extent
+
+    Fields:
+        width: Width in elements when referring to array memory, in bytes when referring to linear memory
+        height: Height in elements
+        depth: Depth in elements
+    """
 
     width: int
     height: int
@@ -2456,7 +4282,15 @@ class cudaExtent(Structure):
 
 
 class cudaPos(Structure):
-    """struct cudaPos (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaPos (driver_types.h): 24 bytes, aligned to 8.
+
+    CUDA 3D position
+
+    Fields:
+        x: x
+        y: y
+        z: z
+    """
 
     x: int
     y: int
@@ -2464,7 +4298,20 @@ class cudaPos(Structure):
 
 
 class cudaMemcpy3DParms(Structure):
-    """struct cudaMemcpy3DParms (driver_types.h): 160 bytes, aligned to 8."""
+    """struct cudaMemcpy3DParms (driver_types.h): 160 bytes, aligned to 8.
+
+    CUDA 3D memory copying parameters
+
+    Fields:
+        srcArray: Source memory address
+        srcPos: Source position offset
+        srcPtr: Pitched source memory address
+        dstArray: Destination memory address
+        dstPos: Destination position offset
+        dstPtr: Pitched destination memory address
+        extent: Requested memory copy size
+        kind: Type of transfer
+    """
 
     srcArray: cudaArray_t
     srcPos: cudaPos
@@ -2477,7 +4324,15 @@ class cudaMemcpy3DParms(Structure):
 
 
 class cudaMemcpyNodeParams(Structure):
-    """struct cudaMemcpyNodeParams (driver_types.h): 176 bytes, aligned to 8."""
+    """struct cudaMemcpyNodeParams (driver_types.h): 176 bytes, aligned to 8.
+
+    Memcpy node parameters
+
+    Fields:
+        flags: Must be zero
+        reserved: Must be zero
+        copyParams: Parameters for the memory copy
+    """
 
     flags: int
     reserved: Array[c_int]
@@ -2485,7 +4340,21 @@ class cudaMemcpyNodeParams(Structure):
 
 
 class cudaMemcpy3DPeerParms(Structure):
-    """struct cudaMemcpy3DPeerParms (driver_types.h): 168 bytes, aligned to 8."""
+    """struct cudaMemcpy3DPeerParms (driver_types.h): 168 bytes, aligned to 8.
+
+    CUDA 3D cross-device memory copying parameters
+
+    Fields:
+        srcArray: Source memory address
+        srcPos: Source position offset
+        srcPtr: Pitched source memory address
+        srcDevice: Source device
+        dstArray: Destination memory address
+        dstPos: Destination position offset
+        dstPtr: Pitched destination memory address
+        dstDevice: Destination device
+        extent: Requested memory copy size
+    """
 
     srcArray: cudaArray_t
     srcPos: cudaPos
@@ -2499,7 +4368,18 @@ class cudaMemcpy3DPeerParms(Structure):
 
 
 class cudaMemsetParams(Structure):
-    """struct cudaMemsetParams (driver_types.h): 40 bytes, aligned to 8."""
+    """struct cudaMemsetParams (driver_types.h): 40 bytes, aligned to 8.
+
+    CUDA Memset node parameters
+
+    Fields:
+        dst: Destination device pointer
+        pitch: Pitch of destination device pointer. Unused if height is 1
+        value: Value to be set
+        elementSize: Size of each element in bytes. Must be 1, 2, or 4.
+        width: Width of the row in elements
+        height: Number of rows
+    """
 
     dst: int | None
     pitch: int
@@ -2510,7 +4390,18 @@ class cudaMemsetParams(Structure):
 
 
 class cudaMemsetParamsV2(Structure):
-    """struct cudaMemsetParamsV2 (driver_types.h): 40 bytes, aligned to 8."""
+    """struct cudaMemsetParamsV2 (driver_types.h): 40 bytes, aligned to 8.
+
+    CUDA Memset node parameters
+
+    Fields:
+        dst: Destination device pointer
+        pitch: Pitch of destination device pointer. Unused if height is 1
+        value: Value to be set
+        elementSize: Size of each element in bytes. Must be 1, 2, or 4.
+        width: Width of the row in elements
+        height: Number of rows
+    """
 
     dst: int | None
     pitch: int
@@ -2521,7 +4412,17 @@ class cudaMemsetParamsV2(Structure):
 
 
 class cudaAccessPolicyWindow(Structure):
-    """struct cudaAccessPolicyWindow (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaAccessPolicyWindow (driver_types.h): 32 bytes, aligned to 8.
+
+    Specifies an access policy for a window, a contiguous extent of memory beginning at base_ptr and ending at base_ptr + num_bytes. Partition into many segments and assign segments such that. sum of "hit segments" / window == approx. ratio. sum of "miss segments" / window == approx 1-ratio. Segments and ratio specifications are fitted to the capabilities of the architecture. Accesses in a hit segment apply the hitProp access policy. Accesses in a miss segment apply the missProp access policy.
+
+    Fields:
+        base_ptr: Starting address of the access policy window. CUDA driver may align it.
+        num_bytes: Size in bytes of the window policy. CUDA driver may restrict the maximum size and alignment.
+        hitRatio: hitRatio specifies percentage of lines assigned hitProp, rest are assigned missProp.
+        hitProp: CUaccessProperty set for hit.
+        missProp: CUaccessProperty set for miss. Must be either NORMAL or STREAMING.
+    """
 
     base_ptr: int | None
     num_bytes: int
@@ -2531,14 +4432,28 @@ class cudaAccessPolicyWindow(Structure):
 
 
 class cudaHostNodeParams(Structure):
-    """struct cudaHostNodeParams (driver_types.h): 16 bytes, aligned to 8."""
+    """struct cudaHostNodeParams (driver_types.h): 16 bytes, aligned to 8.
+
+    CUDA host node parameters
+
+    Fields:
+        fn: The function to call when the node executes
+        userData: Argument to pass to the function
+    """
 
     fn: _CFuncPtr
     userData: int | None
 
 
 class cudaHostNodeParamsV2(Structure):
-    """struct cudaHostNodeParamsV2 (driver_types.h): 16 bytes, aligned to 8."""
+    """struct cudaHostNodeParamsV2 (driver_types.h): 16 bytes, aligned to 8.
+
+    CUDA host node parameters
+
+    Fields:
+        fn: The function to call when the node executes
+        userData: Argument to pass to the function
+    """
 
     fn: _CFuncPtr
     userData: int | None
@@ -2549,19 +4464,33 @@ class cudaGraphicsResource(Structure):
 
 
 class cudaResourceDesc_res_array(Structure):
-    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->array) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->array) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        array: CUDA array
+    """
 
     array: cudaArray_t
 
 
 class cudaResourceDesc_res_mipmap(Structure):
-    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->mipmap) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->mipmap) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        mipmap: CUDA mipmapped array
+    """
 
     mipmap: cudaMipmappedArray_t
 
 
 class cudaResourceDesc_res_linear(Structure):
-    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->linear) (driver_types.h): 40 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->linear) (driver_types.h): 40 bytes, aligned to 8.
+
+    Fields:
+        devPtr: Device pointer
+        desc: Channel descriptor
+        sizeInBytes: Size in bytes
+    """
 
     devPtr: int | None
     desc: cudaChannelFormatDesc
@@ -2569,7 +4498,15 @@ class cudaResourceDesc_res_linear(Structure):
 
 
 class cudaResourceDesc_res_pitch2D(Structure):
-    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->pitch2D) (driver_types.h): 56 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->pitch2D) (driver_types.h): 56 bytes, aligned to 8.
+
+    Fields:
+        devPtr: Device pointer
+        desc: Channel descriptor
+        width: Width of the array in elements
+        height: Height of the array in elements
+        pitchInBytes: Pitch between two rows in bytes
+    """
 
     devPtr: int | None
     desc: cudaChannelFormatDesc
@@ -2588,14 +4525,33 @@ class cudaResourceDesc_res(Union):
 
 
 class cudaResourceDesc(Structure):
-    """struct cudaResourceDesc (driver_types.h): 64 bytes, aligned to 8."""
+    """struct cudaResourceDesc (driver_types.h): 64 bytes, aligned to 8.
+
+    CUDA resource descriptor
+
+    Fields:
+        resType: Resource type
+    """
 
     resType: int
     res: cudaResourceDesc_res
 
 
 class cudaResourceViewDesc(Structure):
-    """struct cudaResourceViewDesc (driver_types.h): 48 bytes, aligned to 8."""
+    """struct cudaResourceViewDesc (driver_types.h): 48 bytes, aligned to 8.
+
+    CUDA resource view descriptor
+
+    Fields:
+        format: Resource view format
+        width: Width of the resource view
+        height: Height of the resource view
+        depth: Depth of the resource view
+        firstMipmapLevel: First defined mipmap level
+        lastMipmapLevel: Last defined mipmap level
+        firstLayer: First layer index
+        lastLayer: Last layer index
+    """
 
     format: int
     width: int
@@ -2608,7 +4564,16 @@ class cudaResourceViewDesc(Structure):
 
 
 class cudaPointerAttributes(Structure):
-    """struct cudaPointerAttributes (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaPointerAttributes (driver_types.h): 24 bytes, aligned to 8.
+
+    CUDA pointer attributes
+
+    Fields:
+        type: The type of memory - cudaMemoryTypeUnregistered, cudaMemoryTypeHost, cudaMemoryTypeDevice or cudaMemoryTypeManaged.
+        device: The device against which the memory was allocated or registered. If the memory type is cudaMemoryTypeDevice then this identifies the device on which the memory referred physically resides. If the memory type is cudaMemoryTypeHost orcudaMemoryTypeManaged then this identifies the device which was current when the memory was allocated or registered (and if that device is deinitialized then this allocation will vanish with that device's state).
+        devicePointer: The address which may be dereferenced on the current device to access the memory or NULL if no such address exists.
+        hostPointer: The address which may be dereferenced on the host to access the memory or NULL if no such address exists.
+    """
 
     type: int
     device: int
@@ -2617,7 +4582,27 @@ class cudaPointerAttributes(Structure):
 
 
 class cudaFuncAttributes(Structure):
-    """struct cudaFuncAttributes (driver_types.h): 144 bytes, aligned to 8."""
+    """struct cudaFuncAttributes (driver_types.h): 144 bytes, aligned to 8.
+
+    CUDA function attributes
+
+    Fields:
+        sharedSizeBytes: The size in bytes of statically-allocated shared memory per block required by this function. This does not include dynamically-allocated shared memory requested by the user at runtime.
+        constSizeBytes: The size in bytes of user-allocated constant memory required by this function.
+        localSizeBytes: The size in bytes of local memory used by each thread of this function.
+        maxThreadsPerBlock: The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded.
+        numRegs: The number of registers used by each thread of this function.
+        ptxVersion: The PTX virtual architecture version for which the function was compiled. This value is the major PTX version * 10 + the minor PTX version, so a PTX version 1.3 function would return the value 13.
+        binaryVersion: The binary architecture version for which the function was compiled. This value is the major binary version * 10 + the minor binary version, so a binary version 1.3 function would return the value 13.
+        cacheModeCA: The attribute to indicate whether the function has been compiled with user specified option "-Xptxas --dlcm=ca" set.
+        maxDynamicSharedSizeBytes: The maximum size in bytes of dynamic shared memory per block for this function. Any launch must have a dynamic shared memory size smaller than this value.
+        preferredShmemCarveout: On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the maximum shared memory. Refer to cudaDevAttrMaxSharedMemoryPerMultiprocessor. This is only a hint, and the driver can choose a different ratio if required to execute the function. See cudaFuncSetAttribute
+        clusterDimMustBeSet: If this attribute is set, the kernel must launch with a valid cluster dimension specified.
+        requiredClusterWidth: The required cluster width/height/depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return cudaErrorNotPermitted. See cudaFuncSetAttribute
+        clusterSchedulingPolicyPreference: The block scheduling policy of a function. See cudaFuncSetAttribute
+        nonPortableClusterSizeAllowed: Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See cudaFuncSetAttribute
+        reserved: Reserved for future use.
+    """
 
     sharedSizeBytes: int
     constSizeBytes: int
@@ -2639,21 +4624,46 @@ class cudaFuncAttributes(Structure):
 
 
 class cudaMemLocation(Structure):
-    """struct cudaMemLocation (driver_types.h): 8 bytes, aligned to 4."""
+    """struct cudaMemLocation (driver_types.h): 8 bytes, aligned to 4.
+
+    Specifies a memory location. To specify a gpu, set type = cudaMemLocationTypeDevice and set id = the gpu's device ordinal. To specify a cpu NUMA node, set type = cudaMemLocationTypeHostNuma and set id = host NUMA node id.
+
+    Fields:
+        type: Specifies the location type, which modifies the meaning of id.
+        id: identifier for a given this location's CUmemLocationType.
+    """
 
     type: int
     id: int
 
 
 class cudaMemAccessDesc(Structure):
-    """struct cudaMemAccessDesc (driver_types.h): 12 bytes, aligned to 4."""
+    """struct cudaMemAccessDesc (driver_types.h): 12 bytes, aligned to 4.
+
+    Memory access descriptor
+
+    Fields:
+        location: Location on which the request is to change it's accessibility
+        flags: CUmemProt accessibility flags to set on the request
+    """
 
     location: cudaMemLocation
     flags: int
 
 
 class cudaMemPoolProps(Structure):
-    """struct cudaMemPoolProps (driver_types.h): 88 bytes, aligned to 8."""
+    """struct cudaMemPoolProps (driver_types.h): 88 bytes, aligned to 8.
+
+    Specifies the properties of allocations made from the pool.
+
+    Fields:
+        allocType: Allocation type. Currently must be specified as cudaMemAllocationTypePinned
+        handleTypes: Handle types that will be supported by allocations from the pool.
+        location: Location allocations should reside.
+        win32SecurityAttributes: Windows-specific LPSECURITYATTRIBUTES required when cudaMemHandleTypeWin32 is specified. This security attribute defines the scope of which exported allocations may be tranferred to other processes. In all other cases, this field is required to be zero.
+        maxSize: Maximum pool size. When set to 0, defaults to a system dependent value.
+        reserved: reserved for future use, must be 0
+    """
 
     allocType: int
     handleTypes: int
@@ -2664,13 +4674,26 @@ class cudaMemPoolProps(Structure):
 
 
 class cudaMemPoolPtrExportData(Structure):
-    """struct cudaMemPoolPtrExportData (driver_types.h): 64 bytes, aligned to 1."""
+    """struct cudaMemPoolPtrExportData (driver_types.h): 64 bytes, aligned to 1.
+
+    Opaque data for exporting a pool allocation
+    """
 
     reserved: Array[c_ubyte]
 
 
 class cudaMemAllocNodeParams(Structure):
-    """struct cudaMemAllocNodeParams (driver_types.h): 120 bytes, aligned to 8."""
+    """struct cudaMemAllocNodeParams (driver_types.h): 120 bytes, aligned to 8.
+
+    Memory allocation node parameters
+
+    Fields:
+        poolProps: in: array of memory access descriptors. Used to describe peer GPU access
+        accessDescs: in: number of memory access descriptors. Must not exceed the number of GPUs.
+        accessDescCount: in: Number of `accessDescs`s
+        bytesize: in: size in bytes of the requested allocation
+        dptr: out: address of the allocation returned by CUDA
+    """
 
     poolProps: cudaMemPoolProps
     accessDescs: _Pointer[cudaMemAccessDesc]
@@ -2680,7 +4703,17 @@ class cudaMemAllocNodeParams(Structure):
 
 
 class cudaMemAllocNodeParamsV2(Structure):
-    """struct cudaMemAllocNodeParamsV2 (driver_types.h): 120 bytes, aligned to 8."""
+    """struct cudaMemAllocNodeParamsV2 (driver_types.h): 120 bytes, aligned to 8.
+
+    Memory allocation node parameters
+
+    Fields:
+        poolProps: in: array of memory access descriptors. Used to describe peer GPU access
+        accessDescs: in: number of memory access descriptors. Must not exceed the number of GPUs.
+        accessDescCount: in: Number of `accessDescs`s
+        bytesize: in: size in bytes of the requested allocation
+        dptr: out: address of the allocation returned by CUDA
+    """
 
     poolProps: cudaMemPoolProps
     accessDescs: _Pointer[cudaMemAccessDesc]
@@ -2690,19 +4723,128 @@ class cudaMemAllocNodeParamsV2(Structure):
 
 
 class cudaMemFreeNodeParams(Structure):
-    """struct cudaMemFreeNodeParams (driver_types.h): 8 bytes, aligned to 8."""
+    """struct cudaMemFreeNodeParams (driver_types.h): 8 bytes, aligned to 8.
+
+    Memory free node parameters
+
+    Fields:
+        dptr: in: the pointer to free
+    """
 
     dptr: int | None
 
 
 class CUuuid_st(Structure):
-    """struct CUuuid_st (driver_types.h): 16 bytes, aligned to 1."""
+    """struct CUuuid_st (driver_types.h): 16 bytes, aligned to 1.
+
+    CUDA UUID types
+    """
 
     bytes: bytes
 
 
 class cudaDeviceProp(Structure):
-    """struct cudaDeviceProp (driver_types.h): 1032 bytes, aligned to 8."""
+    """struct cudaDeviceProp (driver_types.h): 1032 bytes, aligned to 8.
+
+    CUDA device properties
+
+    Fields:
+        name: ASCII string identifying device
+        uuid: 16-byte unique identifier
+        luid: 8-byte locally unique identifier. Value is undefined on TCC and non-Windows platforms
+        luidDeviceNodeMask: LUID device node mask. Value is undefined on TCC and non-Windows platforms
+        totalGlobalMem: Global memory available on device in bytes
+        sharedMemPerBlock: Shared memory available per block in bytes
+        regsPerBlock: 32-bit registers available per block
+        warpSize: Warp size in threads
+        memPitch: Maximum pitch in bytes allowed by memory copies
+        maxThreadsPerBlock: Maximum number of threads per block
+        maxThreadsDim: Maximum size of each dimension of a block
+        maxGridSize: Maximum size of each dimension of a grid
+        clockRate: Deprecated, Clock frequency in kilohertz
+        totalConstMem: Constant memory available on device in bytes
+        major: Major compute capability
+        minor: Minor compute capability
+        textureAlignment: Alignment requirement for textures
+        texturePitchAlignment: Pitch alignment requirement for texture references bound to pitched memory
+        deviceOverlap: Device can concurrently copy memory and execute a kernel. Deprecated. Use instead asyncEngineCount.
+        multiProcessorCount: Number of multiprocessors on device
+        kernelExecTimeoutEnabled: Deprecated, Specified whether there is a run time limit on kernels
+        integrated: Device is integrated as opposed to discrete
+        canMapHostMemory: Device can map host memory with cudaHostAlloc/cudaHostGetDevicePointer
+        computeMode: Deprecated, Compute mode (See cudaComputeMode)
+        maxTexture1D: Maximum 1D texture size
+        maxTexture1DMipmap: Maximum 1D mipmapped texture size
+        maxTexture1DLinear: Deprecated, do not use. Use cudaDeviceGetTexture1DLinearMaxWidth() or cuDeviceGetTexture1DLinearMaxWidth() instead.
+        maxTexture2D: Maximum 2D texture dimensions
+        maxTexture2DMipmap: Maximum 2D mipmapped texture dimensions
+        maxTexture2DLinear: Maximum dimensions (width, height, pitch) for 2D textures bound to pitched memory
+        maxTexture2DGather: Maximum 2D texture dimensions if texture gather operations have to be performed
+        maxTexture3D: Maximum 3D texture dimensions
+        maxTexture3DAlt: Maximum alternate 3D texture dimensions
+        maxTextureCubemap: Maximum Cubemap texture dimensions
+        maxTexture1DLayered: Maximum 1D layered texture dimensions
+        maxTexture2DLayered: Maximum 2D layered texture dimensions
+        maxTextureCubemapLayered: Maximum Cubemap layered texture dimensions
+        maxSurface1D: Maximum 1D surface size
+        maxSurface2D: Maximum 2D surface dimensions
+        maxSurface3D: Maximum 3D surface dimensions
+        maxSurface1DLayered: Maximum 1D layered surface dimensions
+        maxSurface2DLayered: Maximum 2D layered surface dimensions
+        maxSurfaceCubemap: Maximum Cubemap surface dimensions
+        maxSurfaceCubemapLayered: Maximum Cubemap layered surface dimensions
+        surfaceAlignment: Alignment requirements for surfaces
+        concurrentKernels: Device can possibly execute multiple kernels concurrently
+        ECCEnabled: Device has ECC support enabled
+        pciBusID: PCI bus ID of the device
+        pciDeviceID: PCI device ID of the device
+        pciDomainID: PCI domain ID of the device
+        tccDriver: 1 if device is a Tesla device using TCC driver, 0 otherwise
+        asyncEngineCount: Number of asynchronous engines
+        unifiedAddressing: Device shares a unified address space with the host
+        memoryClockRate: Deprecated, Peak memory clock frequency in kilohertz
+        memoryBusWidth: Global memory bus width in bits
+        l2CacheSize: Size of L2 cache in bytes
+        persistingL2CacheMaxSize: Device's maximum l2 persisting lines capacity setting in bytes
+        maxThreadsPerMultiProcessor: Maximum resident threads per multiprocessor
+        streamPrioritiesSupported: Device supports stream priorities
+        globalL1CacheSupported: Device supports caching globals in L1
+        localL1CacheSupported: Device supports caching locals in L1
+        sharedMemPerMultiprocessor: Shared memory available per multiprocessor in bytes
+        regsPerMultiprocessor: 32-bit registers available per multiprocessor
+        managedMemory: Device supports allocating managed memory on this system
+        isMultiGpuBoard: Device is on a multi-GPU board
+        multiGpuBoardGroupID: Unique identifier for a group of devices on the same multi-GPU board
+        hostNativeAtomicSupported: Link between the device and the host supports native atomic operations
+        singleToDoublePrecisionPerfRatio: Deprecated, Ratio of single precision performance (in floating-point operations per second) to double precision performance
+        pageableMemoryAccess: Device supports coherently accessing pageable memory without calling cudaHostRegister on it
+        concurrentManagedAccess: Device can coherently access managed memory concurrently with the CPU
+        computePreemptionSupported: Device supports Compute Preemption
+        canUseHostPointerForRegisteredMem: Device can access host registered memory at the same virtual address as the CPU
+        cooperativeLaunch: Device supports launching cooperative kernels via cudaLaunchCooperativeKernel
+        cooperativeMultiDeviceLaunch: Deprecated, cudaLaunchCooperativeKernelMultiDevice is deprecated.
+        sharedMemPerBlockOptin: Per device maximum shared memory per block usable by special opt in
+        pageableMemoryAccessUsesHostPageTables: Device accesses pageable memory via the host's page tables
+        directManagedMemAccessFromHost: Host can directly access managed memory on the device without migration.
+        maxBlocksPerMultiProcessor: Maximum number of resident blocks per multiprocessor
+        accessPolicyMaxWindowSize: The maximum value of cudaAccessPolicyWindownum_bytes.
+        reservedSharedMemPerBlock: Shared memory reserved by CUDA driver per block in bytes
+        hostRegisterSupported: Device supports host memory registration via cudaHostRegister.
+        sparseCudaArraySupported: 1 if the device supports sparse CUDA arrays and sparse CUDA mipmapped arrays, 0 otherwise
+        hostRegisterReadOnlySupported: Device supports using the cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU
+        timelineSemaphoreInteropSupported: External timeline semaphore interop is supported on the device
+        memoryPoolsSupported: 1 if the device supports using the cudaMallocAsync and cudaMemPool family of APIs, 0 otherwise
+        gpuDirectRDMASupported: 1 if the device supports GPUDirect RDMA APIs, 0 otherwise
+        gpuDirectRDMAFlushWritesOptions: Bitmask to be interpreted according to the cudaFlushGPUDirectRDMAWritesOptions enum
+        gpuDirectRDMAWritesOrdering: See the cudaGPUDirectRDMAWritesOrdering enum for numerical values
+        memoryPoolSupportedHandleTypes: Bitmask of handle types supported with mempool-based IPC
+        deferredMappingCudaArraySupported: 1 if the device supports deferred mapping CUDA arrays and CUDA mipmapped arrays
+        ipcEventSupported: Device supports IPC Events.
+        clusterLaunch: Indicates device supports cluster launch
+        unifiedFunctionPointers: Indicates device supports unified pointers
+        reserved1: Reserved for future use
+        reserved: Reserved for future use
+    """
 
     name: bytes
     uuid: cudaUUID_t
@@ -2803,13 +4945,19 @@ class cudaDeviceProp(Structure):
 
 
 class cudaIpcEventHandle_st(Structure):
-    """struct cudaIpcEventHandle_st (driver_types.h): 64 bytes, aligned to 1."""
+    """struct cudaIpcEventHandle_st (driver_types.h): 64 bytes, aligned to 1.
+
+    CUDA IPC event handle
+    """
 
     reserved: bytes
 
 
 class cudaIpcMemHandle_st(Structure):
-    """struct cudaIpcMemHandle_st (driver_types.h): 64 bytes, aligned to 1."""
+    """struct cudaIpcMemHandle_st (driver_types.h): 64 bytes, aligned to 1.
+
+    CUDA IPC memory handle
+    """
 
     reserved: bytes
 
@@ -2821,14 +4969,26 @@ class cudaMemFabricHandle_st(Structure):
 
 
 class cudaExternalMemoryHandleDesc_handle_win32(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalMemoryHandleDesc *)0)->handle) *)0)->win32) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalMemoryHandleDesc *)0)->handle) *)0)->win32) (driver_types.h): 16 bytes, aligned to 8.
+
+    Win32 handle referencing the semaphore object. Valid when type is one of the following: - cudaExternalMemoryHandleTypeOpaqueWin32 - cudaExternalMemoryHandleTypeOpaqueWin32Kmt - cudaExternalMemoryHandleTypeD3D12Heap - cudaExternalMemoryHandleTypeD3D12Resource - cudaExternalMemoryHandleTypeD3D11Resource - cudaExternalMemoryHandleTypeD3D11ResourceKmt Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: cudaExternalMemoryHandleTypeOpaqueWin32Kmt cudaExternalMemoryHandleTypeD3D11ResourceKmt then 'name' must be NULL.
+
+    Fields:
+        handle: Valid NT handle. Must be NULL if 'name' is non-NULL
+        name: Name of a valid memory object. Must be NULL if 'handle' is non-NULL.
+    """
 
     handle: int | None
     name: int | None
 
 
 class cudaExternalMemoryHandleDesc_handle(Union):
-    """__typeof__(((struct cudaExternalMemoryHandleDesc *)0)->handle) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((struct cudaExternalMemoryHandleDesc *)0)->handle) (driver_types.h): 16 bytes, aligned to 8.
+
+    Fields:
+        fd: File descriptor referencing the memory object. Valid when type is cudaExternalMemoryHandleTypeOpaqueFd
+        nvSciBufObject: A handle representing NvSciBuf Object. Valid when type is cudaExternalMemoryHandleTypeNvSciBuf
+    """
 
     fd: int
     win32: cudaExternalMemoryHandleDesc_handle_win32
@@ -2836,7 +4996,15 @@ class cudaExternalMemoryHandleDesc_handle(Union):
 
 
 class cudaExternalMemoryHandleDesc(Structure):
-    """struct cudaExternalMemoryHandleDesc (driver_types.h): 40 bytes, aligned to 8."""
+    """struct cudaExternalMemoryHandleDesc (driver_types.h): 40 bytes, aligned to 8.
+
+    External memory handle descriptor
+
+    Fields:
+        type: Type of the handle
+        size: Size of the memory allocation
+        flags: Flags must either be zero or cudaExternalMemoryDedicated
+    """
 
     type: int
     handle: cudaExternalMemoryHandleDesc_handle
@@ -2845,7 +5013,15 @@ class cudaExternalMemoryHandleDesc(Structure):
 
 
 class cudaExternalMemoryBufferDesc(Structure):
-    """struct cudaExternalMemoryBufferDesc (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaExternalMemoryBufferDesc (driver_types.h): 24 bytes, aligned to 8.
+
+    External memory buffer descriptor
+
+    Fields:
+        offset: Offset into the memory object where the buffer's base is
+        size: Size of the buffer
+        flags: Flags reserved for future use. Must be zero.
+    """
 
     offset: int
     size: int
@@ -2853,7 +5029,17 @@ class cudaExternalMemoryBufferDesc(Structure):
 
 
 class cudaExternalMemoryMipmappedArrayDesc(Structure):
-    """struct cudaExternalMemoryMipmappedArrayDesc (driver_types.h): 64 bytes, aligned to 8."""
+    """struct cudaExternalMemoryMipmappedArrayDesc (driver_types.h): 64 bytes, aligned to 8.
+
+    External memory mipmap descriptor
+
+    Fields:
+        offset: Offset into the memory object where the base level of the mipmap chain is.
+        formatDesc: Format of base level of the mipmap chain
+        extent: Dimensions of base level of the mipmap chain
+        flags: Flags associated with CUDA mipmapped arrays. See cudaMallocMipmappedArray
+        numLevels: Total number of levels in the mipmap chain
+    """
 
     offset: int
     formatDesc: cudaChannelFormatDesc
@@ -2863,14 +5049,26 @@ class cudaExternalMemoryMipmappedArrayDesc(Structure):
 
 
 class cudaExternalSemaphoreHandleDesc_handle_win32(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreHandleDesc *)0)->handle) *)0)->win32) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreHandleDesc *)0)->handle) *)0)->win32) (driver_types.h): 16 bytes, aligned to 8.
+
+    Win32 handle referencing the semaphore object. Valid when type is one of the following: - cudaExternalSemaphoreHandleTypeOpaqueWin32 - cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt - cudaExternalSemaphoreHandleTypeD3D12Fence - cudaExternalSemaphoreHandleTypeD3D11Fence - cudaExternalSemaphoreHandleTypeKeyedMutex - cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32 Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt cudaExternalSemaphoreHandleTypeKeyedMutexKmt then 'name' must be NULL.
+
+    Fields:
+        handle: Valid NT handle. Must be NULL if 'name' is non-NULL
+        name: Name of a valid synchronization primitive. Must be NULL if 'handle' is non-NULL.
+    """
 
     handle: int | None
     name: int | None
 
 
 class cudaExternalSemaphoreHandleDesc_handle(Union):
-    """__typeof__(((struct cudaExternalSemaphoreHandleDesc *)0)->handle) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((struct cudaExternalSemaphoreHandleDesc *)0)->handle) (driver_types.h): 16 bytes, aligned to 8.
+
+    Fields:
+        fd: File descriptor referencing the semaphore object. Valid when type is one of the following: - cudaExternalSemaphoreHandleTypeOpaqueFd - cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd
+        nvSciSyncObj: Valid NvSciSyncObj. Must be non NULL
+    """
 
     fd: int
     win32: cudaExternalSemaphoreHandleDesc_handle_win32
@@ -2878,7 +5076,14 @@ class cudaExternalSemaphoreHandleDesc_handle(Union):
 
 
 class cudaExternalSemaphoreHandleDesc(Structure):
-    """struct cudaExternalSemaphoreHandleDesc (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreHandleDesc (driver_types.h): 32 bytes, aligned to 8.
+
+    External semaphore handle descriptor
+
+    Fields:
+        type: Type of the handle
+        flags: Flags reserved for the future. Must be zero.
+    """
 
     type: int
     handle: cudaExternalSemaphoreHandleDesc_handle
@@ -2886,20 +5091,33 @@ class cudaExternalSemaphoreHandleDesc(Structure):
 
 
 class cudaExternalSemaphoreSignalParams_v1_params_fence(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams_v1 *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams_v1 *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8.
+
+    Parameters for fence objects
+
+    Fields:
+        value: Value of fence to be signaled
+    """
 
     value: int
 
 
 class cudaExternalSemaphoreSignalParams_v1_params_nvSciSync(Union):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams_v1 *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams_v1 *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        fence: Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync.
+    """
 
     fence: int | None
     reserved: int
 
 
 class cudaExternalSemaphoreSignalParams_v1_params_keyedMutex(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams_v1 *)0)->params) *)0)->keyedMutex) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams_v1 *)0)->params) *)0)->keyedMutex) (driver_types.h): 8 bytes, aligned to 8.
+
+    Parameters for keyed mutex objects
+    """
 
     key: int
 
@@ -2913,27 +5131,50 @@ class cudaExternalSemaphoreSignalParams_v1_params(Structure):
 
 
 class cudaExternalSemaphoreSignalParams_v1(Structure):
-    """struct cudaExternalSemaphoreSignalParams_v1 (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreSignalParams_v1 (driver_types.h): 32 bytes, aligned to 8.
+
+    External semaphore signal parameters(deprecated)
+
+    Fields:
+        flags: Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while signaling the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero.
+    """
 
     params: cudaExternalSemaphoreSignalParams_v1_params
     flags: int
 
 
 class cudaExternalSemaphoreWaitParams_v1_params_fence(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams_v1 *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams_v1 *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8.
+
+    Parameters for fence objects
+
+    Fields:
+        value: Value of fence to be waited on
+    """
 
     value: int
 
 
 class cudaExternalSemaphoreWaitParams_v1_params_nvSciSync(Union):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams_v1 *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams_v1 *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        fence: Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync.
+    """
 
     fence: int | None
     reserved: int
 
 
 class cudaExternalSemaphoreWaitParams_v1_params_keyedMutex(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams_v1 *)0)->params) *)0)->keyedMutex) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams_v1 *)0)->params) *)0)->keyedMutex) (driver_types.h): 16 bytes, aligned to 8.
+
+    Parameters for keyed mutex objects
+
+    Fields:
+        key: Value of key to acquire the mutex with
+        timeoutMs: Timeout in milliseconds to wait to acquire the mutex
+    """
 
     key: int
     timeoutMs: int
@@ -2948,27 +5189,46 @@ class cudaExternalSemaphoreWaitParams_v1_params(Structure):
 
 
 class cudaExternalSemaphoreWaitParams_v1(Structure):
-    """struct cudaExternalSemaphoreWaitParams_v1 (driver_types.h): 40 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreWaitParams_v1 (driver_types.h): 40 bytes, aligned to 8.
+
+    External semaphore wait parameters(deprecated)
+
+    Fields:
+        flags: Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while waiting for the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero.
+    """
 
     params: cudaExternalSemaphoreWaitParams_v1_params
     flags: int
 
 
 class cudaExternalSemaphoreSignalParams_params_fence(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8.
+
+    Parameters for fence objects
+
+    Fields:
+        value: Value of fence to be signaled
+    """
 
     value: int
 
 
 class cudaExternalSemaphoreSignalParams_params_nvSciSync(Union):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        fence: Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync.
+    """
 
     fence: int | None
     reserved: int
 
 
 class cudaExternalSemaphoreSignalParams_params_keyedMutex(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->keyedMutex) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->keyedMutex) (driver_types.h): 8 bytes, aligned to 8.
+
+    Parameters for keyed mutex objects
+    """
 
     key: int
 
@@ -2983,7 +5243,13 @@ class cudaExternalSemaphoreSignalParams_params(Structure):
 
 
 class cudaExternalSemaphoreSignalParams(Structure):
-    """struct cudaExternalSemaphoreSignalParams (driver_types.h): 144 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreSignalParams (driver_types.h): 144 bytes, aligned to 8.
+
+    External semaphore signal parameters, compatible with driver type
+
+    Fields:
+        flags: Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while signaling the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero.
+    """
 
     params: cudaExternalSemaphoreSignalParams_params
     flags: int
@@ -2991,20 +5257,37 @@ class cudaExternalSemaphoreSignalParams(Structure):
 
 
 class cudaExternalSemaphoreWaitParams_params_fence(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8.
+
+    Parameters for fence objects
+
+    Fields:
+        value: Value of fence to be waited on
+    """
 
     value: int
 
 
 class cudaExternalSemaphoreWaitParams_params_nvSciSync(Union):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        fence: Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync.
+    """
 
     fence: int | None
     reserved: int
 
 
 class cudaExternalSemaphoreWaitParams_params_keyedMutex(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->keyedMutex) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->keyedMutex) (driver_types.h): 16 bytes, aligned to 8.
+
+    Parameters for keyed mutex objects
+
+    Fields:
+        key: Value of key to acquire the mutex with
+        timeoutMs: Timeout in milliseconds to wait to acquire the mutex
+    """
 
     key: int
     timeoutMs: int
@@ -3020,7 +5303,13 @@ class cudaExternalSemaphoreWaitParams_params(Structure):
 
 
 class cudaExternalSemaphoreWaitParams(Structure):
-    """struct cudaExternalSemaphoreWaitParams (driver_types.h): 144 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreWaitParams (driver_types.h): 144 bytes, aligned to 8.
+
+    External semaphore wait parameters, compatible with driver type
+
+    Fields:
+        flags: Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while waiting for the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero.
+    """
 
     params: cudaExternalSemaphoreWaitParams_params
     flags: int
@@ -3068,7 +5357,18 @@ class CUmemPoolHandle_st(Structure):
 
 
 class cudaLaunchParams(Structure):
-    """struct cudaLaunchParams (driver_types.h): 56 bytes, aligned to 8."""
+    """struct cudaLaunchParams (driver_types.h): 56 bytes, aligned to 8.
+
+    CUDA launch parameters
+
+    Fields:
+        func: Device function symbol
+        gridDim: Grid dimentions
+        blockDim: Block dimentions
+        args: Arguments
+        sharedMem: Shared memory
+        stream: Stream identifier
+    """
 
     func: int | None
     gridDim: dim3
@@ -3079,7 +5379,18 @@ class cudaLaunchParams(Structure):
 
 
 class cudaKernelNodeParams(Structure):
-    """struct cudaKernelNodeParams (driver_types.h): 56 bytes, aligned to 8."""
+    """struct cudaKernelNodeParams (driver_types.h): 56 bytes, aligned to 8.
+
+    CUDA GPU kernel node parameters
+
+    Fields:
+        func: Kernel to launch
+        gridDim: Grid dimensions
+        blockDim: Block dimensions
+        sharedMemBytes: Dynamic shared-memory size per thread block in bytes
+        kernelParams: Array of pointers to individual kernel arguments
+        extra: Pointer to kernel arguments in the "extra" format
+    """
 
     func: int | None
     gridDim: dim3
@@ -3090,7 +5401,18 @@ class cudaKernelNodeParams(Structure):
 
 
 class cudaKernelNodeParamsV2(Structure):
-    """struct cudaKernelNodeParamsV2 (driver_types.h): 56 bytes, aligned to 8."""
+    """struct cudaKernelNodeParamsV2 (driver_types.h): 56 bytes, aligned to 8.
+
+    CUDA GPU kernel node parameters
+
+    Fields:
+        func: Kernel to launch
+        gridDim: Grid dimensions
+        blockDim: Block dimensions
+        sharedMemBytes: Dynamic shared-memory size per thread block in bytes
+        kernelParams: Array of pointers to individual kernel arguments
+        extra: Pointer to kernel arguments in the "extra" format
+    """
 
     func: int | None
     gridDim: dim3
@@ -3101,7 +5423,15 @@ class cudaKernelNodeParamsV2(Structure):
 
 
 class cudaExternalSemaphoreSignalNodeParams(Structure):
-    """struct cudaExternalSemaphoreSignalNodeParams (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreSignalNodeParams (driver_types.h): 24 bytes, aligned to 8.
+
+    External semaphore signal node parameters
+
+    Fields:
+        extSemArray: Array of external semaphore handles.
+        paramsArray: Array of external semaphore signal parameters.
+        numExtSems: Number of handles and parameters supplied in extSemArray and paramsArray.
+    """
 
     extSemArray: _Pointer[cudaExternalSemaphore_t]
     paramsArray: _Pointer[cudaExternalSemaphoreSignalParams]
@@ -3109,7 +5439,15 @@ class cudaExternalSemaphoreSignalNodeParams(Structure):
 
 
 class cudaExternalSemaphoreSignalNodeParamsV2(Structure):
-    """struct cudaExternalSemaphoreSignalNodeParamsV2 (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreSignalNodeParamsV2 (driver_types.h): 24 bytes, aligned to 8.
+
+    External semaphore signal node parameters
+
+    Fields:
+        extSemArray: Array of external semaphore handles.
+        paramsArray: Array of external semaphore signal parameters.
+        numExtSems: Number of handles and parameters supplied in extSemArray and paramsArray.
+    """
 
     extSemArray: _Pointer[cudaExternalSemaphore_t]
     paramsArray: _Pointer[cudaExternalSemaphoreSignalParams]
@@ -3117,7 +5455,15 @@ class cudaExternalSemaphoreSignalNodeParamsV2(Structure):
 
 
 class cudaExternalSemaphoreWaitNodeParams(Structure):
-    """struct cudaExternalSemaphoreWaitNodeParams (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreWaitNodeParams (driver_types.h): 24 bytes, aligned to 8.
+
+    External semaphore wait node parameters
+
+    Fields:
+        extSemArray: Array of external semaphore handles.
+        paramsArray: Array of external semaphore wait parameters.
+        numExtSems: Number of handles and parameters supplied in extSemArray and paramsArray.
+    """
 
     extSemArray: _Pointer[cudaExternalSemaphore_t]
     paramsArray: _Pointer[cudaExternalSemaphoreWaitParams]
@@ -3125,7 +5471,15 @@ class cudaExternalSemaphoreWaitNodeParams(Structure):
 
 
 class cudaExternalSemaphoreWaitNodeParamsV2(Structure):
-    """struct cudaExternalSemaphoreWaitNodeParamsV2 (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreWaitNodeParamsV2 (driver_types.h): 24 bytes, aligned to 8.
+
+    External semaphore wait node parameters
+
+    Fields:
+        extSemArray: Array of external semaphore handles.
+        paramsArray: Array of external semaphore wait parameters.
+        numExtSems: Number of handles and parameters supplied in extSemArray and paramsArray.
+    """
 
     extSemArray: _Pointer[cudaExternalSemaphore_t]
     paramsArray: _Pointer[cudaExternalSemaphoreWaitParams]
@@ -3133,7 +5487,16 @@ class cudaExternalSemaphoreWaitNodeParamsV2(Structure):
 
 
 class cudaConditionalNodeParams(Structure):
-    """struct cudaConditionalNodeParams (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaConditionalNodeParams (driver_types.h): 24 bytes, aligned to 8.
+
+    CUDA conditional node parameters
+
+    Fields:
+        handle: Conditional node handle. Handles must be created in advance of creating the node using cudaGraphConditionalHandleCreate.
+        type: Type of conditional node.
+        size: Size of graph output array. Must be 1.
+        phGraph_out: CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same CUDA context. These graphs may be populated using graph node creation APIs or cudaStreamBeginCaptureToGraph.
+    """
 
     handle: int
     type: int
@@ -3142,25 +5505,59 @@ class cudaConditionalNodeParams(Structure):
 
 
 class cudaChildGraphNodeParams(Structure):
-    """struct cudaChildGraphNodeParams (driver_types.h): 8 bytes, aligned to 8."""
+    """struct cudaChildGraphNodeParams (driver_types.h): 8 bytes, aligned to 8.
+
+    Child graph node parameters
+
+    Fields:
+        graph: The child graph to clone into the node for node creation, or a handle to the graph owned by the node for node query
+    """
 
     graph: cudaGraph_t
 
 
 class cudaEventRecordNodeParams(Structure):
-    """struct cudaEventRecordNodeParams (driver_types.h): 8 bytes, aligned to 8."""
+    """struct cudaEventRecordNodeParams (driver_types.h): 8 bytes, aligned to 8.
+
+    Event record node parameters
+
+    Fields:
+        event: The event to record when the node executes
+    """
 
     event: cudaEvent_t
 
 
 class cudaEventWaitNodeParams(Structure):
-    """struct cudaEventWaitNodeParams (driver_types.h): 8 bytes, aligned to 8."""
+    """struct cudaEventWaitNodeParams (driver_types.h): 8 bytes, aligned to 8.
+
+    Event wait node parameters
+
+    Fields:
+        event: The event to wait on from the node
+    """
 
     event: cudaEvent_t
 
 
 class cudaGraphNodeParams__anon0(Union):
-    """anonymous union member of cudaGraphNodeParams (driver_types.h): 232 bytes, aligned to 8."""
+    """anonymous union member of cudaGraphNodeParams (driver_types.h): 232 bytes, aligned to 8.
+
+    Fields:
+        reserved1: Padding. Unused bytes must be zero.
+        kernel: Kernel node parameters.
+        memcpy: Memcpy node parameters.
+        memset: Memset node parameters.
+        host: Host node parameters.
+        graph: Child graph node parameters.
+        eventWait: Event wait node parameters.
+        eventRecord: Event record node parameters.
+        extSemSignal: External semaphore signal node parameters.
+        extSemWait: External semaphore wait node parameters.
+        alloc: Memory allocation node parameters.
+        free: Memory free node parameters.
+        conditional: Conditional node parameters.
+    """
 
     reserved1: Array[c_longlong]
     kernel: cudaKernelNodeParamsV2
@@ -3178,7 +5575,15 @@ class cudaGraphNodeParams__anon0(Union):
 
 
 class cudaGraphNodeParams(Structure):
-    """struct cudaGraphNodeParams (driver_types.h): 256 bytes, aligned to 8."""
+    """struct cudaGraphNodeParams (driver_types.h): 256 bytes, aligned to 8.
+
+    Graph node parameters. See cudaGraphAddNode.
+
+    Fields:
+        type: Type of the node
+        reserved0: Reserved. Must be zero.
+        reserved2: Reserved bytes. Must be zero.
+    """
 
     type: int
     reserved0: Array[c_int]
@@ -3200,7 +5605,16 @@ class cudaGraphNodeParams(Structure):
 
 
 class cudaGraphEdgeData_st(Structure):
-    """struct cudaGraphEdgeData_st (driver_types.h): 8 bytes, aligned to 1."""
+    """struct cudaGraphEdgeData_st (driver_types.h): 8 bytes, aligned to 1.
+
+    Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and default to a zero-initialized value if not specified. A zero-initialized struct indicates a standard full serialization of two nodes with memory visibility.
+
+    Fields:
+        from_port: This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). <br> Only kernel nodes define non-zero ports. A kernel node can use the following output port types: cudaGraphKernelNodePortDefault, cudaGraphKernelNodePortProgrammatic, or cudaGraphKernelNodePortLaunchCompletion.
+        to_port: This indicates what portion of the downstream node is dependent on the upstream node or portion thereof (indicated by from_port). The meaning is specific to the node type. A value of 0 in all cases means the entirety of the downstream node is dependent on the upstream work. <br> Currently no node types define non-zero ports. Accordingly, this field must be set to zero.
+        type: This should be populated with a value from cudaGraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See cudaGraphDependencyType.
+        reserved: These bytes are unused and must be zeroed. This ensures compatibility if additional fields are added in the future.
+    """
 
     from_port: int
     to_port: int
@@ -3213,7 +5627,16 @@ class CUgraphExec_st(Structure):
 
 
 class cudaGraphInstantiateParams_st(Structure):
-    """struct cudaGraphInstantiateParams_st (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaGraphInstantiateParams_st (driver_types.h): 32 bytes, aligned to 8.
+
+    Graph instantiation parameters
+
+    Fields:
+        flags: Instantiation flags
+        uploadStream: Upload stream
+        errNode_out: The node which caused instantiation to fail, if any
+        result_out: Whether instantiation was successful. If it failed, the reason why
+    """
 
     flags: int
     uploadStream: cudaStream_t
@@ -3222,7 +5645,15 @@ class cudaGraphInstantiateParams_st(Structure):
 
 
 class cudaGraphExecUpdateResultInfo_st(Structure):
-    """struct cudaGraphExecUpdateResultInfo_st (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaGraphExecUpdateResultInfo_st (driver_types.h): 24 bytes, aligned to 8.
+
+    Result information returned by cudaGraphExecUpdate
+
+    Fields:
+        result: Gives more specific detail when a cuda graph update fails.
+        errorNode: The "to node" of the error edge when the topologies do not match. The error node when the error is associated with a specific node. NULL when the error is generic.
+        errorFromNode: The from node of error edge when the topologies do not match. Otherwise NULL.
+    """
 
     result: int
     errorNode: cudaGraphNode_t
@@ -3234,7 +5665,13 @@ class CUgraphDeviceUpdatableNode_st(Structure):
 
 
 class cudaGraphKernelNodeUpdate_updateData_param(Structure):
-    """__typeof__(((__typeof__(((struct cudaGraphKernelNodeUpdate *)0)->updateData) *)0)->param) (driver_types.h): 24 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaGraphKernelNodeUpdate *)0)->updateData) *)0)->param) (driver_types.h): 24 bytes, aligned to 8.
+
+    Fields:
+        pValue: Kernel parameter data to write in
+        offset: Offset into the parameter buffer at which to apply the update
+        size: Number of bytes to update
+    """
 
     pValue: int | None
     offset: int
@@ -3242,7 +5679,13 @@ class cudaGraphKernelNodeUpdate_updateData_param(Structure):
 
 
 class cudaGraphKernelNodeUpdate_updateData(Union):
-    """__typeof__(((struct cudaGraphKernelNodeUpdate *)0)->updateData) (driver_types.h): 24 bytes, aligned to 8."""
+    """__typeof__(((struct cudaGraphKernelNodeUpdate *)0)->updateData) (driver_types.h): 24 bytes, aligned to 8.
+
+    Fields:
+        gridDim: Grid dimensions
+        param: Kernel parameter data
+        isEnabled: Node enable/disable data. Nonzero if the node should be enabled, 0 if it should be disabled
+    """
 
     gridDim: dim3
     param: cudaGraphKernelNodeUpdate_updateData_param
@@ -3250,7 +5693,15 @@ class cudaGraphKernelNodeUpdate_updateData(Union):
 
 
 class cudaGraphKernelNodeUpdate(Structure):
-    """struct cudaGraphKernelNodeUpdate (driver_types.h): 40 bytes, aligned to 8."""
+    """struct cudaGraphKernelNodeUpdate (driver_types.h): 40 bytes, aligned to 8.
+
+    Struct to specify a single node update to pass as part of a larger array to cudaGraphKernelNodeUpdatesApply
+
+    Fields:
+        node: Node to update
+        field: Which type of update to apply. Determines how updateData is interpreted
+        updateData: Update data to apply. Which field is used depends on field's value
+    """
 
     node: cudaGraphDeviceNode_t
     field: int
@@ -3258,14 +5709,24 @@ class cudaGraphKernelNodeUpdate(Structure):
 
 
 class cudaLaunchMemSyncDomainMap_st(Structure):
-    """struct cudaLaunchMemSyncDomainMap_st (driver_types.h): 2 bytes, aligned to 1."""
+    """struct cudaLaunchMemSyncDomainMap_st (driver_types.h): 2 bytes, aligned to 1.
+
+    Memory Synchronization Domain map See cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with cudaLaunchMemSyncDomainRemote will have a different domain ID. User may also alter the domain ID with cudaLaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See cudaLaunchAttributeMemSyncDomainMap. Domain ID range is available through cudaDevAttrMemSyncDomainCount.
+
+    Fields:
+        default_: The default domain ID to use for designated kernels
+        remote: The remote domain ID to use for designated kernels
+    """
 
     default_: int
     remote: int
 
 
 class cudaLaunchAttributeValue_clusterDim(Structure):
-    """__typeof__(((union cudaLaunchAttributeValue *)0)->clusterDim) (driver_types.h): 12 bytes, aligned to 4."""
+    """__typeof__(((union cudaLaunchAttributeValue *)0)->clusterDim) (driver_types.h): 12 bytes, aligned to 4.
+
+    Value of launch attribute cudaLaunchAttributeClusterDimension that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension.
+    """
 
     x: int
     y: int
@@ -3273,7 +5734,13 @@ class cudaLaunchAttributeValue_clusterDim(Structure):
 
 
 class cudaLaunchAttributeValue_programmaticEvent(Structure):
-    """__typeof__(((union cudaLaunchAttributeValue *)0)->programmaticEvent) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((union cudaLaunchAttributeValue *)0)->programmaticEvent) (driver_types.h): 16 bytes, aligned to 8.
+
+    Fields:
+        event: Event to fire when all blocks trigger it
+        flags: Event record flags, see cudaEventRecordWithFlags. Does not accept cudaEventRecordExternal.
+        triggerAtBlockStart: If this is set to non-0, each block launch will automatically trigger the event
+    """
 
     event: cudaEvent_t
     flags: int
@@ -3281,21 +5748,48 @@ class cudaLaunchAttributeValue_programmaticEvent(Structure):
 
 
 class cudaLaunchAttributeValue_launchCompletionEvent(Structure):
-    """__typeof__(((union cudaLaunchAttributeValue *)0)->launchCompletionEvent) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((union cudaLaunchAttributeValue *)0)->launchCompletionEvent) (driver_types.h): 16 bytes, aligned to 8.
+
+    Fields:
+        event: Event to fire when the last block launches
+        flags: Event record flags, see cudaEventRecordWithFlags. Does not accept cudaEventRecordExternal.
+    """
 
     event: cudaEvent_t
     flags: int
 
 
 class cudaLaunchAttributeValue_deviceUpdatableKernelNode(Structure):
-    """__typeof__(((union cudaLaunchAttributeValue *)0)->deviceUpdatableKernelNode) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((union cudaLaunchAttributeValue *)0)->deviceUpdatableKernelNode) (driver_types.h): 16 bytes, aligned to 8.
+
+    Fields:
+        deviceUpdatable: Whether or not the resulting kernel node should be device-updatable.
+        devNode: Returns a handle to pass to the various device-side update functions.
+    """
 
     deviceUpdatable: int
     devNode: cudaGraphDeviceNode_t
 
 
 class cudaLaunchAttributeValue(Union):
-    """union cudaLaunchAttributeValue (driver_types.h): 64 bytes, aligned to 8."""
+    """union cudaLaunchAttributeValue (driver_types.h): 64 bytes, aligned to 8.
+
+    Launch attributes union; used as value field of cudaLaunchAttribute
+
+    Fields:
+        accessPolicyWindow: Value of launch attribute cudaLaunchAttributeAccessPolicyWindow.
+        cooperative: Value of launch attribute cudaLaunchAttributeCooperative. Nonzero indicates a cooperative kernel (see cudaLaunchCooperativeKernel).
+        syncPolicy: Value of launch attribute cudaLaunchAttributeSynchronizationPolicy. cudaSynchronizationPolicy for work queued up in this stream.
+        clusterSchedulingPolicyPreference: Value of launch attribute cudaLaunchAttributeClusterSchedulingPolicyPreference. Cluster scheduling policy preference for the kernel.
+        programmaticStreamSerializationAllowed: Value of launch attribute cudaLaunchAttributeProgrammaticStreamSerialization.
+        programmaticEvent: Value of launch attribute cudaLaunchAttributeProgrammaticEvent.
+        priority: Value of launch attribute cudaLaunchAttributePriority. Execution priority of the kernel.
+        memSyncDomainMap: Value of launch attribute cudaLaunchAttributeMemSyncDomainMap. See cudaLaunchMemSyncDomainMap.
+        memSyncDomain: Value of launch attribute cudaLaunchAttributeMemSyncDomain. See cudaLaunchMemSyncDomain.
+        launchCompletionEvent: Value of launch attribute cudaLaunchAttributeLaunchCompletionEvent.
+        deviceUpdatableKernelNode: Value of launch attribute cudaLaunchAttributeDeviceUpdatableKernelNode.
+        sharedMemCarveout: Value of launch attribute cudaLaunchAttributePreferredSharedMemoryCarveout.
+    """
 
     pad: bytes
     accessPolicyWindow: cudaAccessPolicyWindow
@@ -3314,7 +5808,14 @@ class cudaLaunchAttributeValue(Union):
 
 
 class cudaLaunchAttribute_st(Structure):
-    """struct cudaLaunchAttribute_st (driver_types.h): 72 bytes, aligned to 8."""
+    """struct cudaLaunchAttribute_st (driver_types.h): 72 bytes, aligned to 8.
+
+    Launch attribute
+
+    Fields:
+        id: Attribute to set
+        val: Value of the attribute
+    """
 
     id: int
     pad: bytes
@@ -3322,7 +5823,18 @@ class cudaLaunchAttribute_st(Structure):
 
 
 class cudaLaunchConfig_st(Structure):
-    """struct cudaLaunchConfig_st (driver_types.h): 56 bytes, aligned to 8."""
+    """struct cudaLaunchConfig_st (driver_types.h): 56 bytes, aligned to 8.
+
+    CUDA extensible launch configuration
+
+    Fields:
+        gridDim: Grid dimensions
+        blockDim: Block dimensions
+        dynamicSmemBytes: Dynamic shared-memory size per thread block in bytes
+        stream: Stream identifier
+        attrs: List of attributes; nullable if cudaLaunchConfig_tnumAttrs == 0
+        numAttrs: Number of attributes populated in cudaLaunchConfig_tattrs
+    """
 
     gridDim: dim3
     blockDim: dim3
@@ -3349,14 +5861,35 @@ class cudaAsyncNotificationInfo_info(Union):
 
 
 class cudaAsyncNotificationInfo(Structure):
-    """struct cudaAsyncNotificationInfo (driver_types.h): 16 bytes, aligned to 8."""
+    """struct cudaAsyncNotificationInfo (driver_types.h): 16 bytes, aligned to 8.
+
+    Information describing an async notification event
+    """
 
     type: int
     info: cudaAsyncNotificationInfo_info
 
 
 class cudaTextureDesc(Structure):
-    """struct cudaTextureDesc (texture_types.h): 72 bytes, aligned to 4."""
+    """struct cudaTextureDesc (texture_types.h): 72 bytes, aligned to 4.
+
+    CUDA texture descriptor
+
+    Fields:
+        addressMode: Texture address mode for up to 3 dimensions
+        filterMode: Texture filter mode
+        readMode: Texture read mode
+        sRGB: Perform sRGB->linear conversion during texture read
+        borderColor: Texture Border Color
+        normalizedCoords: Indicates whether texture reads are normalized or not
+        maxAnisotropy: Limit to the anisotropy ratio
+        mipmapFilterMode: Mipmap filter mode
+        mipmapLevelBias: Offset applied to the supplied mipmap level
+        minMipmapLevelClamp: Lower end of the mipmap level range to clamp access to
+        maxMipmapLevelClamp: Upper end of the mipmap level range to clamp access to
+        disableTrilinearOptimization: Disable any trilinear filtering optimizations.
+        seamlessCubemap: Enable seamless cube map filtering.
+    """
 
     addressMode: Array[c_uint]
     filterMode: int
@@ -5867,7 +8400,7 @@ SYMBOLS_PER_THREAD: dict[str, str] = SYMBOLS_LEGACY | {
 SYMBOLS: dict[str, str] = SYMBOLS_PER_THREAD if per_thread_default_stream() else SYMBOLS_LEGACY
 
 # Deprecated function -> what its header says to use instead.
-_REPLACEMENTS = {
+_REPLACEMENTS: dict[str, str] = {
     "cudaThreadExit": "cudaDeviceReset",
     "cudaThreadGetCacheConfig": "cudaDeviceGetCacheConfig",
     "cudaThreadGetLimit": "cudaDeviceGetLimit",
@@ -5876,4 +8409,1563 @@ _REPLACEMENTS = {
     "cudaThreadSynchronize": "cudaDeviceSynchronize",
 }
 
-__getattr__, __dir__ = bind_on_first_lookup(globals(), _FUNCTIONS, _REPLACEMENTS)
+# Public name -> the bound function's __doc__ (help()): its C prototype and the
+# header's documentation, in short.
+_DOCS: dict[str, str] = {
+    "cudaArrayGetInfo": "cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct cudaExtent *extent, unsigned int *flags, cudaArray_t array)\n\nGets info about the specified cudaArray.\n\nParameters:\n    desc: Returned array type\n    extent: Returned array shape.\n    flags: Returned array flags\n    array: The cudaArray to get info for\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaArrayGetMemoryRequirements": "cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaArray_t array, int device)\n\nReturns the memory requirements of a CUDA array.\n\nParameters:\n    memoryRequirements: Pointer to cudaArrayMemoryRequirements\n    array: CUDA array to get the memory requirements of\n    device: Device to get the memory requirements for\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaArrayGetPlane": "cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsigned int planeIdx)\n\nGets a CUDA array plane from a CUDA array.\n\nParameters:\n    pPlaneArray: Returned CUDA array referenced by the planeIdx\n    hArray: CUDA array\n    planeIdx: Plane index\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorInvalidResourceHandle",
+    "cudaArrayGetSparseProperties": "cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaArray_t array)\n\nReturns the layout properties of a sparse CUDA array.\n\nParameters:\n    sparseProperties: Pointer to return the cudaArraySparseProperties\n    array: The CUDA array to get the sparse properties of\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaChooseDevice": "cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)\n\nSelect compute-device which best matches criteria.\n\nParameters:\n    device: Device with best match\n    prop: Desired device properties\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaCreateChannelDesc": "struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)\n\nReturns a channel descriptor using the specified format.\n\nParameters:\n    x: X component\n    y: Y component\n    z: Z component\n    w: W component\n    f: Channel format\n\nReturns: Channel descriptor with format f",
+    "cudaCreateSurfaceObject": "cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc)\n\nCreates a surface object.\n\nParameters:\n    pSurfObject: Surface object to create\n    pResDesc: Resource descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidResourceHandle",
+    "cudaCreateTextureObject": "cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc)\n\nCreates a texture object.\n\nParameters:\n    pTexObject: Texture object to create\n    pResDesc: Resource descriptor\n    pTexDesc: Texture descriptor\n    pResViewDesc: Resource view descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaCtxResetPersistingL2Cache": "cudaError_t cudaCtxResetPersistingL2Cache(void)\n\nResets all persisting lines in cache to normal status.\n\nReturns: cudaSuccess,",
+    "cudaDestroyExternalMemory": "cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)\n\nDestroys an external memory object.\n\nParameters:\n    extMem: External memory object to be destroyed\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle",
+    "cudaDestroyExternalSemaphore": "cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem)\n\nDestroys an external semaphore.\n\nParameters:\n    extSem: External semaphore to be destroyed\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle",
+    "cudaDestroySurfaceObject": "cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)\n\nDestroys a surface object.\n\nParameters:\n    surfObject: Surface object to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaDestroyTextureObject": "cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)\n\nDestroys a texture object.\n\nParameters:\n    texObject: Texture object to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaDeviceCanAccessPeer": "cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)\n\nQueries if a device may directly access a peer device's memory.\n\nParameters:\n    canAccessPeer: Returned access capability\n    device: Device from which allocations on peerDevice are to be directly accessed.\n    peerDevice: Device on which the allocations to be directly accessed by device reside.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice",
+    "cudaDeviceDisablePeerAccess": "cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)\n\nDisables direct access to memory allocations on a peer device.\n\nParameters:\n    peerDevice: Peer device to disable direct access to\n\nReturns: cudaSuccess, cudaErrorPeerAccessNotEnabled, cudaErrorInvalidDevice",
+    "cudaDeviceEnablePeerAccess": "cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)\n\nEnables direct access to memory allocations on a peer device.\n\nParameters:\n    peerDevice: Peer device to enable direct access to from the current device\n    flags: Reserved for future use and must be set to 0\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorPeerAccessAlreadyEnabled, cudaErrorInvalidValue",
+    "cudaDeviceFlushGPUDirectRDMAWrites": "cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope)\n\nBlocks until remote writes are visible to the specified scope.\n\nParameters:\n    target: The target of the operation, see cudaFlushGPUDirectRDMAWritesTarget\n    scope: The scope of the operation, see cudaFlushGPUDirectRDMAWritesScope\n\nReturns: cudaSuccess, cudaErrorNotSupported,",
+    "cudaDeviceGetAttribute": "cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)\n\nReturns information about the device.\n\nParameters:\n    value: Returned device attribute value\n    attr: Device attribute to query\n    device: Device number to query\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue",
+    "cudaDeviceGetByPCIBusId": "cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)\n\nReturns a handle to a compute device.\n\nParameters:\n    device: Returned device ordinal\n    pciBusId: String in one of the following forms: [domain]:[bus]:[device].[function] [domain]:[bus]:[device] [bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaDeviceGetCacheConfig": "cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)\n\nReturns the preferred cache configuration for the current device.\n\nParameters:\n    pCacheConfig: Returned cache configuration\n\nReturns: cudaSuccess",
+    "cudaDeviceGetDefaultMemPool": "cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)\n\nReturns the default mempool of a device.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue cudaErrorNotSupported",
+    "cudaDeviceGetGraphMemAttribute": "cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)\n\nQuery asynchronous allocation attributes related to graphs.\n\nParameters:\n    device: Specifies the scope of the query\n    attr: attribute to get\n    value: retrieved value\n\nReturns: cudaSuccess, cudaErrorInvalidDevice",
+    "cudaDeviceGetLimit": "cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)\n\nReturn resource limits.\n\nParameters:\n    pValue: Returned size of the limit\n    limit: Limit to query\n\nReturns: cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue",
+    "cudaDeviceGetMemPool": "cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)\n\nGets the current mempool for a device.\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorNotSupported",
+    "cudaDeviceGetNvSciSyncAttributes": "cudaError_t cudaDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, int device, int flags)\n\nReturn NvSciSync attributes that this device can support.\n\nParameters:\n    nvSciSyncAttrList: Return NvSciSync attributes supported.\n    device: Valid Cuda Device to get NvSciSync attributes for.\n    flags: flags describing NvSciSync usage.",
+    "cudaDeviceGetP2PAttribute": "cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)\n\nQueries attributes of the link between two devices.\n\nParameters:\n    value: Returned value of the requested attribute\n    attr:\n    srcDevice: The source device of the target link.\n    dstDevice: The destination device of the target link.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue",
+    "cudaDeviceGetPCIBusId": "cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)\n\nReturns a PCI Bus Id string for the device.\n\nParameters:\n    pciBusId: Returned identifier string for the device in the following format [domain]:[bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values.\n    len: Maximum length of string to store in name\n    device: Device to get identifier string for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaDeviceGetSharedMemConfig": "cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig)\n\nReturns the shared memory configuration for the current device.\n\nParameters:\n    pConfig: Returned cache configuration\n\nReturns: cudaSuccess, cudaErrorInvalidValue\n\nDeprecated.",
+    "cudaDeviceGetStreamPriorityRange": "cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)\n\nReturns numerical values that correspond to the least and greatest stream priorities.\n\nParameters:\n    leastPriority: Pointer to an int in which the numerical value for least stream priority is returned\n    greatestPriority: Pointer to an int in which the numerical value for greatest stream priority is returned\n\nReturns: cudaSuccess",
+    "cudaDeviceGetTexture1DLinearMaxWidth": "cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)\n\nReturns the maximum number of elements allocatable in a 1D linear texture for a given element size.\n\nParameters:\n    maxWidthInElements: Returns maximum number of texture elements allocatable for given fmtDesc.\n    fmtDesc: Texture format description.\n    device:\n\nReturns: cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue",
+    "cudaDeviceGraphMemTrim": "cudaError_t cudaDeviceGraphMemTrim(int device)\n\nFree unused memory that was cached on the specified device for use with graphs back to the OS.\n\nParameters:\n    device: The device for which cached memory should be freed.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaDeviceRegisterAsyncNotification": "cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void *userData, cudaAsyncCallbackHandle_t *callback)\n\nRegisters a callback function to receive async notifications.\n\nParameters:\n    device: The device on which to register the callback\n    callbackFunc: The function to register as a callback\n    userData: A generic pointer to user data.\n    callback: A handle representing the registered callback instance\n\nReturns: cudaSuccess cudaErrorNotSupported cudaErrorInvalidDevice cudaErrorInvalidValue cudaErrorNotPermitted cudaErrorUnknown",
+    "cudaDeviceReset": "cudaError_t cudaDeviceReset(void)\n\nDestroy all allocations and reset all state on the current device in the current process.\n\nReturns: cudaSuccess",
+    "cudaDeviceSetCacheConfig": "cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)\n\nSets the preferred cache configuration for the current device.\n\nParameters:\n    cacheConfig: Requested cache configuration\n\nReturns: cudaSuccess",
+    "cudaDeviceSetGraphMemAttribute": "cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)\n\nSet asynchronous allocation attributes related to graphs.\n\nParameters:\n    device: Specifies the scope of the query\n    attr: attribute to get\n    value: pointer to value to set\n\nReturns: cudaSuccess, cudaErrorInvalidDevice",
+    "cudaDeviceSetLimit": "cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)\n\nSet resource limits.\n\nParameters:\n    limit: Limit to set\n    value: Size of limit\n\nReturns: cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaDeviceSetMemPool": "cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)\n\nSets the current memory pool of a device.\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorInvalidDevice cudaErrorNotSupported",
+    "cudaDeviceSetSharedMemConfig": "cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)\n\nSets the shared memory configuration for the current device.\n\nParameters:\n    config: Requested cache configuration\n\nReturns: cudaSuccess, cudaErrorInvalidValue\n\nDeprecated.",
+    "cudaDeviceSynchronize": "cudaError_t cudaDeviceSynchronize(void)\n\nWait for compute device to finish.\n\nReturns: cudaSuccess",
+    "cudaDeviceUnregisterAsyncNotification": "cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)\n\nUnregisters an async notification callback.\n\nParameters:\n    device: The device from which to remove callback.\n    callback: The callback instance to unregister from receiving async notifications.\n\nReturns: cudaSuccess cudaErrorNotSupported cudaErrorInvalidDevice cudaErrorInvalidValue cudaErrorNotPermitted cudaErrorUnknown",
+    "cudaDriverGetVersion": "cudaError_t cudaDriverGetVersion(int *driverVersion)\n\nReturns the latest version of CUDA supported by the driver.\n\nParameters:\n    driverVersion: Returns the CUDA driver version.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaEventCreate": "cudaError_t cudaEventCreate(cudaEvent_t *event)\n\nCreates an event object.\n\nParameters:\n    event: Newly created event\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure, cudaErrorMemoryAllocation",
+    "cudaEventCreateWithFlags": "cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)\n\nCreates an event object with the specified flags.\n\nParameters:\n    event: Newly created event\n    flags: Flags for new event\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure, cudaErrorMemoryAllocation",
+    "cudaEventDestroy": "cudaError_t cudaEventDestroy(cudaEvent_t event)\n\nDestroys an event object.\n\nParameters:\n    event: Event to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure",
+    "cudaEventElapsedTime": "cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)\n\nComputes the elapsed time between events.\n\nParameters:\n    ms: Time between start and end in ms\n    start: Starting event\n    end: Ending event\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure, cudaErrorUnknown",
+    "cudaEventQuery": "cudaError_t cudaEventQuery(cudaEvent_t event)\n\nQueries an event's status.\n\nParameters:\n    event: Event to query\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure",
+    "cudaEventRecord": "cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)\n\nRecords an event.\n\nParameters:\n    event: Event to record\n    stream: Stream in which to record event\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure",
+    "cudaEventRecordWithFlags": "cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)\n\nRecords an event.\n\nParameters:\n    event: Event to record\n    stream: Stream in which to record event\n    flags: Parameters for the operation(See above)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure",
+    "cudaEventSynchronize": "cudaError_t cudaEventSynchronize(cudaEvent_t event)\n\nWaits for an event to complete.\n\nParameters:\n    event: Event to wait for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure",
+    "cudaExternalMemoryGetMappedBuffer": "cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc)\n\nMaps a buffer onto an imported memory object.\n\nParameters:\n    devPtr: Returned device pointer to buffer\n    extMem: Handle to external memory object\n    bufferDesc: Buffer descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaExternalMemoryGetMappedMipmappedArray": "cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t *mipmap, cudaExternalMemory_t extMem, const struct cudaExternalMemoryMipmappedArrayDesc *mipmapDesc)\n\nMaps a CUDA mipmapped array onto an external memory object.\n\nParameters:\n    mipmap: Returned CUDA mipmapped array\n    extMem: Handle to external memory object\n    mipmapDesc: CUDA array descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaFree": "cudaError_t cudaFree(void *devPtr)\n\nFrees memory on the device.\n\nParameters:\n    devPtr: Device pointer to memory to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaFreeArray": "cudaError_t cudaFreeArray(cudaArray_t array)\n\nFrees an array on the device.\n\nParameters:\n    array: Pointer to array to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaFreeAsync": "cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)\n\nFrees memory with stream ordered semantics.\n\nParameters:\n    devPtr:\n    hStream: The stream establishing the stream ordering promise\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaFreeHost": "cudaError_t cudaFreeHost(void *ptr)\n\nFrees page-locked memory.\n\nParameters:\n    ptr: Pointer to memory to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaFreeMipmappedArray": "cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)\n\nFrees a mipmapped array on the device.\n\nParameters:\n    mipmappedArray: Pointer to mipmapped array to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaFuncGetAttributes": "cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)\n\nFind out attributes for a given function.\n\nParameters:\n    attr: Return pointer to function's attributes\n    func: Device function symbol\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction",
+    "cudaFuncGetName": "cudaError_t cudaFuncGetName(const char **name, const void *func)\n\nReturns the function name for a device entry function pointer.\n\nParameters:\n    name: The returned name of the function\n    func: The function pointer to retrieve name for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction",
+    "cudaFuncGetParamInfo": "cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)\n\nReturns the offset and size of a kernel parameter in the device-side parameter layout.\n\nParameters:\n    func: The function to query\n    paramIndex: The parameter index to query\n    paramOffset: The offset into the device-side parameter layout at which the parameter resides\n    paramSize: The size of the parameter in the device-side parameter layout\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE,",
+    "cudaFuncSetAttribute": "cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)\n\nSet attributes for a given function.\n\nParameters:\n    func: Function to get attributes of\n    attr: Attribute to set\n    value: Value to set\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue",
+    "cudaFuncSetCacheConfig": "cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)\n\nSets the preferred cache configuration for a device function.\n\nParameters:\n    func: Device function symbol\n    cacheConfig: Requested cache configuration\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction",
+    "cudaFuncSetSharedMemConfig": "cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)\n\nSets the shared memory configuration for a device function.\n\nParameters:\n    func: Device function symbol\n    config: Requested shared memory configuration\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue,\n\nDeprecated.",
+    "cudaGetChannelDesc": "cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc, cudaArray_const_t array)\n\nGet the channel descriptor of an array.\n\nParameters:\n    desc: Channel format\n    array: Memory array on device\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGetDevice": "cudaError_t cudaGetDevice(int *device)\n\nReturns which device is currently being used.\n\nParameters:\n    device: Returns the device on which the active host thread executes the device code.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorDeviceUnavailable,",
+    "cudaGetDeviceCount": "cudaError_t cudaGetDeviceCount(int *count)\n\nReturns the number of compute-capable devices.\n\nParameters:\n    count: Returns the number of devices with compute capability greater or equal to 2.0\n\nReturns: cudaSuccess",
+    "cudaGetDeviceFlags": "cudaError_t cudaGetDeviceFlags(unsigned int *flags)\n\nGets the flags for the current device.\n\nParameters:\n    flags: Pointer to store the device flags\n\nReturns: cudaSuccess, cudaErrorInvalidDevice",
+    "cudaGetDeviceProperties": "cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)  (what C's cudaGetDeviceProperties calls)\n\nReturns information about the compute-device.\n\nParameters:\n    prop: Properties for the specified device\n    device: Device number to get properties for\n\nReturns: cudaSuccess, cudaErrorInvalidDevice",
+    "cudaGetDeviceProperties_v2": "cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)\n\nReturns information about the compute-device.\n\nParameters:\n    prop: Properties for the specified device\n    device: Device number to get properties for\n\nReturns: cudaSuccess, cudaErrorInvalidDevice",
+    "cudaGetDriverEntryPoint": "cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)\n\nReturns the requested driver API function pointer.\n\nParameters:\n    symbol: The base name of the driver API function to look for.\n    funcPtr: Location to return the function pointer to the requested driver function\n    flags: Flags to specify search options.\n    driverStatus: Optional location to store the status of finding the symbol from the driver.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaGetDriverEntryPointByVersion": "cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)\n\nReturns the requested driver API function pointer by CUDA version.\n\nParameters:\n    symbol: The base name of the driver API function to look for.\n    funcPtr: Location to return the function pointer to the requested driver function\n    cudaVersion: The CUDA version to look for the requested driver symbol\n    flags: Flags to specify search options.\n    driverStatus: Optional location to store the status of finding the symbol from the driver.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaGetErrorName": "const char *cudaGetErrorName(cudaError_t error)\n\nReturns the string representation of an error code enum name.\n\nParameters:\n    error: Error code to convert to string\n\nReturns: char* pointer to a NULL-terminated string",
+    "cudaGetErrorString": "const char *cudaGetErrorString(cudaError_t error)\n\nReturns the description string for an error code.\n\nParameters:\n    error: Error code to convert to string\n\nReturns: char* pointer to a NULL-terminated string",
+    "cudaGetExportTable": "cudaError_t cudaGetExportTable(const void **ppExportTable, const cudaUUID_t *pExportTableId)",
+    "cudaGetFuncBySymbol": "cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)\n\nGet pointer to device entry function that matches entry function symbolPtr.\n\nParameters:\n    functionPtr: Returns the device entry function\n    symbolPtr: Pointer to device entry function to search for\n\nReturns: cudaSuccess",
+    "cudaGetKernel": "cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)\n\nGet pointer to device kernel that matches entry function entryFuncAddr.\n\nParameters:\n    kernelPtr: Returns the device kernel\n    entryFuncAddr: Address of device entry function to search kernel for\n\nReturns: cudaSuccess",
+    "cudaGetLastError": "cudaError_t cudaGetLastError(void)\n\nReturns the last error from a runtime call.\n\nReturns: cudaSuccess, cudaErrorMissingConfiguration, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidSymbol, cudaErrorUnmapBufferObjectFailed, cudaErrorInvalidDevicePointer, cudaErrorInvalidTexture, cudaErrorInvalidTextureBinding, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidMemcpyDirection, cudaErrorInvalidFilterSetting, cudaErrorInvalidNormSetting, cudaErrorUnknown, cudaErrorInvalidResourceHandle, cudaErrorInsufficientDriver, cudaErrorNoDevice, cudaErrorSetOnActiveProcess, cudaErrorStartupFailure, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled",
+    "cudaGetMipmappedArrayLevel": "cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level)\n\nGets a mipmap level of a CUDA mipmapped array.\n\nParameters:\n    levelArray: Returned mipmap level CUDA array\n    mipmappedArray: CUDA mipmapped array\n    level: Mipmap level\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorInvalidResourceHandle",
+    "cudaGetSurfaceObjectResourceDesc": "cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject)\n\nReturns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject.\n\nParameters:\n    pResDesc: Resource descriptor\n    surfObject: Surface object\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGetSymbolAddress": "cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)\n\nFinds the address associated with a CUDA symbol.\n\nParameters:\n    devPtr: Return device pointer associated with symbol\n    symbol: Device symbol address\n\nReturns: cudaSuccess, cudaErrorInvalidSymbol, cudaErrorNoKernelImageForDevice",
+    "cudaGetSymbolSize": "cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)\n\nFinds the size of the object associated with a CUDA symbol.\n\nParameters:\n    size: Size of object associated with symbol\n    symbol: Device symbol address\n\nReturns: cudaSuccess, cudaErrorInvalidSymbol, cudaErrorNoKernelImageForDevice",
+    "cudaGetTextureObjectResourceDesc": "cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject)\n\nReturns a texture object's resource descriptor.\n\nParameters:\n    pResDesc: Resource descriptor\n    texObject: Texture object\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGetTextureObjectResourceViewDesc": "cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *pResViewDesc, cudaTextureObject_t texObject)\n\nReturns a texture object's resource view descriptor.\n\nParameters:\n    pResViewDesc: Resource view descriptor\n    texObject: Texture object\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGetTextureObjectTextureDesc": "cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *pTexDesc, cudaTextureObject_t texObject)\n\nReturns a texture object's texture descriptor.\n\nParameters:\n    pTexDesc: Texture descriptor\n    texObject: Texture object\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddChildGraphNode": "cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaGraph_t childGraph)\n\nCreates a child graph node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    childGraph: The graph to clone into this node\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddDependencies": "cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, size_t numDependencies)\n\nAdds dependency edges to a graph.\n\nParameters:\n    graph: Graph to which dependencies are added\n    from: Array of nodes that provide the dependencies\n    to: Array of dependent nodes\n    numDependencies: Number of dependencies to be added\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddDependencies_v2": "cudaError_t cudaGraphAddDependencies_v2(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)\n\nAdds dependency edges to a graph. (12.3+).\n\nParameters:\n    graph: Graph to which dependencies are added\n    from: Array of nodes that provide the dependencies\n    to: Array of dependent nodes\n    edgeData: Optional array of edge data.\n    numDependencies: Number of dependencies to be added\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddEmptyNode": "cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)\n\nCreates an empty node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddEventRecordNode": "cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)\n\nCreates an event record node and adds it to a graph.\n\nParameters:\n    pGraphNode:\n    graph:\n    pDependencies:\n    numDependencies: Number of dependencies\n    event: Event for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddEventWaitNode": "cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)\n\nCreates an event wait node and adds it to a graph.\n\nParameters:\n    pGraphNode:\n    graph:\n    pDependencies:\n    numDependencies: Number of dependencies\n    event: Event for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddExternalSemaphoresSignalNode": "cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)\n\nCreates an external semaphore signal node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    nodeParams: Parameters for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddExternalSemaphoresWaitNode": "cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)\n\nCreates an external semaphore wait node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    nodeParams: Parameters for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddHostNode": "cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams)\n\nCreates a host execution node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pNodeParams: Parameters for the host node\n\nReturns: cudaSuccess, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaGraphAddKernelNode": "cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams)\n\nCreates a kernel execution node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pNodeParams: Parameters for the GPU execution node\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction",
+    "cudaGraphAddMemAllocNode": "cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams)\n\nCreates an allocation node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    nodeParams: Parameters for the node\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue, cudaErrorOutOfMemory",
+    "cudaGraphAddMemFreeNode": "cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr)\n\nCreates a memory free node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    dptr: Address of memory to free\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue, cudaErrorOutOfMemory",
+    "cudaGraphAddMemcpyNode": "cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams)\n\nCreates a memcpy node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pCopyParams: Parameters for the memory copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddMemcpyNode1D": "cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nCreates a 1D memcpy node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddMemcpyNodeFromSymbol": "cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCreates a memcpy node to copy from a symbol on the device and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddMemcpyNodeToSymbol": "cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCreates a memcpy node to copy to a symbol on the device and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddMemsetNode": "cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams)\n\nCreates a memset node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pMemsetParams: Parameters for the memory set\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaGraphAddNode": "cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaGraphNodeParams *nodeParams)\n\nAdds a node of arbitrary type to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    nodeParams: Specification of the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported",
+    "cudaGraphAddNode_v2": "cudaError_t cudaGraphAddNode_v2(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, struct cudaGraphNodeParams *nodeParams)\n\nAdds a node of arbitrary type to a graph (12.3+).\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    dependencyData: Optional edge data for the dependencies.\n    numDependencies: Number of dependencies\n    nodeParams: Specification of the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported",
+    "cudaGraphChildGraphNodeGetGraph": "cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph)\n\nGets a handle to the embedded graph of a child graph node.\n\nParameters:\n    node: Node to get the embedded graph for\n    pGraph: Location to store a handle to the graph\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphClone": "cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)\n\nClones a graph.\n\nParameters:\n    pGraphClone: Returns newly created cloned graph\n    originalGraph: Graph to clone\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaGraphConditionalHandleCreate": "cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags)\n\nCreate a conditional handle.\n\nParameters:\n    pHandle_out: Pointer used to return the handle to the caller.\n    graph:\n    defaultLaunchValue: Optional initial value for the conditional variable.\n    flags: Currently must be cudaGraphCondAssignDefault or 0.\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED",
+    "cudaGraphCreate": "cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)\n\nCreates a graph.\n\nParameters:\n    pGraph: Returns newly created graph\n    flags: Graph creation flags, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaGraphDebugDotPrint": "cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)\n\nWrite a DOT file describing graph structure.\n\nParameters:\n    graph: The graph to create a DOT file from\n    path: The path to write the DOT file to\n    flags: Flags from cudaGraphDebugDotFlags for specifying which additional node information to write\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOperatingSystem",
+    "cudaGraphDestroy": "cudaError_t cudaGraphDestroy(cudaGraph_t graph)\n\nDestroys a graph.\n\nParameters:\n    graph: Graph to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphDestroyNode": "cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)\n\nRemove a node from the graph.\n\nParameters:\n    node: Node to remove\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphEventRecordNodeGetEvent": "cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out)\n\nReturns the event associated with an event record node.\n\nParameters:\n    node:\n    event_out: Pointer to return the event\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphEventRecordNodeSetEvent": "cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event)\n\nSets an event record node's event.\n\nParameters:\n    node:\n    event: Event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphEventWaitNodeGetEvent": "cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out)\n\nReturns the event associated with an event wait node.\n\nParameters:\n    node:\n    event_out: Pointer to return the event\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphEventWaitNodeSetEvent": "cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event)\n\nSets an event wait node's event.\n\nParameters:\n    node:\n    event: Event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecChildGraphNodeSetParams": "cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph)\n\nUpdates node parameters in the child graph node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Host node from the graph which was used to instantiate graphExec\n    childGraph: The graph supplying the updated parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecDestroy": "cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)\n\nDestroys an executable graph.\n\nParameters:\n    graphExec: Executable graph to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecEventRecordNodeSetEvent": "cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event)\n\nSets the event for an event record node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Event record node from the graph from which graphExec was instantiated\n    event: Updated event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecEventWaitNodeSetEvent": "cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event)\n\nSets the event for an event wait node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Event wait node from the graph from which graphExec was instantiated\n    event: Updated event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecExternalSemaphoresSignalNodeSetParams": "cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)\n\nSets the parameters for an external semaphore signal node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: semaphore signal node from the graph from which graphExec was instantiated\n    nodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecExternalSemaphoresWaitNodeSetParams": "cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)\n\nSets the parameters for an external semaphore wait node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: semaphore wait node from the graph from which graphExec was instantiated\n    nodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecGetFlags": "cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long *flags)\n\nQuery the instantiation flags of an executable graph.\n\nParameters:\n    graphExec: The executable graph to query\n    flags: Returns the instantiation flags\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecHostNodeSetParams": "cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)\n\nSets the parameters for a host node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Host node from the graph which was used to instantiate graphExec\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecKernelNodeSetParams": "cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)\n\nSets the parameters for a kernel node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: kernel node from the graph from which graphExec was instantiated\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecMemcpyNodeSetParams": "cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)\n\nSets the parameters for a memcpy node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecMemcpyNodeSetParams1D": "cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nSets the parameters for a memcpy node in the given graphExec to perform a 1-dimensional copy.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecMemcpyNodeSetParamsFromSymbol": "cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets the parameters for a memcpy node in the given graphExec to copy from a symbol on the device.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecMemcpyNodeSetParamsToSymbol": "cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets the parameters for a memcpy node in the given graphExec to copy to a symbol on the device.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecMemsetNodeSetParams": "cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)\n\nSets the parameters for a memset node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memset node from the graph which was used to instantiate graphExec\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecNodeSetParams": "cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)\n\nUpdate's a graph node's parameters in an instantiated graph.\n\nParameters:\n    graphExec: The executable graph in which to update the specified node\n    node: Corresponding node from the graph from which graphExec was instantiated\n    nodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported",
+    "cudaGraphExecUpdate": "cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo)\n\nCheck whether an executable graph can be updated with a graph and perform the update if possible.\n\nParameters:\n    hGraphExec: The instantiated graph to be updated\n    hGraph: The graph containing the updated parameters\n    resultInfo: the error info structure\n\nReturns: cudaSuccess, cudaErrorGraphExecUpdateFailure,",
+    "cudaGraphExternalSemaphoresSignalNodeGetParams": "cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams *params_out)\n\nReturns an external semaphore signal node's parameters.\n\nParameters:\n    hNode: Node to get the parameters for\n    params_out: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExternalSemaphoresSignalNodeSetParams": "cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)\n\nSets an external semaphore signal node's parameters.\n\nParameters:\n    hNode: Node to set the parameters for\n    nodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExternalSemaphoresWaitNodeGetParams": "cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams *params_out)\n\nReturns an external semaphore wait node's parameters.\n\nParameters:\n    hNode: Node to get the parameters for\n    params_out: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExternalSemaphoresWaitNodeSetParams": "cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)\n\nSets an external semaphore wait node's parameters.\n\nParameters:\n    hNode: Node to set the parameters for\n    nodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphGetEdges": "cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to, size_t *numEdges)\n\nReturns a graph's dependency edges.\n\nParameters:\n    graph: Graph to get the edges from\n    from: Location to return edge endpoints\n    to: Location to return edge endpoints\n    numEdges: See description\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphGetEdges_v2": "cudaError_t cudaGraphGetEdges_v2(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to, cudaGraphEdgeData *edgeData, size_t *numEdges)\n\nReturns a graph's dependency edges (12.3+).\n\nParameters:\n    graph: Graph to get the edges from\n    from: Location to return edge endpoints\n    to: Location to return edge endpoints\n    edgeData: Optional location to return edge data\n    numEdges: See description\n\nReturns: cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue",
+    "cudaGraphGetNodes": "cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)\n\nReturns a graph's nodes.\n\nParameters:\n    graph: Graph to query\n    nodes: Pointer to return the nodes\n    numNodes: See description\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphGetRootNodes": "cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes)\n\nReturns a graph's root nodes.\n\nParameters:\n    graph: Graph to query\n    pRootNodes: Pointer to return the root nodes\n    pNumRootNodes: See description\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphHostNodeGetParams": "cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams)\n\nReturns a host node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphHostNodeSetParams": "cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)\n\nSets a host node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphInstantiate": "cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)\n\nCreates an executable graph from a graph.\n\nParameters:\n    pGraphExec: Returns instantiated graph\n    graph: Graph to instantiate\n    flags: Flags to control instantiation.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphInstantiateWithFlags": "cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)\n\nCreates an executable graph from a graph.\n\nParameters:\n    pGraphExec: Returns instantiated graph\n    graph: Graph to instantiate\n    flags: Flags to control instantiation.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphInstantiateWithParams": "cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams)\n\nCreates an executable graph from a graph.\n\nParameters:\n    pGraphExec: Returns instantiated graph\n    graph: Graph to instantiate\n    instantiateParams: Instantiation parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphKernelNodeCopyAttributes": "cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hSrc, cudaGraphNode_t hDst)\n\nCopies attributes from source node to destination node.\n\nReturns: cudaSuccess, cudaErrorInvalidContext",
+    "cudaGraphKernelNodeGetAttribute": "cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)\n\nQueries node attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaGraphKernelNodeGetParams": "cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams)\n\nReturns a kernel node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction",
+    "cudaGraphKernelNodeSetAttribute": "cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)\n\nSets node attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaGraphKernelNodeSetParams": "cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)\n\nSets a kernel node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorMemoryAllocation",
+    "cudaGraphLaunch": "cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)\n\nLaunches an executable graph in a stream.\n\nParameters:\n    graphExec: Executable graph to launch\n    stream: Stream in which to launch the graph\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemAllocNodeGetParams": "cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out)\n\nReturns a memory alloc node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    params_out: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemFreeNodeGetParams": "cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out)\n\nReturns a memory free node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    dptr_out: Pointer to return the device address\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemcpyNodeGetParams": "cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams)\n\nReturns a memcpy node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemcpyNodeSetParams": "cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)\n\nSets a memcpy node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphMemcpyNodeSetParams1D": "cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nSets a memcpy node's parameters to perform a 1-dimensional copy.\n\nParameters:\n    node: Node to set the parameters for\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemcpyNodeSetParamsFromSymbol": "cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets a memcpy node's parameters to copy from a symbol on the device.\n\nParameters:\n    node: Node to set the parameters for\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemcpyNodeSetParamsToSymbol": "cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets a memcpy node's parameters to copy to a symbol on the device.\n\nParameters:\n    node: Node to set the parameters for\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemsetNodeGetParams": "cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams *pNodeParams)\n\nReturns a memset node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemsetNodeSetParams": "cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)\n\nSets a memset node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphNodeFindInClone": "cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)\n\nFinds a cloned version of a node.\n\nParameters:\n    pNode: Returns handle to the cloned node\n    originalNode: Handle to the original node\n    clonedGraph: Cloned graph to query\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphNodeGetDependencies": "cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies, size_t *pNumDependencies)\n\nReturns a node's dependencies.\n\nParameters:\n    node: Node to query\n    pDependencies: Pointer to return the dependencies\n    pNumDependencies: See description\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphNodeGetDependencies_v2": "cudaError_t cudaGraphNodeGetDependencies_v2(cudaGraphNode_t node, cudaGraphNode_t *pDependencies, cudaGraphEdgeData *edgeData, size_t *pNumDependencies)\n\nReturns a node's dependencies (12.3+).\n\nParameters:\n    node: Node to query\n    pDependencies: Pointer to return the dependencies\n    edgeData: Optional array to return edge data for each dependency\n    pNumDependencies: See description\n\nReturns: cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue",
+    "cudaGraphNodeGetDependentNodes": "cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes, size_t *pNumDependentNodes)\n\nReturns a node's dependent nodes.\n\nParameters:\n    node: Node to query\n    pDependentNodes: Pointer to return the dependent nodes\n    pNumDependentNodes: See description\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphNodeGetDependentNodes_v2": "cudaError_t cudaGraphNodeGetDependentNodes_v2(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes, cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes)\n\nReturns a node's dependent nodes (12.3+).\n\nParameters:\n    node: Node to query\n    pDependentNodes: Pointer to return the dependent nodes\n    edgeData: Optional pointer to return edge data for dependent nodes\n    pNumDependentNodes: See description\n\nReturns: cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue",
+    "cudaGraphNodeGetEnabled": "cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int *isEnabled)\n\nQuery whether a node in the given graphExec is enabled.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Node from the graph from which graphExec was instantiated\n    isEnabled: Location to return the enabled status of the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphNodeGetType": "cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType)\n\nReturns a node's type.\n\nParameters:\n    node: Node to query\n    pType: Pointer to return the node type\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphNodeSetEnabled": "cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled)\n\nEnables or disables the specified node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Node from the graph from which graphExec was instantiated\n    isEnabled: Node is enabled if != 0, otherwise the node is disabled\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphNodeSetParams": "cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)\n\nUpdate's a graph node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    nodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported",
+    "cudaGraphReleaseUserObject": "cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count)\n\nRelease a user object reference from a graph.\n\nParameters:\n    graph: The graph that will release the reference\n    object: The user object to release a reference for\n    count: The number of references to release, typically 1.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphRemoveDependencies": "cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, size_t numDependencies)\n\nRemoves dependency edges from a graph.\n\nParameters:\n    graph: Graph from which to remove dependencies\n    from: Array of nodes that provide the dependencies\n    to: Array of dependent nodes\n    numDependencies: Number of dependencies to be removed\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphRemoveDependencies_v2": "cudaError_t cudaGraphRemoveDependencies_v2(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)\n\nRemoves dependency edges from a graph. (12.3+).\n\nParameters:\n    graph: Graph from which to remove dependencies\n    from: Array of nodes that provide the dependencies\n    to: Array of dependent nodes\n    edgeData: Optional array of edge data.\n    numDependencies: Number of dependencies to be removed\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphRetainUserObject": "cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags)\n\nRetain a reference to a user object from a graph.\n\nParameters:\n    graph: The graph to associate the reference with\n    object: The user object to retain a reference for\n    count: The number of references to add to the graph, typically 1.\n    flags: The optional flag cudaGraphUserObjectMove transfers references from the calling thread, rather than create new references.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphUpload": "cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)\n\nUploads an executable graph in a stream.\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphicsMapResources": "cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)\n\nMap graphics resources for access by CUDA.\n\nParameters:\n    count: Number of resources to map\n    resources: Resources to map for CUDA\n    stream: Stream for synchronization\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaGraphicsResourceGetMappedMipmappedArray": "cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t *mipmappedArray, cudaGraphicsResource_t resource)\n\nGet a mipmapped array through which to access a mapped graphics resource.\n\nParameters:\n    mipmappedArray: Returned mipmapped array through which resource may be accessed\n    resource: Mapped resource to access\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaGraphicsResourceGetMappedPointer": "cudaError_t cudaGraphicsResourceGetMappedPointer(void **devPtr, size_t *size, cudaGraphicsResource_t resource)\n\nGet an device pointer through which to access a mapped graphics resource.\n\nParameters:\n    devPtr: Returned pointer through which resource may be accessed\n    size: Returned size of the buffer accessible starting at *devPtr\n    resource: Mapped resource to access\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaGraphicsResourceSetMapFlags": "cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags)\n\nSet usage flags for mapping a graphics resource.\n\nParameters:\n    resource: Registered resource to set flags for\n    flags: Parameters for resource mapping\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown,",
+    "cudaGraphicsSubResourceGetMappedArray": "cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel)\n\nGet an array through which to access a subresource of a mapped graphics resource.\n\nParameters:\n    array: Returned array through which a subresource of resource may be accessed\n    resource: Mapped resource to access\n    arrayIndex: Array index for array textures or cubemap face index as defined by cudaGraphicsCubeFace for cubemap textures for the subresource to access\n    mipLevel: Mipmap level for the subresource to access\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaGraphicsUnmapResources": "cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)\n\nUnmap graphics resources.\n\nParameters:\n    count: Number of resources to unmap\n    resources: Resources to unmap\n    stream: Stream for synchronization\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaGraphicsUnregisterResource": "cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource)\n\nUnregisters a graphics resource for access by CUDA.\n\nParameters:\n    resource: Resource to unregister\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaHostAlloc": "cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)\n\nAllocates page-locked memory on the host.\n\nParameters:\n    pHost: Device pointer to allocated memory\n    size: Requested allocation size in bytes\n    flags: Requested properties of allocated memory\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaHostGetDevicePointer": "cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)\n\nPasses back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister.\n\nParameters:\n    pDevice: Returned device pointer for mapped memory\n    pHost: Requested host pointer mapping\n    flags: Flags for extensions (must be 0 for now)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaHostGetFlags": "cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)\n\nPasses back flags used to allocate pinned host memory allocated by cudaHostAlloc.\n\nParameters:\n    pFlags: Returned flags word\n    pHost: Host pointer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaHostRegister": "cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)\n\nRegisters an existing host memory range for use by CUDA.\n\nParameters:\n    ptr: Host pointer to memory to page-lock\n    size: Size in bytes of the address range to page-lock in bytes\n    flags: Flags for allocation request\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorHostMemoryAlreadyRegistered, cudaErrorNotSupported",
+    "cudaHostUnregister": "cudaError_t cudaHostUnregister(void *ptr)\n\nUnregisters a memory range that was registered with cudaHostRegister.\n\nParameters:\n    ptr: Host pointer to memory to unregister\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorHostMemoryNotRegistered",
+    "cudaImportExternalMemory": "cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc)\n\nImports an external memory object.\n\nParameters:\n    extMem_out: Returned handle to an external memory object\n    memHandleDesc: Memory import handle descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem",
+    "cudaImportExternalSemaphore": "cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t *extSem_out, const struct cudaExternalSemaphoreHandleDesc *semHandleDesc)\n\nImports an external semaphore.\n\nParameters:\n    extSem_out: Returned handle to an external semaphore\n    semHandleDesc: Semaphore import handle descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem",
+    "cudaInitDevice": "cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)\n\nInitialize device to be used for GPU executions.\n\nParameters:\n    device: Device on which the runtime will initialize itself.\n    deviceFlags: Parameters for device operation.\n    flags: Flags for controlling the device initialization.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice,",
+    "cudaIpcCloseMemHandle": "cudaError_t cudaIpcCloseMemHandle(void *devPtr)\n\nAttempts to close memory mapped with cudaIpcOpenMemHandle.\n\nParameters:\n    devPtr: Device pointer returned by cudaIpcOpenMemHandle\n\nReturns: cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaIpcGetEventHandle": "cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)\n\nGets an interprocess handle for a previously allocated event.\n\nParameters:\n    handle: Pointer to a user allocated cudaIpcEventHandle in which to return the opaque event handle\n    event: Event allocated with cudaEventInterprocess and cudaEventDisableTiming flags.\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorMemoryAllocation, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaIpcGetMemHandle": "cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)\n\nGets an interprocess memory handle for an existing device memory allocation.\n\nParameters:\n    handle: Pointer to user allocated cudaIpcMemHandle to return the handle in.\n    devPtr: Base pointer to previously allocated device memory\n\nReturns: cudaSuccess, cudaErrorMemoryAllocation, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaIpcOpenEventHandle": "cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)\n\nOpens an interprocess event handle for use in the current process.\n\nParameters:\n    event: Returns the imported event\n    handle: Interprocess handle to open\n\nReturns: cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue, cudaErrorDeviceUninitialized",
+    "cudaIpcOpenMemHandle": "cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)\n\nOpens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.\n\nParameters:\n    devPtr: Returned device pointer\n    handle: cudaIpcMemHandle to open\n    flags: Flags for this operation.\n\nReturns: cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorInvalidResourceHandle, cudaErrorDeviceUninitialized, cudaErrorTooManyPeers, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaLaunchCooperativeKernel": "cudaError_t cudaLaunchCooperativeKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)\n\nLaunches a device function where thread blocks can cooperate and synchronize as they execute.\n\nParameters:\n    func: Device function symbol\n    gridDim: Grid dimentions\n    blockDim: Block dimentions\n    args: Arguments\n    sharedMem: Shared memory\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorCooperativeLaunchTooLarge, cudaErrorSharedObjectInitFailed",
+    "cudaLaunchCooperativeKernelMultiDevice": "cudaError_t cudaLaunchCooperativeKernelMultiDevice(struct cudaLaunchParams *launchParamsList, unsigned int numDevices, unsigned int flags)\n\nLaunches device functions on multiple devices where thread blocks can cooperate and synchronize as they execute.\n\nParameters:\n    launchParamsList: List of launch parameters, one per device\n    numDevices: Size of the launchParamsList array\n    flags: Flags to control launch behavior\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorCooperativeLaunchTooLarge, cudaErrorSharedObjectInitFailed\n\nDeprecated. This function is deprecated as of CUDA 11.3.",
+    "cudaLaunchHostFunc": "cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)\n\nEnqueues a host function call in a stream.\n\nParameters:\n    stream:\n    fn: The function to call once preceding stream operations are complete\n    userData: User-specified data to be passed to the function\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaLaunchKernel": "cudaError_t cudaLaunchKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)\n\nLaunches a device function.\n\nParameters:\n    func: Device function symbol\n    gridDim: Grid dimentions\n    blockDim: Block dimentions\n    args: Arguments\n    sharedMem: Shared memory\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorSharedObjectInitFailed, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled",
+    "cudaLaunchKernelExC": "cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)\n\nLaunches a CUDA function with launch-time configuration.\n\nParameters:\n    config: Launch configuration\n    func: Kernel to launch\n    args: Array of pointers to kernel parameters\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorSharedObjectInitFailed, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled",
+    "cudaMalloc": "cudaError_t cudaMalloc(void **devPtr, size_t size)\n\nAllocate memory on the device.\n\nParameters:\n    devPtr: Pointer to allocated device memory\n    size: Requested allocation size in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMalloc3D": "cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)\n\nAllocates logical 1D, 2D, or 3D memory objects on the device.\n\nParameters:\n    pitchedDevPtr: Pointer to allocated pitched device memory\n    extent: Requested allocation size (width field in bytes)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMalloc3DArray": "cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)\n\nAllocate an array on the device.\n\nParameters:\n    array: Pointer to allocated array in device memory\n    desc: Requested channel format\n    extent: Requested allocation size (width field in elements)\n    flags: Flags for extensions\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMallocArray": "cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)\n\nAllocate an array on the device.\n\nParameters:\n    array: Pointer to allocated array in device memory\n    desc: Requested channel format\n    width: Requested array allocation width\n    height: Requested array allocation height\n    flags: Requested properties of allocated array\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMallocAsync": "cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)\n\nAllocates memory with stream ordered semantics.\n\nParameters:\n    devPtr: Returned device pointer\n    size: Number of bytes to allocate\n    hStream: The stream establishing the stream ordering contract and the memory pool to allocate from\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported, cudaErrorOutOfMemory,",
+    "cudaMallocFromPoolAsync": "cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)\n\nAllocates memory from a specified pool with stream ordered semantics.\n\nParameters:\n    ptr: Returned device pointer\n    size:\n    memPool: The pool to allocate from\n    stream: The stream establishing the stream ordering semantic\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported, cudaErrorOutOfMemory",
+    "cudaMallocHost": "cudaError_t cudaMallocHost(void **ptr, size_t size)\n\nAllocates page-locked memory on the host.\n\nParameters:\n    ptr: Pointer to allocated host memory\n    size: Requested allocation size in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMallocManaged": "cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)\n\nAllocates memory that will be automatically managed by the Unified Memory system.\n\nParameters:\n    devPtr: Pointer to allocated device memory\n    size: Requested allocation size in bytes\n    flags: Must be either cudaMemAttachGlobal or cudaMemAttachHost (defaults to cudaMemAttachGlobal)\n\nReturns: cudaSuccess, cudaErrorMemoryAllocation, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaMallocMipmappedArray": "cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)\n\nAllocate a mipmapped array on the device.\n\nParameters:\n    mipmappedArray: Pointer to allocated mipmapped array in device memory\n    desc: Requested channel format\n    extent: Requested allocation size (width field in elements)\n    numLevels: Number of mipmap levels to allocate\n    flags: Flags for extensions\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMallocPitch": "cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)\n\nAllocates pitched memory on the device.\n\nParameters:\n    devPtr: Pointer to allocated pitched device memory\n    pitch: Pitch for allocation\n    width: Requested pitched allocation width (in bytes)\n    height: Requested pitched allocation height\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMemAdvise": "cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, int device)\n\nAdvise about the usage of a given memory range.\n\nParameters:\n    devPtr: Pointer to memory to set the advice for\n    count: Size in bytes of the memory range\n    advice: Advice to be applied for the specified memory range\n    device: Device to apply the advice for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaMemAdvise_v2": "cudaError_t cudaMemAdvise_v2(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location)\n\nAdvise about the usage of a given memory range.\n\nParameters:\n    devPtr: Pointer to memory to set the advice for\n    count: Size in bytes of the memory range\n    advice: Advice to be applied for the specified memory range\n    location: location to apply the advice for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaMemGetInfo": "cudaError_t cudaMemGetInfo(size_t *free, size_t *total)\n\nGets free and total device memory.\n\nParameters:\n    free: Returned free memory in bytes\n    total: Returned total memory in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure",
+    "cudaMemPoolCreate": "cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)\n\nCreates a memory pool.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaMemPoolDestroy": "cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)\n\nDestroys the specified memory pool.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemPoolExportPointer": "cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *exportData, void *ptr)\n\nExport data to share a memory pool allocation between processes.\n\nParameters:\n    exportData:\n    ptr: pointer to memory being exported\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOutOfMemory",
+    "cudaMemPoolExportToShareableHandle": "cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)\n\nExports a memory pool to the requested handle type.\n\nParameters:\n    shareableHandle:\n    memPool:\n    handleType: the type of handle to create\n    flags: must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOutOfMemory",
+    "cudaMemPoolGetAccess": "cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool, struct cudaMemLocation *location)\n\nReturns the accessibility of a pool from a device.\n\nParameters:\n    flags: the accessibility of the pool from the specified location\n    memPool: the pool being queried\n    location: the location accessing the pool",
+    "cudaMemPoolGetAttribute": "cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)\n\nGets attributes of a memory pool.\n\nParameters:\n    memPool:\n    attr: The attribute to get\n    value: Retrieved value\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemPoolImportFromShareableHandle": "cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)\n\nimports a memory pool from a shared handle.\n\nParameters:\n    memPool:\n    shareableHandle:\n    handleType: The type of handle being imported\n    flags: must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOutOfMemory",
+    "cudaMemPoolImportPointer": "cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData)\n\nImport a memory pool allocation from another process.\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_OUT_OF_MEMORY",
+    "cudaMemPoolSetAccess": "cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)\n\nControls visibility of pools between devices.\n\nParameters:\n    memPool:\n    descList:\n    count: Number of descriptors in the map array.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemPoolSetAttribute": "cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)\n\nSets attributes of a memory pool.\n\nParameters:\n    memPool:\n    attr: The attribute to modify\n    value: Pointer to the value to assign\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemPoolTrimTo": "cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)\n\nTries to release memory back to the OS.\n\nParameters:\n    memPool:\n    minBytesToKeep: If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemPrefetchAsync": "cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, int dstDevice, cudaStream_t stream)\n\nPrefetches memory to the specified destination device.\n\nParameters:\n    devPtr: Pointer to be prefetched\n    count: Size in bytes\n    dstDevice: Destination device to prefetch to\n    stream: Stream to enqueue prefetch operation\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaMemPrefetchAsync_v2": "cudaError_t cudaMemPrefetchAsync_v2(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream)",
+    "cudaMemRangeGetAttribute": "cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)\n\nQuery an attribute of a given memory range.\n\nParameters:\n    data: A pointers to a memory location where the result of each attribute query will be written to.\n    dataSize: Array containing the size of data\n    attribute: The attribute to query\n    devPtr: Start of the range to query\n    count: Size of the range to query\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemRangeGetAttributes": "cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)\n\nQuery attributes of a given memory range.\n\nParameters:\n    data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.\n    dataSizes: Array containing the sizes of each result\n    attributes: An array of attributes to query (numAttributes and the number of attributes in this array should match)\n    numAttributes: Number of attributes to query\n    devPtr: Start of the range to query\n    count: Size of the range to query\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemcpy": "cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2D": "cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DArrayToArray": "cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffsetDst: Destination starting X offset (columns in bytes)\n    hOffsetDst: Destination starting Y offset (rows)\n    src: Source memory address\n    wOffsetSrc: Source starting X offset (columns in bytes)\n    hOffsetSrc: Source starting Y offset (rows)\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DAsync": "cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DFromArray": "cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DFromArrayAsync": "cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DToArray": "cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DToArrayAsync": "cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy3D": "cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)\n\nCopies data between 3D objects.\n\nParameters:\n    p: 3D memory copy parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy3DAsync": "cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream)\n\nCopies data between 3D objects.\n\nParameters:\n    p: 3D memory copy parameters\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy3DPeer": "cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)\n\nCopies memory between devices.\n\nParameters:\n    p: Parameters for the memory copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorInvalidPitchValue",
+    "cudaMemcpy3DPeerAsync": "cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)\n\nCopies memory between devices asynchronously.\n\nParameters:\n    p: Parameters for the memory copy\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorInvalidPitchValue",
+    "cudaMemcpyArrayToArray": "cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffsetDst: Destination starting X offset (columns in bytes)\n    hOffsetDst: Destination starting Y offset (rows)\n    src: Source memory address\n    wOffsetSrc: Source starting X offset (columns in bytes)\n    hOffsetSrc: Source starting Y offset (rows)\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.",
+    "cudaMemcpyAsync": "cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpyFromArray": "cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.",
+    "cudaMemcpyFromArrayAsync": "cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    count: Size in bytes to copy\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.",
+    "cudaMemcpyFromSymbol": "cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCopies data from the given symbol on the device.\n\nParameters:\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice",
+    "cudaMemcpyFromSymbolAsync": "cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data from the given symbol on the device.\n\nParameters:\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice",
+    "cudaMemcpyPeer": "cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)\n\nCopies memory between two devices.\n\nParameters:\n    dst: Destination device pointer\n    dstDevice: Destination device\n    src: Source device pointer\n    srcDevice: Source device\n    count: Size of memory copy in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaMemcpyPeerAsync": "cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)\n\nCopies memory between two devices asynchronously.\n\nParameters:\n    dst: Destination device pointer\n    dstDevice: Destination device\n    src: Source device pointer\n    srcDevice: Source device\n    count: Size of memory copy in bytes\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaMemcpyToArray": "cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.",
+    "cudaMemcpyToArrayAsync": "cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.",
+    "cudaMemcpyToSymbol": "cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCopies data to the given symbol on the device.\n\nParameters:\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice",
+    "cudaMemcpyToSymbolAsync": "cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data to the given symbol on the device.\n\nParameters:\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice",
+    "cudaMemset": "cudaError_t cudaMemset(void *devPtr, int value, size_t count)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to device memory\n    value: Value to set for each byte of specified memory\n    count: Size in bytes to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMemset2D": "cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to 2D device memory\n    pitch: Pitch in bytes of 2D device memory(Unused if height is 1)\n    value: Value to set for each byte of specified memory\n    width: Width of matrix set (columns in bytes)\n    height: Height of matrix set (rows)\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMemset2DAsync": "cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to 2D device memory\n    pitch: Pitch in bytes of 2D device memory(Unused if height is 1)\n    value: Value to set for each byte of specified memory\n    width: Width of matrix set (columns in bytes)\n    height: Height of matrix set (rows)\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMemset3D": "cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    pitchedDevPtr: Pointer to pitched device memory\n    value: Value to set for each byte of specified memory\n    extent: Size parameters for where to set device memory (width field in bytes)\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMemset3DAsync": "cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    pitchedDevPtr: Pointer to pitched device memory\n    value: Value to set for each byte of specified memory\n    extent: Size parameters for where to set device memory (width field in bytes)\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMemsetAsync": "cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to device memory\n    value: Value to set for each byte of specified memory\n    count: Size in bytes to set\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMipmappedArrayGetMemoryRequirements": "cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaMipmappedArray_t mipmap, int device)\n\nReturns the memory requirements of a CUDA mipmapped array.\n\nParameters:\n    memoryRequirements: Pointer to cudaArrayMemoryRequirements\n    mipmap: CUDA mipmapped array to get the memory requirements of\n    device: Device to get the memory requirements for\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaMipmappedArrayGetSparseProperties": "cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaMipmappedArray_t mipmap)\n\nReturns the layout properties of a sparse CUDA mipmapped array.\n\nParameters:\n    sparseProperties: Pointer to return cudaArraySparseProperties\n    mipmap: The CUDA mipmapped array to get the sparse properties of\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaOccupancyAvailableDynamicSMemPerBlock": "cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks, int blockSize)\n\nReturns dynamic shared memory available per block when launching numBlocks blocks on SM.\n\nParameters:\n    dynamicSmemSize: Returned maximum dynamic shared memory\n    func: Kernel function for which occupancy is calculated\n    numBlocks: Number of blocks to fit on SM\n    blockSize: Size of the block\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessor": "cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize)\n\nReturns occupancy for a device function.\n\nParameters:\n    numBlocks: Returned occupancy\n    func: Kernel function for which occupancy is calculated\n    blockSize: Block size the kernel is intended to be launched with\n    dynamicSMemSize: Per-block dynamic shared memory usage intended, in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": "cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned int flags)\n\nReturns occupancy for a device function with the specified flags.\n\nParameters:\n    numBlocks: Returned occupancy\n    func: Kernel function for which occupancy is calculated\n    blockSize: Block size the kernel is intended to be launched with\n    dynamicSMemSize: Per-block dynamic shared memory usage intended, in bytes\n    flags: Requested behavior for the occupancy calculator\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,",
+    "cudaOccupancyMaxActiveClusters": "cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func, const cudaLaunchConfig_t *launchConfig)\n\nGiven the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.\n\nParameters:\n    numClusters: Returned maximum number of clusters that could co-exist on the target device\n    func: Kernel function for which maximum number of clusters are calculated\n    launchConfig:\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorInvalidClusterSize, cudaErrorUnknown,",
+    "cudaOccupancyMaxPotentialClusterSize": "cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func, const cudaLaunchConfig_t *launchConfig)\n\nGiven the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.\n\nParameters:\n    clusterSize: Returned maximum cluster size that can be launched for the given kernel function and launch configuration\n    func: Kernel function for which maximum cluster size is calculated\n    launchConfig:\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,",
+    "cudaPeekAtLastError": "cudaError_t cudaPeekAtLastError(void)\n\nReturns the last error from a runtime call.\n\nReturns: cudaSuccess, cudaErrorMissingConfiguration, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidSymbol, cudaErrorUnmapBufferObjectFailed, cudaErrorInvalidDevicePointer, cudaErrorInvalidTexture, cudaErrorInvalidTextureBinding, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidMemcpyDirection, cudaErrorInvalidFilterSetting, cudaErrorInvalidNormSetting, cudaErrorUnknown, cudaErrorInvalidResourceHandle, cudaErrorInsufficientDriver, cudaErrorNoDevice, cudaErrorSetOnActiveProcess, cudaErrorStartupFailure, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled",
+    "cudaPointerGetAttributes": "cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)\n\nReturns attributes about a specified pointer.\n\nParameters:\n    attributes: Attributes for the specified pointer\n    ptr: Pointer to get attributes for\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue",
+    "cudaRuntimeGetVersion": "cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)\n\nReturns the CUDA Runtime version.\n\nParameters:\n    runtimeVersion: Returns the CUDA Runtime version.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaSetDevice": "cudaError_t cudaSetDevice(int device)\n\nSet device to be used for GPU executions.\n\nParameters:\n    device: Device on which the active host thread should execute the device code.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorDeviceUnavailable,",
+    "cudaSetDeviceFlags": "cudaError_t cudaSetDeviceFlags(unsigned int flags)\n\nSets flags to be used for device executions.\n\nParameters:\n    flags: Parameters for device operation\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaSetDoubleForDevice": "cudaError_t cudaSetDoubleForDevice(double *d)\n\nConverts a double argument to be executed on a device.\n\nParameters:\n    d: Double to convert\n\nReturns: cudaSuccess\n\nDeprecated. This function is deprecated as of CUDA 7.5",
+    "cudaSetDoubleForHost": "cudaError_t cudaSetDoubleForHost(double *d)\n\nConverts a double argument after execution on a device.\n\nParameters:\n    d: Double to convert\n\nReturns: cudaSuccess\n\nDeprecated. This function is deprecated as of CUDA 7.5",
+    "cudaSetValidDevices": "cudaError_t cudaSetValidDevices(int *device_arr, int len)\n\nSet a list of devices that can be used for CUDA.\n\nParameters:\n    device_arr: List of devices to try\n    len: Number of devices in specified list\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaSignalExternalSemaphoresAsync": "cudaError_t cudaSignalExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)  (what C's cudaSignalExternalSemaphoresAsync calls)\n\nSignals a set of external semaphore objects.\n\nParameters:\n    extSemArray: Set of external semaphores to be signaled\n    paramsArray: Array of semaphore parameters\n    numExtSems: Number of semaphores to signal\n    stream: Stream to enqueue the signal operations in\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle",
+    "cudaSignalExternalSemaphoresAsync_v2": "cudaError_t cudaSignalExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)\n\nSignals a set of external semaphore objects.\n\nParameters:\n    extSemArray: Set of external semaphores to be signaled\n    paramsArray: Array of semaphore parameters\n    numExtSems: Number of semaphores to signal\n    stream: Stream to enqueue the signal operations in\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle",
+    "cudaStreamAddCallback": "cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags)\n\nAdd a callback to a compute stream.\n\nParameters:\n    stream: Stream to add callback to\n    callback: The function to call once preceding stream operations are complete\n    userData: User specified data to be passed to the callback function\n    flags: Reserved for future use, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaStreamAttachMemAsync": "cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)\n\nAttach memory to a stream asynchronously.\n\nParameters:\n    stream: Stream in which to enqueue the attach operation\n    devPtr: Pointer to memory (must be a pointer to managed memory or to a valid host-accessible region of system-allocated memory)\n    length: Length of memory (defaults to zero)\n    flags: Must be one of cudaMemAttachGlobal, cudaMemAttachHost or cudaMemAttachSingle (defaults to cudaMemAttachSingle)\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamBeginCapture": "cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)\n\nBegins graph capture on a stream.\n\nParameters:\n    stream: Stream in which to initiate capture\n    mode: Controls the interaction of this capture sequence with other API calls that are potentially unsafe.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaStreamBeginCaptureToGraph": "cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode)\n\nBegins graph capture on a stream to an existing graph.\n\nParameters:\n    stream: Stream in which to initiate capture.\n    graph: Graph to capture into.\n    dependencies: Dependencies of the first node captured in the stream.\n    dependencyData: Optional array of data associated with each dependency.\n    numDependencies: Number of dependencies.\n    mode: Controls the interaction of this capture sequence with other API calls that are potentially unsafe.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaStreamCopyAttributes": "cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src)\n\nCopies attributes from source stream to destination stream.\n\nParameters:\n    dst: Destination stream\n    src: Source stream For attributes see cudaStreamAttrID\n\nReturns: cudaSuccess, cudaErrorNotSupported",
+    "cudaStreamCreate": "cudaError_t cudaStreamCreate(cudaStream_t *pStream)\n\nCreate an asynchronous stream.\n\nParameters:\n    pStream: Pointer to new stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaStreamCreateWithFlags": "cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)\n\nCreate an asynchronous stream.\n\nParameters:\n    pStream: Pointer to new stream identifier\n    flags: Parameters for stream creation\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaStreamCreateWithPriority": "cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)\n\nCreate an asynchronous stream with the specified priority.\n\nParameters:\n    pStream: Pointer to new stream identifier\n    flags: Flags for stream creation.\n    priority: Priority of the stream.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaStreamDestroy": "cudaError_t cudaStreamDestroy(cudaStream_t stream)\n\nDestroys and cleans up an asynchronous stream.\n\nParameters:\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamEndCapture": "cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)\n\nEnds capture on a stream, returning the captured graph.\n\nParameters:\n    stream: Stream to query\n    pGraph: The captured graph\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureWrongThread",
+    "cudaStreamGetAttribute": "cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)\n\nQueries stream attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamGetCaptureInfo": "cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, size_t *numDependencies_out)  (what C's cudaStreamGetCaptureInfo calls)\n\nQuery a stream's capture state.\n\nParameters:\n    stream: The stream to query\n    captureStatus_out: Location to return the capture status of the stream; required\n    id_out: Optional location to return an id for the capture sequence, which is unique over the lifetime of the process\n    graph_out: Optional location to return the graph being captured into.\n    dependencies_out: Optional location to store a pointer to an array of nodes.\n    numDependencies_out: Optional location to store the size of the array returned in dependencies_out.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureImplicit",
+    "cudaStreamGetCaptureInfo_v2": "cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, size_t *numDependencies_out)\n\nQuery a stream's capture state.\n\nParameters:\n    stream: The stream to query\n    captureStatus_out: Location to return the capture status of the stream; required\n    id_out: Optional location to return an id for the capture sequence, which is unique over the lifetime of the process\n    graph_out: Optional location to return the graph being captured into.\n    dependencies_out: Optional location to store a pointer to an array of nodes.\n    numDependencies_out: Optional location to store the size of the array returned in dependencies_out.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureImplicit",
+    "cudaStreamGetCaptureInfo_v3": "cudaError_t cudaStreamGetCaptureInfo_v3(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)\n\nQuery a stream's capture state (12.3+).\n\nParameters:\n    stream: The stream to query\n    captureStatus_out: Location to return the capture status of the stream; required\n    id_out: Optional location to return an id for the capture sequence, which is unique over the lifetime of the process\n    graph_out: Optional location to return the graph being captured into.\n    dependencies_out: Optional location to store a pointer to an array of nodes.\n    edgeData_out: Optional location to store a pointer to an array of graph edge data.\n    numDependencies_out: Optional location to store the size of the array returned in dependencies_out.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureImplicit, cudaErrorLossyQuery",
+    "cudaStreamGetFlags": "cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)\n\nQuery the flags of a stream.\n\nParameters:\n    hStream: Handle to the stream to be queried\n    flags: Pointer to an unsigned integer in which the stream's flags are returned\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamGetId": "cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId)\n\nQuery the Id of a stream.\n\nParameters:\n    hStream: Handle to the stream to be queried\n    streamId: Pointer to an unsigned long long in which the stream Id is returned\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamGetPriority": "cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)\n\nQuery the priority of a stream.\n\nParameters:\n    hStream: Handle to the stream to be queried\n    priority: Pointer to a signed integer in which the stream's priority is returned\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamIsCapturing": "cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)\n\nReturns a stream's capture status.\n\nParameters:\n    stream: Stream to query\n    pCaptureStatus: Returns the stream's capture status\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureImplicit",
+    "cudaStreamQuery": "cudaError_t cudaStreamQuery(cudaStream_t stream)\n\nQueries an asynchronous stream for completion status.\n\nParameters:\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidResourceHandle",
+    "cudaStreamSetAttribute": "cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)\n\nSets stream attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamSynchronize": "cudaError_t cudaStreamSynchronize(cudaStream_t stream)\n\nWaits for stream tasks to complete.\n\nParameters:\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle",
+    "cudaStreamUpdateCaptureDependencies": "cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies, size_t numDependencies, unsigned int flags)\n\nUpdate the set of dependencies in a capturing stream (11.3+).\n\nParameters:\n    stream: The stream to update\n    dependencies: The set of dependencies to add\n    numDependencies: The size of the dependencies array\n    flags: See above\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorIllegalState",
+    "cudaStreamUpdateCaptureDependencies_v2": "cudaError_t cudaStreamUpdateCaptureDependencies_v2(cudaStream_t stream, cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)\n\nUpdate the set of dependencies in a capturing stream (12.3+).\n\nParameters:\n    stream: The stream to update\n    dependencies: The set of dependencies to add\n    dependencyData: Optional array of data associated with each dependency.\n    numDependencies: The size of the dependencies array\n    flags: See above\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorIllegalState",
+    "cudaStreamWaitEvent": "cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)\n\nMake a compute stream wait on an event.\n\nParameters:\n    stream: Stream to wait\n    event: Event to wait on\n    flags: Parameters for the operation(See above)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaThreadExchangeStreamCaptureMode": "cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)\n\nSwaps the stream capture interaction mode for a thread.\n\nParameters:\n    mode: Pointer to mode value to swap with the current mode\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaThreadExit": "cudaError_t cudaThreadExit(void)\n\nExit and clean up from CUDA launches.\n\nReturns: cudaSuccess\n\nDeprecated.",
+    "cudaThreadGetCacheConfig": "cudaError_t cudaThreadGetCacheConfig(enum cudaFuncCache *pCacheConfig)\n\nReturns the preferred cache configuration for the current device.\n\nParameters:\n    pCacheConfig: Returned cache configuration\n\nReturns: cudaSuccess\n\nDeprecated.",
+    "cudaThreadGetLimit": "cudaError_t cudaThreadGetLimit(size_t *pValue, enum cudaLimit limit)\n\nReturns resource limits.\n\nParameters:\n    pValue: Returned size in bytes of limit\n    limit: Limit to query\n\nReturns: cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue\n\nDeprecated.",
+    "cudaThreadSetCacheConfig": "cudaError_t cudaThreadSetCacheConfig(enum cudaFuncCache cacheConfig)\n\nSets the preferred cache configuration for the current device.\n\nParameters:\n    cacheConfig: Requested cache configuration\n\nReturns: cudaSuccess\n\nDeprecated.",
+    "cudaThreadSetLimit": "cudaError_t cudaThreadSetLimit(enum cudaLimit limit, size_t value)\n\nSet resource limits.\n\nParameters:\n    limit: Limit to set\n    value: Size in bytes of limit\n\nReturns: cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue\n\nDeprecated.",
+    "cudaThreadSynchronize": "cudaError_t cudaThreadSynchronize(void)\n\nWait for compute device to finish.\n\nReturns: cudaSuccess\n\nDeprecated.",
+    "cudaUserObjectCreate": "cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags)\n\nCreate a user object.\n\nParameters:\n    object_out: Location to return the user object handle\n    ptr: The pointer to pass to the destroy function\n    destroy: Callback to free the user object when it is no longer in use\n    initialRefcount: The initial refcount to create the object with, typically 1.\n    flags: Currently it is required to pass cudaUserObjectNoDestructorSync, which is the only defined flag.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaUserObjectRelease": "cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)\n\nRelease a reference to a user object.\n\nParameters:\n    object: The object to release\n    count: The number of references to release, typically 1.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaUserObjectRetain": "cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count)\n\nRetain a reference to a user object.\n\nParameters:\n    object: The object to retain\n    count: The number of references to retain, typically 1.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaWaitExternalSemaphoresAsync": "cudaError_t cudaWaitExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)  (what C's cudaWaitExternalSemaphoresAsync calls)\n\nWaits on a set of external semaphore objects.\n\nParameters:\n    extSemArray: External semaphores to be waited on\n    paramsArray: Array of semaphore parameters\n    numExtSems: Number of semaphores to wait on\n    stream: Stream to enqueue the wait operations in\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle cudaErrorTimeout",
+    "cudaWaitExternalSemaphoresAsync_v2": "cudaError_t cudaWaitExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)\n\nWaits on a set of external semaphore objects.\n\nParameters:\n    extSemArray: External semaphores to be waited on\n    paramsArray: Array of semaphore parameters\n    numExtSems: Number of semaphores to wait on\n    stream: Stream to enqueue the wait operations in\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle cudaErrorTimeout",
+}
+
+if TYPE_CHECKING:
+    # Each function as tools see it (completion, mypy): positional parameters typed by
+    # what their ctypes argtype accepts, and what the restype gives back. At run time
+    # the first lookup binds the ctypes function itself (cudart._binding); type checkers
+    # see no __getattr__, so a misspelt name is an error there too.
+
+    def cudaArrayGetInfo(
+        desc: _RawPointer, extent: _RawPointer, flags: _RawPointer, array: _RawPointer, /
+    ) -> int: ...
+
+    def cudaArrayGetMemoryRequirements(
+        memoryRequirements: _RawPointer, array: _RawPointer, device: int, /
+    ) -> int: ...
+
+    def cudaArrayGetPlane(
+        pPlaneArray: _RawPointer, hArray: _RawPointer, planeIdx: int, /
+    ) -> int: ...
+
+    def cudaArrayGetSparseProperties(
+        sparseProperties: _RawPointer, array: _RawPointer, /
+    ) -> int: ...
+
+    def cudaChooseDevice(device: _RawPointer, prop: _RawPointer, /) -> int: ...
+
+    def cudaCreateChannelDesc(
+        x: int, y: int, z: int, w: int, f: int, /
+    ) -> cudaChannelFormatDesc: ...
+
+    def cudaCreateSurfaceObject(pSurfObject: _RawPointer, pResDesc: _RawPointer, /) -> int: ...
+
+    def cudaCreateTextureObject(
+        pTexObject: _RawPointer,
+        pResDesc: _RawPointer,
+        pTexDesc: _RawPointer,
+        pResViewDesc: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaCtxResetPersistingL2Cache() -> int: ...
+
+    def cudaDestroyExternalMemory(extMem: _RawPointer, /) -> int: ...
+
+    def cudaDestroyExternalSemaphore(extSem: _RawPointer, /) -> int: ...
+
+    def cudaDestroySurfaceObject(surfObject: int, /) -> int: ...
+
+    def cudaDestroyTextureObject(texObject: int, /) -> int: ...
+
+    def cudaDeviceCanAccessPeer(
+        canAccessPeer: _RawPointer, device: int, peerDevice: int, /
+    ) -> int: ...
+
+    def cudaDeviceDisablePeerAccess(peerDevice: int, /) -> int: ...
+
+    def cudaDeviceEnablePeerAccess(peerDevice: int, flags: int, /) -> int: ...
+
+    def cudaDeviceFlushGPUDirectRDMAWrites(target: int, scope: int, /) -> int: ...
+
+    def cudaDeviceGetAttribute(value: _RawPointer, attr: int, device: int, /) -> int: ...
+
+    def cudaDeviceGetByPCIBusId(device: _RawPointer, pciBusId: _RawPointer, /) -> int: ...
+
+    def cudaDeviceGetCacheConfig(pCacheConfig: _RawPointer, /) -> int: ...
+
+    def cudaDeviceGetDefaultMemPool(memPool: _RawPointer, device: int, /) -> int: ...
+
+    def cudaDeviceGetGraphMemAttribute(device: int, attr: int, value: _RawPointer, /) -> int: ...
+
+    def cudaDeviceGetLimit(pValue: _RawPointer, limit: int, /) -> int: ...
+
+    def cudaDeviceGetMemPool(memPool: _RawPointer, device: int, /) -> int: ...
+
+    def cudaDeviceGetNvSciSyncAttributes(
+        nvSciSyncAttrList: _RawPointer, device: int, flags: int, /
+    ) -> int: ...
+
+    def cudaDeviceGetP2PAttribute(
+        value: _RawPointer, attr: int, srcDevice: int, dstDevice: int, /
+    ) -> int: ...
+
+    def cudaDeviceGetPCIBusId(pciBusId: _RawPointer, len: int, device: int, /) -> int: ...
+
+    def cudaDeviceGetSharedMemConfig(pConfig: _RawPointer, /) -> int: ...
+
+    def cudaDeviceGetStreamPriorityRange(
+        leastPriority: _RawPointer, greatestPriority: _RawPointer, /
+    ) -> int: ...
+
+    def cudaDeviceGetTexture1DLinearMaxWidth(
+        maxWidthInElements: _RawPointer, fmtDesc: _RawPointer, device: int, /
+    ) -> int: ...
+
+    def cudaDeviceGraphMemTrim(device: int, /) -> int: ...
+
+    def cudaDeviceRegisterAsyncNotification(
+        device: int, callbackFunc: _RawPointer, userData: _RawPointer, callback: _RawPointer, /
+    ) -> int: ...
+
+    def cudaDeviceReset() -> int: ...
+
+    def cudaDeviceSetCacheConfig(cacheConfig: int, /) -> int: ...
+
+    def cudaDeviceSetGraphMemAttribute(device: int, attr: int, value: _RawPointer, /) -> int: ...
+
+    def cudaDeviceSetLimit(limit: int, value: int, /) -> int: ...
+
+    def cudaDeviceSetMemPool(device: int, memPool: _RawPointer, /) -> int: ...
+
+    def cudaDeviceSetSharedMemConfig(config: int, /) -> int: ...
+
+    def cudaDeviceSynchronize() -> int: ...
+
+    def cudaDeviceUnregisterAsyncNotification(device: int, callback: _RawPointer, /) -> int: ...
+
+    def cudaDriverGetVersion(driverVersion: _RawPointer, /) -> int: ...
+
+    def cudaEventCreate(event: _RawPointer, /) -> int: ...
+
+    def cudaEventCreateWithFlags(event: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaEventDestroy(event: _RawPointer, /) -> int: ...
+
+    def cudaEventElapsedTime(ms: _RawPointer, start: _RawPointer, end: _RawPointer, /) -> int: ...
+
+    def cudaEventQuery(event: _RawPointer, /) -> int: ...
+
+    def cudaEventRecord(event: _RawPointer, stream: _RawPointer, /) -> int: ...
+
+    def cudaEventRecordWithFlags(event: _RawPointer, stream: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaEventSynchronize(event: _RawPointer, /) -> int: ...
+
+    def cudaExternalMemoryGetMappedBuffer(
+        devPtr: _RawPointer, extMem: _RawPointer, bufferDesc: _RawPointer, /
+    ) -> int: ...
+
+    def cudaExternalMemoryGetMappedMipmappedArray(
+        mipmap: _RawPointer, extMem: _RawPointer, mipmapDesc: _RawPointer, /
+    ) -> int: ...
+
+    def cudaFree(devPtr: _RawPointer, /) -> int: ...
+
+    def cudaFreeArray(array: _RawPointer, /) -> int: ...
+
+    def cudaFreeAsync(devPtr: _RawPointer, hStream: _RawPointer, /) -> int: ...
+
+    def cudaFreeHost(ptr: _RawPointer, /) -> int: ...
+
+    def cudaFreeMipmappedArray(mipmappedArray: _RawPointer, /) -> int: ...
+
+    def cudaFuncGetAttributes(attr: _RawPointer, func: _RawPointer, /) -> int: ...
+
+    def cudaFuncGetName(name: _RawPointer, func: _RawPointer, /) -> int: ...
+
+    def cudaFuncGetParamInfo(
+        func: _RawPointer, paramIndex: int, paramOffset: _RawPointer, paramSize: _RawPointer, /
+    ) -> int: ...
+
+    def cudaFuncSetAttribute(func: _RawPointer, attr: int, value: int, /) -> int: ...
+
+    def cudaFuncSetCacheConfig(func: _RawPointer, cacheConfig: int, /) -> int: ...
+
+    def cudaFuncSetSharedMemConfig(func: _RawPointer, config: int, /) -> int: ...
+
+    def cudaGetChannelDesc(desc: _RawPointer, array: _RawPointer, /) -> int: ...
+
+    def cudaGetDevice(device: _RawPointer, /) -> int: ...
+
+    def cudaGetDeviceCount(count: _RawPointer, /) -> int: ...
+
+    def cudaGetDeviceFlags(flags: _RawPointer, /) -> int: ...
+
+    def cudaGetDeviceProperties(prop: _RawPointer, device: int, /) -> int: ...
+
+    def cudaGetDeviceProperties_v2(prop: _RawPointer, device: int, /) -> int: ...
+
+    def cudaGetDriverEntryPoint(
+        symbol: _RawPointer, funcPtr: _RawPointer, flags: int, driverStatus: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGetDriverEntryPointByVersion(
+        symbol: _RawPointer,
+        funcPtr: _RawPointer,
+        cudaVersion: int,
+        flags: int,
+        driverStatus: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGetErrorName(error: int, /) -> bytes | None: ...
+
+    def cudaGetErrorString(error: int, /) -> bytes | None: ...
+
+    def cudaGetExportTable(ppExportTable: _RawPointer, pExportTableId: _RawPointer, /) -> int: ...
+
+    def cudaGetFuncBySymbol(functionPtr: _RawPointer, symbolPtr: _RawPointer, /) -> int: ...
+
+    def cudaGetKernel(kernelPtr: _RawPointer, entryFuncAddr: _RawPointer, /) -> int: ...
+
+    def cudaGetLastError() -> int: ...
+
+    def cudaGetMipmappedArrayLevel(
+        levelArray: _RawPointer, mipmappedArray: _RawPointer, level: int, /
+    ) -> int: ...
+
+    def cudaGetSurfaceObjectResourceDesc(pResDesc: _RawPointer, surfObject: int, /) -> int: ...
+
+    def cudaGetSymbolAddress(devPtr: _RawPointer, symbol: _RawPointer, /) -> int: ...
+
+    def cudaGetSymbolSize(size: _RawPointer, symbol: _RawPointer, /) -> int: ...
+
+    def cudaGetTextureObjectResourceDesc(pResDesc: _RawPointer, texObject: int, /) -> int: ...
+
+    def cudaGetTextureObjectResourceViewDesc(
+        pResViewDesc: _RawPointer, texObject: int, /
+    ) -> int: ...
+
+    def cudaGetTextureObjectTextureDesc(pTexDesc: _RawPointer, texObject: int, /) -> int: ...
+
+    def cudaGraphAddChildGraphNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        childGraph: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddDependencies(
+        graph: _RawPointer, from_: _RawPointer, to: _RawPointer, numDependencies: int, /
+    ) -> int: ...
+
+    def cudaGraphAddDependencies_v2(
+        graph: _RawPointer,
+        from_: _RawPointer,
+        to: _RawPointer,
+        edgeData: _RawPointer,
+        numDependencies: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddEmptyNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddEventRecordNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        event: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddEventWaitNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        event: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddExternalSemaphoresSignalNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        nodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddExternalSemaphoresWaitNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        nodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddHostNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        pNodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddKernelNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        pNodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemAllocNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        nodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemFreeNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        dptr: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemcpyNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        pCopyParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemcpyNode1D(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        dst: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemcpyNodeFromSymbol(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        dst: _RawPointer,
+        symbol: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemcpyNodeToSymbol(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        symbol: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemsetNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        pMemsetParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        nodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddNode_v2(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        dependencyData: _RawPointer,
+        numDependencies: int,
+        nodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphChildGraphNodeGetGraph(node: _RawPointer, pGraph: _RawPointer, /) -> int: ...
+
+    def cudaGraphClone(pGraphClone: _RawPointer, originalGraph: _RawPointer, /) -> int: ...
+
+    def cudaGraphConditionalHandleCreate(
+        pHandle_out: _RawPointer, graph: _RawPointer, defaultLaunchValue: int, flags: int, /
+    ) -> int: ...
+
+    def cudaGraphCreate(pGraph: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaGraphDebugDotPrint(graph: _RawPointer, path: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaGraphDestroy(graph: _RawPointer, /) -> int: ...
+
+    def cudaGraphDestroyNode(node: _RawPointer, /) -> int: ...
+
+    def cudaGraphEventRecordNodeGetEvent(node: _RawPointer, event_out: _RawPointer, /) -> int: ...
+
+    def cudaGraphEventRecordNodeSetEvent(node: _RawPointer, event: _RawPointer, /) -> int: ...
+
+    def cudaGraphEventWaitNodeGetEvent(node: _RawPointer, event_out: _RawPointer, /) -> int: ...
+
+    def cudaGraphEventWaitNodeSetEvent(node: _RawPointer, event: _RawPointer, /) -> int: ...
+
+    def cudaGraphExecChildGraphNodeSetParams(
+        hGraphExec: _RawPointer, node: _RawPointer, childGraph: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecDestroy(graphExec: _RawPointer, /) -> int: ...
+
+    def cudaGraphExecEventRecordNodeSetEvent(
+        hGraphExec: _RawPointer, hNode: _RawPointer, event: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecEventWaitNodeSetEvent(
+        hGraphExec: _RawPointer, hNode: _RawPointer, event: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecExternalSemaphoresSignalNodeSetParams(
+        hGraphExec: _RawPointer, hNode: _RawPointer, nodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecExternalSemaphoresWaitNodeSetParams(
+        hGraphExec: _RawPointer, hNode: _RawPointer, nodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecGetFlags(graphExec: _RawPointer, flags: _RawPointer, /) -> int: ...
+
+    def cudaGraphExecHostNodeSetParams(
+        hGraphExec: _RawPointer, node: _RawPointer, pNodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecKernelNodeSetParams(
+        hGraphExec: _RawPointer, node: _RawPointer, pNodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecMemcpyNodeSetParams(
+        hGraphExec: _RawPointer, node: _RawPointer, pNodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecMemcpyNodeSetParams1D(
+        hGraphExec: _RawPointer,
+        node: _RawPointer,
+        dst: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
+        hGraphExec: _RawPointer,
+        node: _RawPointer,
+        dst: _RawPointer,
+        symbol: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphExecMemcpyNodeSetParamsToSymbol(
+        hGraphExec: _RawPointer,
+        node: _RawPointer,
+        symbol: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphExecMemsetNodeSetParams(
+        hGraphExec: _RawPointer, node: _RawPointer, pNodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecNodeSetParams(
+        graphExec: _RawPointer, node: _RawPointer, nodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecUpdate(
+        hGraphExec: _RawPointer, hGraph: _RawPointer, resultInfo: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExternalSemaphoresSignalNodeGetParams(
+        hNode: _RawPointer, params_out: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExternalSemaphoresSignalNodeSetParams(
+        hNode: _RawPointer, nodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExternalSemaphoresWaitNodeGetParams(
+        hNode: _RawPointer, params_out: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExternalSemaphoresWaitNodeSetParams(
+        hNode: _RawPointer, nodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphGetEdges(
+        graph: _RawPointer, from_: _RawPointer, to: _RawPointer, numEdges: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphGetEdges_v2(
+        graph: _RawPointer,
+        from_: _RawPointer,
+        to: _RawPointer,
+        edgeData: _RawPointer,
+        numEdges: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphGetNodes(
+        graph: _RawPointer, nodes: _RawPointer, numNodes: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphGetRootNodes(
+        graph: _RawPointer, pRootNodes: _RawPointer, pNumRootNodes: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphHostNodeGetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphHostNodeSetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphInstantiate(pGraphExec: _RawPointer, graph: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaGraphInstantiateWithFlags(
+        pGraphExec: _RawPointer, graph: _RawPointer, flags: int, /
+    ) -> int: ...
+
+    def cudaGraphInstantiateWithParams(
+        pGraphExec: _RawPointer, graph: _RawPointer, instantiateParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphKernelNodeCopyAttributes(hSrc: _RawPointer, hDst: _RawPointer, /) -> int: ...
+
+    def cudaGraphKernelNodeGetAttribute(
+        hNode: _RawPointer, attr: int, value_out: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphKernelNodeGetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphKernelNodeSetAttribute(
+        hNode: _RawPointer, attr: int, value: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphKernelNodeSetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphLaunch(graphExec: _RawPointer, stream: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemAllocNodeGetParams(node: _RawPointer, params_out: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemFreeNodeGetParams(node: _RawPointer, dptr_out: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemcpyNodeGetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemcpyNodeSetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemcpyNodeSetParams1D(
+        node: _RawPointer, dst: _RawPointer, src: _RawPointer, count: int, kind: int, /
+    ) -> int: ...
+
+    def cudaGraphMemcpyNodeSetParamsFromSymbol(
+        node: _RawPointer,
+        dst: _RawPointer,
+        symbol: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphMemcpyNodeSetParamsToSymbol(
+        node: _RawPointer,
+        symbol: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphMemsetNodeGetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemsetNodeSetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphNodeFindInClone(
+        pNode: _RawPointer, originalNode: _RawPointer, clonedGraph: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphNodeGetDependencies(
+        node: _RawPointer, pDependencies: _RawPointer, pNumDependencies: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphNodeGetDependencies_v2(
+        node: _RawPointer,
+        pDependencies: _RawPointer,
+        edgeData: _RawPointer,
+        pNumDependencies: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphNodeGetDependentNodes(
+        node: _RawPointer, pDependentNodes: _RawPointer, pNumDependentNodes: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphNodeGetDependentNodes_v2(
+        node: _RawPointer,
+        pDependentNodes: _RawPointer,
+        edgeData: _RawPointer,
+        pNumDependentNodes: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphNodeGetEnabled(
+        hGraphExec: _RawPointer, hNode: _RawPointer, isEnabled: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphNodeGetType(node: _RawPointer, pType: _RawPointer, /) -> int: ...
+
+    def cudaGraphNodeSetEnabled(
+        hGraphExec: _RawPointer, hNode: _RawPointer, isEnabled: int, /
+    ) -> int: ...
+
+    def cudaGraphNodeSetParams(node: _RawPointer, nodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphReleaseUserObject(
+        graph: _RawPointer, object: _RawPointer, count: int, /
+    ) -> int: ...
+
+    def cudaGraphRemoveDependencies(
+        graph: _RawPointer, from_: _RawPointer, to: _RawPointer, numDependencies: int, /
+    ) -> int: ...
+
+    def cudaGraphRemoveDependencies_v2(
+        graph: _RawPointer,
+        from_: _RawPointer,
+        to: _RawPointer,
+        edgeData: _RawPointer,
+        numDependencies: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphRetainUserObject(
+        graph: _RawPointer, object: _RawPointer, count: int, flags: int, /
+    ) -> int: ...
+
+    def cudaGraphUpload(graphExec: _RawPointer, stream: _RawPointer, /) -> int: ...
+
+    def cudaGraphicsMapResources(
+        count: int, resources: _RawPointer, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphicsResourceGetMappedMipmappedArray(
+        mipmappedArray: _RawPointer, resource: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphicsResourceGetMappedPointer(
+        devPtr: _RawPointer, size: _RawPointer, resource: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphicsResourceSetMapFlags(resource: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaGraphicsSubResourceGetMappedArray(
+        array: _RawPointer, resource: _RawPointer, arrayIndex: int, mipLevel: int, /
+    ) -> int: ...
+
+    def cudaGraphicsUnmapResources(
+        count: int, resources: _RawPointer, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphicsUnregisterResource(resource: _RawPointer, /) -> int: ...
+
+    def cudaHostAlloc(pHost: _RawPointer, size: int, flags: int, /) -> int: ...
+
+    def cudaHostGetDevicePointer(
+        pDevice: _RawPointer, pHost: _RawPointer, flags: int, /
+    ) -> int: ...
+
+    def cudaHostGetFlags(pFlags: _RawPointer, pHost: _RawPointer, /) -> int: ...
+
+    def cudaHostRegister(ptr: _RawPointer, size: int, flags: int, /) -> int: ...
+
+    def cudaHostUnregister(ptr: _RawPointer, /) -> int: ...
+
+    def cudaImportExternalMemory(extMem_out: _RawPointer, memHandleDesc: _RawPointer, /) -> int: ...
+
+    def cudaImportExternalSemaphore(
+        extSem_out: _RawPointer, semHandleDesc: _RawPointer, /
+    ) -> int: ...
+
+    def cudaInitDevice(device: int, deviceFlags: int, flags: int, /) -> int: ...
+
+    def cudaIpcCloseMemHandle(devPtr: _RawPointer, /) -> int: ...
+
+    def cudaIpcGetEventHandle(handle: _RawPointer, event: _RawPointer, /) -> int: ...
+
+    def cudaIpcGetMemHandle(handle: _RawPointer, devPtr: _RawPointer, /) -> int: ...
+
+    def cudaIpcOpenEventHandle(event: _RawPointer, handle: cudaIpcEventHandle_t, /) -> int: ...
+
+    def cudaIpcOpenMemHandle(
+        devPtr: _RawPointer, handle: cudaIpcMemHandle_t, flags: int, /
+    ) -> int: ...
+
+    def cudaLaunchCooperativeKernel(
+        func: _RawPointer,
+        gridDim: dim3,
+        blockDim: dim3,
+        args: _RawPointer,
+        sharedMem: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaLaunchCooperativeKernelMultiDevice(
+        launchParamsList: _RawPointer, numDevices: int, flags: int, /
+    ) -> int: ...
+
+    def cudaLaunchHostFunc(
+        stream: _RawPointer, fn: _RawPointer, userData: _RawPointer, /
+    ) -> int: ...
+
+    def cudaLaunchKernel(
+        func: _RawPointer,
+        gridDim: dim3,
+        blockDim: dim3,
+        args: _RawPointer,
+        sharedMem: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaLaunchKernelExC(
+        config: _RawPointer, func: _RawPointer, args: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMalloc(devPtr: _RawPointer, size: int, /) -> int: ...
+
+    def cudaMalloc3D(pitchedDevPtr: _RawPointer, extent: cudaExtent, /) -> int: ...
+
+    def cudaMalloc3DArray(
+        array: _RawPointer, desc: _RawPointer, extent: cudaExtent, flags: int, /
+    ) -> int: ...
+
+    def cudaMallocArray(
+        array: _RawPointer, desc: _RawPointer, width: int, height: int, flags: int, /
+    ) -> int: ...
+
+    def cudaMallocAsync(devPtr: _RawPointer, size: int, hStream: _RawPointer, /) -> int: ...
+
+    def cudaMallocFromPoolAsync(
+        ptr: _RawPointer, size: int, memPool: _RawPointer, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMallocHost(ptr: _RawPointer, size: int, /) -> int: ...
+
+    def cudaMallocManaged(devPtr: _RawPointer, size: int, flags: int, /) -> int: ...
+
+    def cudaMallocMipmappedArray(
+        mipmappedArray: _RawPointer,
+        desc: _RawPointer,
+        extent: cudaExtent,
+        numLevels: int,
+        flags: int,
+        /,
+    ) -> int: ...
+
+    def cudaMallocPitch(
+        devPtr: _RawPointer, pitch: _RawPointer, width: int, height: int, /
+    ) -> int: ...
+
+    def cudaMemAdvise(devPtr: _RawPointer, count: int, advice: int, device: int, /) -> int: ...
+
+    def cudaMemAdvise_v2(
+        devPtr: _RawPointer, count: int, advice: int, location: cudaMemLocation, /
+    ) -> int: ...
+
+    def cudaMemGetInfo(free: _RawPointer, total: _RawPointer, /) -> int: ...
+
+    def cudaMemPoolCreate(memPool: _RawPointer, poolProps: _RawPointer, /) -> int: ...
+
+    def cudaMemPoolDestroy(memPool: _RawPointer, /) -> int: ...
+
+    def cudaMemPoolExportPointer(exportData: _RawPointer, ptr: _RawPointer, /) -> int: ...
+
+    def cudaMemPoolExportToShareableHandle(
+        shareableHandle: _RawPointer, memPool: _RawPointer, handleType: int, flags: int, /
+    ) -> int: ...
+
+    def cudaMemPoolGetAccess(
+        flags: _RawPointer, memPool: _RawPointer, location: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemPoolGetAttribute(memPool: _RawPointer, attr: int, value: _RawPointer, /) -> int: ...
+
+    def cudaMemPoolImportFromShareableHandle(
+        memPool: _RawPointer, shareableHandle: _RawPointer, handleType: int, flags: int, /
+    ) -> int: ...
+
+    def cudaMemPoolImportPointer(
+        ptr: _RawPointer, memPool: _RawPointer, exportData: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemPoolSetAccess(memPool: _RawPointer, descList: _RawPointer, count: int, /) -> int: ...
+
+    def cudaMemPoolSetAttribute(memPool: _RawPointer, attr: int, value: _RawPointer, /) -> int: ...
+
+    def cudaMemPoolTrimTo(memPool: _RawPointer, minBytesToKeep: int, /) -> int: ...
+
+    def cudaMemPrefetchAsync(
+        devPtr: _RawPointer, count: int, dstDevice: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemPrefetchAsync_v2(
+        devPtr: _RawPointer,
+        count: int,
+        location: cudaMemLocation,
+        flags: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemRangeGetAttribute(
+        data: _RawPointer, dataSize: int, attribute: int, devPtr: _RawPointer, count: int, /
+    ) -> int: ...
+
+    def cudaMemRangeGetAttributes(
+        data: _RawPointer,
+        dataSizes: _RawPointer,
+        attributes: _RawPointer,
+        numAttributes: int,
+        devPtr: _RawPointer,
+        count: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy(dst: _RawPointer, src: _RawPointer, count: int, kind: int, /) -> int: ...
+
+    def cudaMemcpy2D(
+        dst: _RawPointer,
+        dpitch: int,
+        src: _RawPointer,
+        spitch: int,
+        width: int,
+        height: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DArrayToArray(
+        dst: _RawPointer,
+        wOffsetDst: int,
+        hOffsetDst: int,
+        src: _RawPointer,
+        wOffsetSrc: int,
+        hOffsetSrc: int,
+        width: int,
+        height: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DAsync(
+        dst: _RawPointer,
+        dpitch: int,
+        src: _RawPointer,
+        spitch: int,
+        width: int,
+        height: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DFromArray(
+        dst: _RawPointer,
+        dpitch: int,
+        src: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        width: int,
+        height: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DFromArrayAsync(
+        dst: _RawPointer,
+        dpitch: int,
+        src: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        width: int,
+        height: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DToArray(
+        dst: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        src: _RawPointer,
+        spitch: int,
+        width: int,
+        height: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DToArrayAsync(
+        dst: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        src: _RawPointer,
+        spitch: int,
+        width: int,
+        height: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy3D(p: _RawPointer, /) -> int: ...
+
+    def cudaMemcpy3DAsync(p: _RawPointer, stream: _RawPointer, /) -> int: ...
+
+    def cudaMemcpy3DPeer(p: _RawPointer, /) -> int: ...
+
+    def cudaMemcpy3DPeerAsync(p: _RawPointer, stream: _RawPointer, /) -> int: ...
+
+    def cudaMemcpyArrayToArray(
+        dst: _RawPointer,
+        wOffsetDst: int,
+        hOffsetDst: int,
+        src: _RawPointer,
+        wOffsetSrc: int,
+        hOffsetSrc: int,
+        count: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyAsync(
+        dst: _RawPointer, src: _RawPointer, count: int, kind: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemcpyFromArray(
+        dst: _RawPointer, src: _RawPointer, wOffset: int, hOffset: int, count: int, kind: int, /
+    ) -> int: ...
+
+    def cudaMemcpyFromArrayAsync(
+        dst: _RawPointer,
+        src: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        count: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyFromSymbol(
+        dst: _RawPointer, symbol: _RawPointer, count: int, offset: int, kind: int, /
+    ) -> int: ...
+
+    def cudaMemcpyFromSymbolAsync(
+        dst: _RawPointer,
+        symbol: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyPeer(
+        dst: _RawPointer, dstDevice: int, src: _RawPointer, srcDevice: int, count: int, /
+    ) -> int: ...
+
+    def cudaMemcpyPeerAsync(
+        dst: _RawPointer,
+        dstDevice: int,
+        src: _RawPointer,
+        srcDevice: int,
+        count: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyToArray(
+        dst: _RawPointer, wOffset: int, hOffset: int, src: _RawPointer, count: int, kind: int, /
+    ) -> int: ...
+
+    def cudaMemcpyToArrayAsync(
+        dst: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        src: _RawPointer,
+        count: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyToSymbol(
+        symbol: _RawPointer, src: _RawPointer, count: int, offset: int, kind: int, /
+    ) -> int: ...
+
+    def cudaMemcpyToSymbolAsync(
+        symbol: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemset(devPtr: _RawPointer, value: int, count: int, /) -> int: ...
+
+    def cudaMemset2D(
+        devPtr: _RawPointer, pitch: int, value: int, width: int, height: int, /
+    ) -> int: ...
+
+    def cudaMemset2DAsync(
+        devPtr: _RawPointer, pitch: int, value: int, width: int, height: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemset3D(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent, /) -> int: ...
+
+    def cudaMemset3DAsync(
+        pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemsetAsync(
+        devPtr: _RawPointer, value: int, count: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMipmappedArrayGetMemoryRequirements(
+        memoryRequirements: _RawPointer, mipmap: _RawPointer, device: int, /
+    ) -> int: ...
+
+    def cudaMipmappedArrayGetSparseProperties(
+        sparseProperties: _RawPointer, mipmap: _RawPointer, /
+    ) -> int: ...
+
+    def cudaOccupancyAvailableDynamicSMemPerBlock(
+        dynamicSmemSize: _RawPointer, func: _RawPointer, numBlocks: int, blockSize: int, /
+    ) -> int: ...
+
+    def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        numBlocks: _RawPointer, func: _RawPointer, blockSize: int, dynamicSMemSize: int, /
+    ) -> int: ...
+
+    def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        numBlocks: _RawPointer,
+        func: _RawPointer,
+        blockSize: int,
+        dynamicSMemSize: int,
+        flags: int,
+        /,
+    ) -> int: ...
+
+    def cudaOccupancyMaxActiveClusters(
+        numClusters: _RawPointer, func: _RawPointer, launchConfig: _RawPointer, /
+    ) -> int: ...
+
+    def cudaOccupancyMaxPotentialClusterSize(
+        clusterSize: _RawPointer, func: _RawPointer, launchConfig: _RawPointer, /
+    ) -> int: ...
+
+    def cudaPeekAtLastError() -> int: ...
+
+    def cudaPointerGetAttributes(attributes: _RawPointer, ptr: _RawPointer, /) -> int: ...
+
+    def cudaRuntimeGetVersion(runtimeVersion: _RawPointer, /) -> int: ...
+
+    def cudaSetDevice(device: int, /) -> int: ...
+
+    def cudaSetDeviceFlags(flags: int, /) -> int: ...
+
+    def cudaSetDoubleForDevice(d: _RawPointer, /) -> int: ...
+
+    def cudaSetDoubleForHost(d: _RawPointer, /) -> int: ...
+
+    def cudaSetValidDevices(device_arr: _RawPointer, len: int, /) -> int: ...
+
+    def cudaSignalExternalSemaphoresAsync(
+        extSemArray: _RawPointer, paramsArray: _RawPointer, numExtSems: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaSignalExternalSemaphoresAsync_v2(
+        extSemArray: _RawPointer, paramsArray: _RawPointer, numExtSems: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaStreamAddCallback(
+        stream: _RawPointer, callback: _RawPointer, userData: _RawPointer, flags: int, /
+    ) -> int: ...
+
+    def cudaStreamAttachMemAsync(
+        stream: _RawPointer, devPtr: _RawPointer, length: int, flags: int, /
+    ) -> int: ...
+
+    def cudaStreamBeginCapture(stream: _RawPointer, mode: int, /) -> int: ...
+
+    def cudaStreamBeginCaptureToGraph(
+        stream: _RawPointer,
+        graph: _RawPointer,
+        dependencies: _RawPointer,
+        dependencyData: _RawPointer,
+        numDependencies: int,
+        mode: int,
+        /,
+    ) -> int: ...
+
+    def cudaStreamCopyAttributes(dst: _RawPointer, src: _RawPointer, /) -> int: ...
+
+    def cudaStreamCreate(pStream: _RawPointer, /) -> int: ...
+
+    def cudaStreamCreateWithFlags(pStream: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaStreamCreateWithPriority(pStream: _RawPointer, flags: int, priority: int, /) -> int: ...
+
+    def cudaStreamDestroy(stream: _RawPointer, /) -> int: ...
+
+    def cudaStreamEndCapture(stream: _RawPointer, pGraph: _RawPointer, /) -> int: ...
+
+    def cudaStreamGetAttribute(
+        hStream: _RawPointer, attr: int, value_out: _RawPointer, /
+    ) -> int: ...
+
+    def cudaStreamGetCaptureInfo(
+        stream: _RawPointer,
+        captureStatus_out: _RawPointer,
+        id_out: _RawPointer,
+        graph_out: _RawPointer,
+        dependencies_out: _RawPointer,
+        numDependencies_out: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaStreamGetCaptureInfo_v2(
+        stream: _RawPointer,
+        captureStatus_out: _RawPointer,
+        id_out: _RawPointer,
+        graph_out: _RawPointer,
+        dependencies_out: _RawPointer,
+        numDependencies_out: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaStreamGetCaptureInfo_v3(
+        stream: _RawPointer,
+        captureStatus_out: _RawPointer,
+        id_out: _RawPointer,
+        graph_out: _RawPointer,
+        dependencies_out: _RawPointer,
+        edgeData_out: _RawPointer,
+        numDependencies_out: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaStreamGetFlags(hStream: _RawPointer, flags: _RawPointer, /) -> int: ...
+
+    def cudaStreamGetId(hStream: _RawPointer, streamId: _RawPointer, /) -> int: ...
+
+    def cudaStreamGetPriority(hStream: _RawPointer, priority: _RawPointer, /) -> int: ...
+
+    def cudaStreamIsCapturing(stream: _RawPointer, pCaptureStatus: _RawPointer, /) -> int: ...
+
+    def cudaStreamQuery(stream: _RawPointer, /) -> int: ...
+
+    def cudaStreamSetAttribute(hStream: _RawPointer, attr: int, value: _RawPointer, /) -> int: ...
+
+    def cudaStreamSynchronize(stream: _RawPointer, /) -> int: ...
+
+    def cudaStreamUpdateCaptureDependencies(
+        stream: _RawPointer, dependencies: _RawPointer, numDependencies: int, flags: int, /
+    ) -> int: ...
+
+    def cudaStreamUpdateCaptureDependencies_v2(
+        stream: _RawPointer,
+        dependencies: _RawPointer,
+        dependencyData: _RawPointer,
+        numDependencies: int,
+        flags: int,
+        /,
+    ) -> int: ...
+
+    def cudaStreamWaitEvent(stream: _RawPointer, event: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaThreadExchangeStreamCaptureMode(mode: _RawPointer, /) -> int: ...
+
+    def cudaThreadExit() -> int: ...
+
+    def cudaThreadGetCacheConfig(pCacheConfig: _RawPointer, /) -> int: ...
+
+    def cudaThreadGetLimit(pValue: _RawPointer, limit: int, /) -> int: ...
+
+    def cudaThreadSetCacheConfig(cacheConfig: int, /) -> int: ...
+
+    def cudaThreadSetLimit(limit: int, value: int, /) -> int: ...
+
+    def cudaThreadSynchronize() -> int: ...
+
+    def cudaUserObjectCreate(
+        object_out: _RawPointer,
+        ptr: _RawPointer,
+        destroy: _RawPointer,
+        initialRefcount: int,
+        flags: int,
+        /,
+    ) -> int: ...
+
+    def cudaUserObjectRelease(object: _RawPointer, count: int, /) -> int: ...
+
+    def cudaUserObjectRetain(object: _RawPointer, count: int, /) -> int: ...
+
+    def cudaWaitExternalSemaphoresAsync(
+        extSemArray: _RawPointer, paramsArray: _RawPointer, numExtSems: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaWaitExternalSemaphoresAsync_v2(
+        extSemArray: _RawPointer, paramsArray: _RawPointer, numExtSems: int, stream: _RawPointer, /
+    ) -> int: ...
+
+else:
+    __getattr__, __dir__ = bind_on_first_lookup(globals(), _FUNCTIONS, _REPLACEMENTS, _DOCS)

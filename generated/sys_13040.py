@@ -51,11 +51,1163 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
-from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
+from ctypes import _Pointer  # noqa: F401  (named by field annotations)
 
 from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._layout import require_alignment
+
+# For type checkers only (importing typing costs milliseconds).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr as _CFuncPtr
+
+    from cudart._contract import RawPointer as _RawPointer
+
+    # What `from this module import *` gives a type checker: every declaration but the
+    # functions, as at run time, where they are bound on lookup (cudart._latest and the
+    # checked module define the names with their checked signatures).
+    __all__ = [
+        "CUDART_VERSION",
+        "CUDA_IPC_HANDLE_SIZE",
+        "CUDA_VERSION",
+        "CUDAlogLevel_enum",
+        "CUdevResourceDesc_st",
+        "CUevent_st",
+        "CUexternalMemory_st",
+        "CUexternalSemaphore_st",
+        "CUfunc_st",
+        "CUgraphDeviceUpdatableNode_st",
+        "CUgraphExec_st",
+        "CUgraphNode_st",
+        "CUgraph_st",
+        "CUkern_st",
+        "CUlib_st",
+        "CUlogsCallbackEntry_st",
+        "CUmemPoolHandle_st",
+        "CUstream_st",
+        "CUuserObject_st",
+        "CUuuid",
+        "CUuuid_st",
+        "SYMBOLS",
+        "SYMBOLS_LEGACY",
+        "SYMBOLS_PER_THREAD",
+        "char1",
+        "char2",
+        "char3",
+        "char4",
+        "cudaAccessPolicyWindow",
+        "cudaAccessProperty",
+        "cudaAccessPropertyNormal",
+        "cudaAccessPropertyPersisting",
+        "cudaAccessPropertyStreaming",
+        "cudaAddressModeBorder",
+        "cudaAddressModeClamp",
+        "cudaAddressModeMirror",
+        "cudaAddressModeWrap",
+        "cudaArray",
+        "cudaArrayColorAttachment",
+        "cudaArrayCubemap",
+        "cudaArrayDefault",
+        "cudaArrayDeferredMapping",
+        "cudaArrayLayered",
+        "cudaArrayMemoryRequirements",
+        "cudaArraySparse",
+        "cudaArraySparseProperties",
+        "cudaArraySparsePropertiesSingleMipTail",
+        "cudaArraySparseProperties_tileExtent",
+        "cudaArraySurfaceLoadStore",
+        "cudaArrayTextureGather",
+        "cudaArray_const_t",
+        "cudaArray_t",
+        "cudaAsyncCallback",
+        "cudaAsyncCallbackEntry",
+        "cudaAsyncCallbackHandle_t",
+        "cudaAsyncNotificationInfo",
+        "cudaAsyncNotificationInfo_info",
+        "cudaAsyncNotificationInfo_info_overBudget",
+        "cudaAsyncNotificationInfo_t",
+        "cudaAsyncNotificationType",
+        "cudaAsyncNotificationTypeOverBudget",
+        "cudaAsyncNotificationType_enum",
+        "cudaAtomicCapabilityReduction",
+        "cudaAtomicCapabilityScalar128",
+        "cudaAtomicCapabilityScalar32",
+        "cudaAtomicCapabilityScalar64",
+        "cudaAtomicCapabilitySigned",
+        "cudaAtomicCapabilityUnsigned",
+        "cudaAtomicCapabilityVector32x4",
+        "cudaAtomicOperation",
+        "cudaAtomicOperationAnd",
+        "cudaAtomicOperationCAS",
+        "cudaAtomicOperationCapability",
+        "cudaAtomicOperationExchange",
+        "cudaAtomicOperationFloatAdd",
+        "cudaAtomicOperationFloatMax",
+        "cudaAtomicOperationFloatMin",
+        "cudaAtomicOperationIntegerAdd",
+        "cudaAtomicOperationIntegerDecrement",
+        "cudaAtomicOperationIntegerIncrement",
+        "cudaAtomicOperationIntegerMax",
+        "cudaAtomicOperationIntegerMin",
+        "cudaAtomicOperationOr",
+        "cudaAtomicOperationXOR",
+        "cudaBoundaryModeClamp",
+        "cudaBoundaryModeTrap",
+        "cudaBoundaryModeZero",
+        "cudaCGScope",
+        "cudaCGScopeGrid",
+        "cudaCGScopeInvalid",
+        "cudaCGScopeReserved",
+        "cudaChannelFormatDesc",
+        "cudaChannelFormatKind",
+        "cudaChannelFormatKindFloat",
+        "cudaChannelFormatKindNV12",
+        "cudaChannelFormatKindNone",
+        "cudaChannelFormatKindSigned",
+        "cudaChannelFormatKindSignedBlockCompressed4",
+        "cudaChannelFormatKindSignedBlockCompressed5",
+        "cudaChannelFormatKindSignedBlockCompressed6H",
+        "cudaChannelFormatKindSignedNormalized16X1",
+        "cudaChannelFormatKindSignedNormalized16X2",
+        "cudaChannelFormatKindSignedNormalized16X4",
+        "cudaChannelFormatKindSignedNormalized8X1",
+        "cudaChannelFormatKindSignedNormalized8X2",
+        "cudaChannelFormatKindSignedNormalized8X4",
+        "cudaChannelFormatKindUnsigned",
+        "cudaChannelFormatKindUnsigned16Planar420",
+        "cudaChannelFormatKindUnsigned16Planar422",
+        "cudaChannelFormatKindUnsigned16Planar444",
+        "cudaChannelFormatKindUnsigned16SemiPlanar420",
+        "cudaChannelFormatKindUnsigned16SemiPlanar422",
+        "cudaChannelFormatKindUnsigned16SemiPlanar444",
+        "cudaChannelFormatKindUnsigned8Packed422",
+        "cudaChannelFormatKindUnsigned8Packed444",
+        "cudaChannelFormatKindUnsigned8Planar420",
+        "cudaChannelFormatKindUnsigned8Planar422",
+        "cudaChannelFormatKindUnsigned8Planar444",
+        "cudaChannelFormatKindUnsigned8SemiPlanar420",
+        "cudaChannelFormatKindUnsigned8SemiPlanar422",
+        "cudaChannelFormatKindUnsigned8SemiPlanar444",
+        "cudaChannelFormatKindUnsignedBlockCompressed1",
+        "cudaChannelFormatKindUnsignedBlockCompressed1SRGB",
+        "cudaChannelFormatKindUnsignedBlockCompressed2",
+        "cudaChannelFormatKindUnsignedBlockCompressed2SRGB",
+        "cudaChannelFormatKindUnsignedBlockCompressed3",
+        "cudaChannelFormatKindUnsignedBlockCompressed3SRGB",
+        "cudaChannelFormatKindUnsignedBlockCompressed4",
+        "cudaChannelFormatKindUnsignedBlockCompressed5",
+        "cudaChannelFormatKindUnsignedBlockCompressed6H",
+        "cudaChannelFormatKindUnsignedBlockCompressed7",
+        "cudaChannelFormatKindUnsignedBlockCompressed7SRGB",
+        "cudaChannelFormatKindUnsignedNormalized1010102",
+        "cudaChannelFormatKindUnsignedNormalized16X1",
+        "cudaChannelFormatKindUnsignedNormalized16X2",
+        "cudaChannelFormatKindUnsignedNormalized16X4",
+        "cudaChannelFormatKindUnsignedNormalized8X1",
+        "cudaChannelFormatKindUnsignedNormalized8X2",
+        "cudaChannelFormatKindUnsignedNormalized8X4",
+        "cudaChildGraphNodeParams",
+        "cudaClusterSchedulingPolicy",
+        "cudaClusterSchedulingPolicyDefault",
+        "cudaClusterSchedulingPolicyLoadBalancing",
+        "cudaClusterSchedulingPolicyRubinDsmemLocality",
+        "cudaClusterSchedulingPolicySpread",
+        "cudaComputeMode",
+        "cudaComputeModeDefault",
+        "cudaComputeModeExclusive",
+        "cudaComputeModeExclusiveProcess",
+        "cudaComputeModeProhibited",
+        "cudaConditionalNodeParams",
+        "cudaCpuDeviceId",
+        "cudaDevAttrAsyncEngineCount",
+        "cudaDevAttrAtomicReductionSupported",
+        "cudaDevAttrCanFlushRemoteWrites",
+        "cudaDevAttrCanMapHostMemory",
+        "cudaDevAttrCanUseHostPointerForRegisteredMem",
+        "cudaDevAttrCigStreamsSupported",
+        "cudaDevAttrClockRate",
+        "cudaDevAttrClusterLaunch",
+        "cudaDevAttrComputeCapabilityMajor",
+        "cudaDevAttrComputeCapabilityMinor",
+        "cudaDevAttrComputeMode",
+        "cudaDevAttrComputePreemptionSupported",
+        "cudaDevAttrConcurrentKernels",
+        "cudaDevAttrConcurrentManagedAccess",
+        "cudaDevAttrCooperativeLaunch",
+        "cudaDevAttrD3D12CigSupported",
+        "cudaDevAttrDeferredMappingCudaArraySupported",
+        "cudaDevAttrDirectManagedMemAccessFromHost",
+        "cudaDevAttrEccEnabled",
+        "cudaDevAttrGPUDirectRDMAFlushWritesOptions",
+        "cudaDevAttrGPUDirectRDMASupported",
+        "cudaDevAttrGPUDirectRDMAWritesOrdering",
+        "cudaDevAttrGlobalL1CacheSupported",
+        "cudaDevAttrGlobalMemoryBusWidth",
+        "cudaDevAttrGpuOverlap",
+        "cudaDevAttrGpuPciDeviceId",
+        "cudaDevAttrGpuPciSubsystemId",
+        "cudaDevAttrHostMemoryPoolsSupported",
+        "cudaDevAttrHostNativeAtomicSupported",
+        "cudaDevAttrHostNumaId",
+        "cudaDevAttrHostNumaMemoryPoolsSupported",
+        "cudaDevAttrHostNumaMultinodeIpcSupported",
+        "cudaDevAttrHostRegisterReadOnlySupported",
+        "cudaDevAttrHostRegisterSupported",
+        "cudaDevAttrIntegrated",
+        "cudaDevAttrIpcEventSupport",
+        "cudaDevAttrIsMultiGpuBoard",
+        "cudaDevAttrKernelExecTimeout",
+        "cudaDevAttrL2CacheSize",
+        "cudaDevAttrLocalL1CacheSupported",
+        "cudaDevAttrLocalityDomainCount",
+        "cudaDevAttrLocalityDomainMultiprocessorCount",
+        "cudaDevAttrManagedMemory",
+        "cudaDevAttrMax",
+        "cudaDevAttrMaxAccessPolicyWindowSize",
+        "cudaDevAttrMaxBlockDimX",
+        "cudaDevAttrMaxBlockDimY",
+        "cudaDevAttrMaxBlockDimZ",
+        "cudaDevAttrMaxBlocksPerMultiprocessor",
+        "cudaDevAttrMaxGridDimX",
+        "cudaDevAttrMaxGridDimY",
+        "cudaDevAttrMaxGridDimZ",
+        "cudaDevAttrMaxPersistingL2CacheSize",
+        "cudaDevAttrMaxPitch",
+        "cudaDevAttrMaxRegistersPerBlock",
+        "cudaDevAttrMaxRegistersPerMultiprocessor",
+        "cudaDevAttrMaxSharedMemoryPerBlock",
+        "cudaDevAttrMaxSharedMemoryPerBlockOptin",
+        "cudaDevAttrMaxSharedMemoryPerMultiprocessor",
+        "cudaDevAttrMaxSurface1DLayeredLayers",
+        "cudaDevAttrMaxSurface1DLayeredWidth",
+        "cudaDevAttrMaxSurface1DWidth",
+        "cudaDevAttrMaxSurface2DHeight",
+        "cudaDevAttrMaxSurface2DLayeredHeight",
+        "cudaDevAttrMaxSurface2DLayeredLayers",
+        "cudaDevAttrMaxSurface2DLayeredWidth",
+        "cudaDevAttrMaxSurface2DWidth",
+        "cudaDevAttrMaxSurface3DDepth",
+        "cudaDevAttrMaxSurface3DHeight",
+        "cudaDevAttrMaxSurface3DWidth",
+        "cudaDevAttrMaxSurfaceCubemapLayeredLayers",
+        "cudaDevAttrMaxSurfaceCubemapLayeredWidth",
+        "cudaDevAttrMaxSurfaceCubemapWidth",
+        "cudaDevAttrMaxTexture1DLayeredLayers",
+        "cudaDevAttrMaxTexture1DLayeredWidth",
+        "cudaDevAttrMaxTexture1DLinearWidth",
+        "cudaDevAttrMaxTexture1DMipmappedWidth",
+        "cudaDevAttrMaxTexture1DWidth",
+        "cudaDevAttrMaxTexture2DGatherHeight",
+        "cudaDevAttrMaxTexture2DGatherWidth",
+        "cudaDevAttrMaxTexture2DHeight",
+        "cudaDevAttrMaxTexture2DLayeredHeight",
+        "cudaDevAttrMaxTexture2DLayeredLayers",
+        "cudaDevAttrMaxTexture2DLayeredWidth",
+        "cudaDevAttrMaxTexture2DLinearHeight",
+        "cudaDevAttrMaxTexture2DLinearPitch",
+        "cudaDevAttrMaxTexture2DLinearWidth",
+        "cudaDevAttrMaxTexture2DMipmappedHeight",
+        "cudaDevAttrMaxTexture2DMipmappedWidth",
+        "cudaDevAttrMaxTexture2DWidth",
+        "cudaDevAttrMaxTexture3DDepth",
+        "cudaDevAttrMaxTexture3DDepthAlt",
+        "cudaDevAttrMaxTexture3DHeight",
+        "cudaDevAttrMaxTexture3DHeightAlt",
+        "cudaDevAttrMaxTexture3DWidth",
+        "cudaDevAttrMaxTexture3DWidthAlt",
+        "cudaDevAttrMaxTextureCubemapLayeredLayers",
+        "cudaDevAttrMaxTextureCubemapLayeredWidth",
+        "cudaDevAttrMaxTextureCubemapWidth",
+        "cudaDevAttrMaxThreadsPerBlock",
+        "cudaDevAttrMaxThreadsPerMultiProcessor",
+        "cudaDevAttrMemSyncDomainCount",
+        "cudaDevAttrMemoryClockRate",
+        "cudaDevAttrMemoryPoolSupportedHandleTypes",
+        "cudaDevAttrMemoryPoolsSupported",
+        "cudaDevAttrMpsEnabled",
+        "cudaDevAttrMultiGpuBoardGroupID",
+        "cudaDevAttrMultiProcessorCount",
+        "cudaDevAttrNumaConfig",
+        "cudaDevAttrNumaId",
+        "cudaDevAttrOnlyPartialHostNativeAtomicSupported",
+        "cudaDevAttrOversizedSharedMemoryPerBlock",
+        "cudaDevAttrPageableMemoryAccess",
+        "cudaDevAttrPageableMemoryAccessUsesHostPageTables",
+        "cudaDevAttrPciBusId",
+        "cudaDevAttrPciDeviceId",
+        "cudaDevAttrPciDomainId",
+        "cudaDevAttrReserved122",
+        "cudaDevAttrReserved123",
+        "cudaDevAttrReserved124",
+        "cudaDevAttrReserved127",
+        "cudaDevAttrReserved128",
+        "cudaDevAttrReserved129",
+        "cudaDevAttrReserved132",
+        "cudaDevAttrReserved141",
+        "cudaDevAttrReserved145",
+        "cudaDevAttrReserved92",
+        "cudaDevAttrReserved93",
+        "cudaDevAttrReserved94",
+        "cudaDevAttrReserved96",
+        "cudaDevAttrReservedSharedMemoryPerBlock",
+        "cudaDevAttrSingleToDoublePrecisionPerfRatio",
+        "cudaDevAttrSparseCudaArraySupported",
+        "cudaDevAttrStreamPrioritiesSupported",
+        "cudaDevAttrSurfaceAlignment",
+        "cudaDevAttrTccDriver",
+        "cudaDevAttrTextureAlignment",
+        "cudaDevAttrTexturePitchAlignment",
+        "cudaDevAttrTimelineSemaphoreInteropSupported",
+        "cudaDevAttrTotalConstantMemory",
+        "cudaDevAttrUnifiedAddressing",
+        "cudaDevAttrVulkanCigSupported",
+        "cudaDevAttrWarpSize",
+        "cudaDevP2PAttrAccessSupported",
+        "cudaDevP2PAttrCudaArrayAccessSupported",
+        "cudaDevP2PAttrNativeAtomicSupported",
+        "cudaDevP2PAttrOnlyPartialNativeAtomicSupported",
+        "cudaDevP2PAttrPerformanceRank",
+        "cudaDevResource",
+        "cudaDevResourceDesc_t",
+        "cudaDevResourceType",
+        "cudaDevResourceTypeInvalid",
+        "cudaDevResourceTypeSm",
+        "cudaDevResourceTypeWorkqueue",
+        "cudaDevResourceTypeWorkqueueConfig",
+        "cudaDevResource_st",
+        "cudaDevResource_st__anon0",
+        "cudaDevSmResource",
+        "cudaDevSmResourceGroupBackfill",
+        "cudaDevSmResourceGroupDefault",
+        "cudaDevSmResourceGroupLocalityDomainId",
+        "cudaDevSmResourceGroupParams",
+        "cudaDevSmResourceGroupParams_st",
+        "cudaDevSmResourceGroup_flags",
+        "cudaDevSmResourceSplitByCount_flags",
+        "cudaDevSmResourceSplitIgnoreSmCoscheduling",
+        "cudaDevSmResourceSplitMaxPotentialClusterSize",
+        "cudaDevWorkqueueConfigResource",
+        "cudaDevWorkqueueConfigScope",
+        "cudaDevWorkqueueConfigScopeDeviceCtx",
+        "cudaDevWorkqueueConfigScopeGreenCtxBalanced",
+        "cudaDevWorkqueueResource",
+        "cudaDeviceAttr",
+        "cudaDeviceBlockingSync",
+        "cudaDeviceLmemResizeToMax",
+        "cudaDeviceMapHost",
+        "cudaDeviceMask",
+        "cudaDeviceNumaConfig",
+        "cudaDeviceNumaConfigNone",
+        "cudaDeviceNumaConfigNumaNode",
+        "cudaDeviceP2PAttr",
+        "cudaDeviceProp",
+        "cudaDeviceScheduleAuto",
+        "cudaDeviceScheduleBlockingSync",
+        "cudaDeviceScheduleMask",
+        "cudaDeviceScheduleSpin",
+        "cudaDeviceScheduleYield",
+        "cudaDeviceSyncMemops",
+        "cudaDriverEntryPointQueryResult",
+        "cudaDriverEntryPointSuccess",
+        "cudaDriverEntryPointSymbolNotFound",
+        "cudaDriverEntryPointVersionNotSufficent",
+        "cudaEnableDefault",
+        "cudaEnableLegacyStream",
+        "cudaEnablePerThreadDefaultStream",
+        "cudaError",
+        "cudaErrorAddressOfConstant",
+        "cudaErrorAlreadyAcquired",
+        "cudaErrorAlreadyMapped",
+        "cudaErrorApiFailureBase",
+        "cudaErrorArrayIsMapped",
+        "cudaErrorAssert",
+        "cudaErrorCallRequiresNewerDriver",
+        "cudaErrorCapturedEvent",
+        "cudaErrorCdpNotSupported",
+        "cudaErrorCdpVersionMismatch",
+        "cudaErrorCompatNotSupportedOnDevice",
+        "cudaErrorContained",
+        "cudaErrorContextIsDestroyed",
+        "cudaErrorCooperativeLaunchTooLarge",
+        "cudaErrorCudartUnloading",
+        "cudaErrorDeviceAlreadyInUse",
+        "cudaErrorDeviceNotLicensed",
+        "cudaErrorDeviceUninitialized",
+        "cudaErrorDevicesUnavailable",
+        "cudaErrorDuplicateSurfaceName",
+        "cudaErrorDuplicateTextureName",
+        "cudaErrorDuplicateVariableName",
+        "cudaErrorECCUncorrectable",
+        "cudaErrorExternalDevice",
+        "cudaErrorFabricNotReady",
+        "cudaErrorFileNotFound",
+        "cudaErrorFunctionNotLoaded",
+        "cudaErrorGraphExecUpdateFailure",
+        "cudaErrorGraphRecaptureFailure",
+        "cudaErrorHardwareStackError",
+        "cudaErrorHostMemoryAlreadyRegistered",
+        "cudaErrorHostMemoryNotRegistered",
+        "cudaErrorIllegalAddress",
+        "cudaErrorIllegalInstruction",
+        "cudaErrorIllegalState",
+        "cudaErrorIncompatibleDriverContext",
+        "cudaErrorInitializationError",
+        "cudaErrorInsufficientDriver",
+        "cudaErrorInsufficientLoaderVersion",
+        "cudaErrorInvalidAddressSpace",
+        "cudaErrorInvalidChannelDescriptor",
+        "cudaErrorInvalidClusterSize",
+        "cudaErrorInvalidConfiguration",
+        "cudaErrorInvalidDevice",
+        "cudaErrorInvalidDeviceFunction",
+        "cudaErrorInvalidDevicePointer",
+        "cudaErrorInvalidFilterSetting",
+        "cudaErrorInvalidGraphicsContext",
+        "cudaErrorInvalidHostPointer",
+        "cudaErrorInvalidKernelImage",
+        "cudaErrorInvalidMemcpyDirection",
+        "cudaErrorInvalidNormSetting",
+        "cudaErrorInvalidPc",
+        "cudaErrorInvalidPitchValue",
+        "cudaErrorInvalidPtx",
+        "cudaErrorInvalidResourceConfiguration",
+        "cudaErrorInvalidResourceHandle",
+        "cudaErrorInvalidResourceType",
+        "cudaErrorInvalidSource",
+        "cudaErrorInvalidSurface",
+        "cudaErrorInvalidSymbol",
+        "cudaErrorInvalidTexture",
+        "cudaErrorInvalidTextureBinding",
+        "cudaErrorInvalidValue",
+        "cudaErrorJitCompilationDisabled",
+        "cudaErrorJitCompilerNotFound",
+        "cudaErrorLaunchFailure",
+        "cudaErrorLaunchFileScopedSurf",
+        "cudaErrorLaunchFileScopedTex",
+        "cudaErrorLaunchIncompatibleTexturing",
+        "cudaErrorLaunchMaxDepthExceeded",
+        "cudaErrorLaunchOutOfResources",
+        "cudaErrorLaunchPendingCountExceeded",
+        "cudaErrorLaunchTimeout",
+        "cudaErrorLossyQuery",
+        "cudaErrorMapBufferObjectFailed",
+        "cudaErrorMemoryAllocation",
+        "cudaErrorMemoryValueTooLarge",
+        "cudaErrorMisalignedAddress",
+        "cudaErrorMissingConfiguration",
+        "cudaErrorMixedDeviceExecution",
+        "cudaErrorMpsClientTerminated",
+        "cudaErrorMpsConnectionFailed",
+        "cudaErrorMpsMaxClientsReached",
+        "cudaErrorMpsMaxConnectionsReached",
+        "cudaErrorMpsRpcFailure",
+        "cudaErrorMpsServerNotReady",
+        "cudaErrorNoDevice",
+        "cudaErrorNoKernelImageForDevice",
+        "cudaErrorNotMapped",
+        "cudaErrorNotMappedAsArray",
+        "cudaErrorNotMappedAsPointer",
+        "cudaErrorNotPermitted",
+        "cudaErrorNotReady",
+        "cudaErrorNotSupported",
+        "cudaErrorNotYetImplemented",
+        "cudaErrorNvlinkUncorrectable",
+        "cudaErrorOperatingSystem",
+        "cudaErrorPeerAccessAlreadyEnabled",
+        "cudaErrorPeerAccessNotEnabled",
+        "cudaErrorPeerAccessUnsupported",
+        "cudaErrorPriorLaunchFailure",
+        "cudaErrorProfilerAlreadyStarted",
+        "cudaErrorProfilerAlreadyStopped",
+        "cudaErrorProfilerDisabled",
+        "cudaErrorProfilerNotInitialized",
+        "cudaErrorSetOnActiveProcess",
+        "cudaErrorSharedObjectInitFailed",
+        "cudaErrorSharedObjectSymbolNotFound",
+        "cudaErrorSoftwareValidityNotEstablished",
+        "cudaErrorStartupFailure",
+        "cudaErrorStreamCaptureImplicit",
+        "cudaErrorStreamCaptureInvalidated",
+        "cudaErrorStreamCaptureIsolation",
+        "cudaErrorStreamCaptureMerge",
+        "cudaErrorStreamCaptureUnjoined",
+        "cudaErrorStreamCaptureUnmatched",
+        "cudaErrorStreamCaptureUnsupported",
+        "cudaErrorStreamCaptureWrongThread",
+        "cudaErrorStreamDetached",
+        "cudaErrorStubLibrary",
+        "cudaErrorSymbolNotFound",
+        "cudaErrorSyncDepthExceeded",
+        "cudaErrorSynchronizationError",
+        "cudaErrorSystemDriverMismatch",
+        "cudaErrorSystemNotReady",
+        "cudaErrorTensorMemoryLeak",
+        "cudaErrorTextureFetchFailed",
+        "cudaErrorTextureNotBound",
+        "cudaErrorTimeout",
+        "cudaErrorTooManyPeers",
+        "cudaErrorUnknown",
+        "cudaErrorUnmapBufferObjectFailed",
+        "cudaErrorUnsupportedDevSideSync",
+        "cudaErrorUnsupportedExecAffinity",
+        "cudaErrorUnsupportedLimit",
+        "cudaErrorUnsupportedPtxVersion",
+        "cudaErrorVersionTranslation",
+        "cudaError_t",
+        "cudaEventBlockingSync",
+        "cudaEventDefault",
+        "cudaEventDisableTiming",
+        "cudaEventInterprocess",
+        "cudaEventRecordDefault",
+        "cudaEventRecordExternal",
+        "cudaEventRecordNodeParams",
+        "cudaEventWaitDefault",
+        "cudaEventWaitExternal",
+        "cudaEventWaitNodeParams",
+        "cudaEvent_t",
+        "cudaExecutionContext_st",
+        "cudaExecutionContext_t",
+        "cudaExtent",
+        "cudaExternalMemoryBufferDesc",
+        "cudaExternalMemoryDedicated",
+        "cudaExternalMemoryHandleDesc",
+        "cudaExternalMemoryHandleDesc_handle",
+        "cudaExternalMemoryHandleDesc_handle_win32",
+        "cudaExternalMemoryHandleType",
+        "cudaExternalMemoryHandleTypeD3D11Resource",
+        "cudaExternalMemoryHandleTypeD3D11ResourceKmt",
+        "cudaExternalMemoryHandleTypeD3D12Heap",
+        "cudaExternalMemoryHandleTypeD3D12Resource",
+        "cudaExternalMemoryHandleTypeNvSciBuf",
+        "cudaExternalMemoryHandleTypeOpaqueFd",
+        "cudaExternalMemoryHandleTypeOpaqueWin32",
+        "cudaExternalMemoryHandleTypeOpaqueWin32Kmt",
+        "cudaExternalMemoryMipmappedArrayDesc",
+        "cudaExternalMemory_t",
+        "cudaExternalSemaphoreHandleDesc",
+        "cudaExternalSemaphoreHandleDesc_handle",
+        "cudaExternalSemaphoreHandleDesc_handle_win32",
+        "cudaExternalSemaphoreHandleType",
+        "cudaExternalSemaphoreHandleTypeD3D11Fence",
+        "cudaExternalSemaphoreHandleTypeD3D12Fence",
+        "cudaExternalSemaphoreHandleTypeKeyedMutex",
+        "cudaExternalSemaphoreHandleTypeKeyedMutexKmt",
+        "cudaExternalSemaphoreHandleTypeNvSciSync",
+        "cudaExternalSemaphoreHandleTypeOpaqueFd",
+        "cudaExternalSemaphoreHandleTypeOpaqueWin32",
+        "cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt",
+        "cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd",
+        "cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32",
+        "cudaExternalSemaphoreSignalNodeParams",
+        "cudaExternalSemaphoreSignalNodeParamsV2",
+        "cudaExternalSemaphoreSignalParams",
+        "cudaExternalSemaphoreSignalParams_params",
+        "cudaExternalSemaphoreSignalParams_params_fence",
+        "cudaExternalSemaphoreSignalParams_params_keyedMutex",
+        "cudaExternalSemaphoreSignalParams_params_nvSciSync",
+        "cudaExternalSemaphoreSignalSkipNvSciBufMemSync",
+        "cudaExternalSemaphoreWaitNodeParams",
+        "cudaExternalSemaphoreWaitNodeParamsV2",
+        "cudaExternalSemaphoreWaitParams",
+        "cudaExternalSemaphoreWaitParams_params",
+        "cudaExternalSemaphoreWaitParams_params_fence",
+        "cudaExternalSemaphoreWaitParams_params_keyedMutex",
+        "cudaExternalSemaphoreWaitParams_params_nvSciSync",
+        "cudaExternalSemaphoreWaitSkipNvSciBufMemSync",
+        "cudaExternalSemaphore_t",
+        "cudaFabricOpStatusInfo",
+        "cudaFabricOpStatusInfoLast",
+        "cudaFabricOpStatusInfoMax",
+        "cudaFabricOpStatusInfoSuccess",
+        "cudaFabricOpStatusSource",
+        "cudaFabricOpStatusSourceMax",
+        "cudaFabricOpStatusSourceMbarrierV1",
+        "cudaFilterModeLinear",
+        "cudaFilterModePoint",
+        "cudaFlushGPUDirectRDMAWritesOptionHost",
+        "cudaFlushGPUDirectRDMAWritesOptionMemOps",
+        "cudaFlushGPUDirectRDMAWritesOptions",
+        "cudaFlushGPUDirectRDMAWritesScope",
+        "cudaFlushGPUDirectRDMAWritesTarget",
+        "cudaFlushGPUDirectRDMAWritesTargetCurrentDevice",
+        "cudaFlushGPUDirectRDMAWritesToAllDevices",
+        "cudaFlushGPUDirectRDMAWritesToOwner",
+        "cudaFormatModeAuto",
+        "cudaFormatModeForced",
+        "cudaFuncAttribute",
+        "cudaFuncAttributeClusterDimMustBeSet",
+        "cudaFuncAttributeClusterSchedulingPolicyPreference",
+        "cudaFuncAttributeMax",
+        "cudaFuncAttributeMaxDynamicSharedMemorySize",
+        "cudaFuncAttributeNonPortableClusterSizeAllowed",
+        "cudaFuncAttributePreferredSharedMemoryCarveout",
+        "cudaFuncAttributeRequiredClusterDepth",
+        "cudaFuncAttributeRequiredClusterHeight",
+        "cudaFuncAttributeRequiredClusterWidth",
+        "cudaFuncAttributeSharedMemoryMode",
+        "cudaFuncAttributes",
+        "cudaFuncCache",
+        "cudaFuncCachePreferEqual",
+        "cudaFuncCachePreferL1",
+        "cudaFuncCachePreferNone",
+        "cudaFuncCachePreferShared",
+        "cudaFunction_t",
+        "cudaGPUDirectRDMAWritesOrdering",
+        "cudaGPUDirectRDMAWritesOrderingAllDevices",
+        "cudaGPUDirectRDMAWritesOrderingNone",
+        "cudaGPUDirectRDMAWritesOrderingOwner",
+        "cudaGetDriverEntryPointFlags",
+        "cudaGraphChildGraphNodeOwnership",
+        "cudaGraphChildGraphOwnershipClone",
+        "cudaGraphChildGraphOwnershipInvalid",
+        "cudaGraphChildGraphOwnershipMove",
+        "cudaGraphCondAssignDefault",
+        "cudaGraphCondTypeIf",
+        "cudaGraphCondTypeSwitch",
+        "cudaGraphCondTypeWhile",
+        "cudaGraphConditionalHandle",
+        "cudaGraphConditionalHandleFlags",
+        "cudaGraphConditionalNodeType",
+        "cudaGraphDebugDotFlags",
+        "cudaGraphDebugDotFlagsConditionalNodeParams",
+        "cudaGraphDebugDotFlagsEventNodeParams",
+        "cudaGraphDebugDotFlagsExtSemasSignalNodeParams",
+        "cudaGraphDebugDotFlagsExtSemasWaitNodeParams",
+        "cudaGraphDebugDotFlagsHandles",
+        "cudaGraphDebugDotFlagsHostNodeParams",
+        "cudaGraphDebugDotFlagsKernelNodeAttributes",
+        "cudaGraphDebugDotFlagsKernelNodeParams",
+        "cudaGraphDebugDotFlagsMemcpyNodeParams",
+        "cudaGraphDebugDotFlagsMemsetNodeParams",
+        "cudaGraphDebugDotFlagsVerbose",
+        "cudaGraphDependencyType",
+        "cudaGraphDependencyTypeDefault",
+        "cudaGraphDependencyTypeProgrammatic",
+        "cudaGraphDependencyType_enum",
+        "cudaGraphDeviceNode_t",
+        "cudaGraphEdgeData",
+        "cudaGraphEdgeData_st",
+        "cudaGraphExecUpdateError",
+        "cudaGraphExecUpdateErrorAttributesChanged",
+        "cudaGraphExecUpdateErrorFunctionChanged",
+        "cudaGraphExecUpdateErrorNodeTypeChanged",
+        "cudaGraphExecUpdateErrorNotSupported",
+        "cudaGraphExecUpdateErrorParametersChanged",
+        "cudaGraphExecUpdateErrorTopologyChanged",
+        "cudaGraphExecUpdateErrorUnsupportedFunctionChange",
+        "cudaGraphExecUpdateResult",
+        "cudaGraphExecUpdateResultInfo",
+        "cudaGraphExecUpdateResultInfo_st",
+        "cudaGraphExecUpdateSuccess",
+        "cudaGraphExec_t",
+        "cudaGraphInstantiateConditionalHandleUnused",
+        "cudaGraphInstantiateError",
+        "cudaGraphInstantiateFlagAutoFreeOnLaunch",
+        "cudaGraphInstantiateFlagDeviceLaunch",
+        "cudaGraphInstantiateFlagUpload",
+        "cudaGraphInstantiateFlagUseNodePriority",
+        "cudaGraphInstantiateFlags",
+        "cudaGraphInstantiateInvalidStructure",
+        "cudaGraphInstantiateMultipleDevicesNotSupported",
+        "cudaGraphInstantiateNodeOperationNotSupported",
+        "cudaGraphInstantiateParams",
+        "cudaGraphInstantiateParams_st",
+        "cudaGraphInstantiateResult",
+        "cudaGraphInstantiateSuccess",
+        "cudaGraphKernelNodeField",
+        "cudaGraphKernelNodeFieldEnabled",
+        "cudaGraphKernelNodeFieldGridDim",
+        "cudaGraphKernelNodeFieldInvalid",
+        "cudaGraphKernelNodeFieldParam",
+        "cudaGraphKernelNodePortDefault",
+        "cudaGraphKernelNodePortLaunchCompletion",
+        "cudaGraphKernelNodePortProgrammatic",
+        "cudaGraphKernelNodeUpdate",
+        "cudaGraphKernelNodeUpdate_updateData",
+        "cudaGraphKernelNodeUpdate_updateData_param",
+        "cudaGraphMemAttrReservedMemCurrent",
+        "cudaGraphMemAttrReservedMemHigh",
+        "cudaGraphMemAttrUsedMemCurrent",
+        "cudaGraphMemAttrUsedMemHigh",
+        "cudaGraphMemAttributeType",
+        "cudaGraphNodeParams",
+        "cudaGraphNodeParams__anon0",
+        "cudaGraphNodeType",
+        "cudaGraphNodeTypeConditional",
+        "cudaGraphNodeTypeCount",
+        "cudaGraphNodeTypeEmpty",
+        "cudaGraphNodeTypeEventRecord",
+        "cudaGraphNodeTypeExtSemaphoreSignal",
+        "cudaGraphNodeTypeExtSemaphoreWait",
+        "cudaGraphNodeTypeGraph",
+        "cudaGraphNodeTypeHost",
+        "cudaGraphNodeTypeKernel",
+        "cudaGraphNodeTypeMemAlloc",
+        "cudaGraphNodeTypeMemFree",
+        "cudaGraphNodeTypeMemcpy",
+        "cudaGraphNodeTypeMemset",
+        "cudaGraphNodeTypeReserved16",
+        "cudaGraphNodeTypeWaitEvent",
+        "cudaGraphNode_t",
+        "cudaGraphRecaptureCallbackData",
+        "cudaGraphRecaptureCallback_t",
+        "cudaGraphRecaptureEligibleForUpdate",
+        "cudaGraphRecaptureError",
+        "cudaGraphRecaptureIneligibleForUpdate",
+        "cudaGraphRecaptureStatus",
+        "cudaGraphUserObjectMove",
+        "cudaGraph_t",
+        "cudaGraphicsCubeFace",
+        "cudaGraphicsCubeFaceNegativeX",
+        "cudaGraphicsCubeFaceNegativeY",
+        "cudaGraphicsCubeFaceNegativeZ",
+        "cudaGraphicsCubeFacePositiveX",
+        "cudaGraphicsCubeFacePositiveY",
+        "cudaGraphicsCubeFacePositiveZ",
+        "cudaGraphicsMapFlags",
+        "cudaGraphicsMapFlagsNone",
+        "cudaGraphicsMapFlagsReadOnly",
+        "cudaGraphicsMapFlagsWriteDiscard",
+        "cudaGraphicsRegisterFlags",
+        "cudaGraphicsRegisterFlagsNone",
+        "cudaGraphicsRegisterFlagsReadOnly",
+        "cudaGraphicsRegisterFlagsSurfaceLoadStore",
+        "cudaGraphicsRegisterFlagsTextureGather",
+        "cudaGraphicsRegisterFlagsWriteDiscard",
+        "cudaGraphicsResource",
+        "cudaGraphicsResource_t",
+        "cudaHostAllocDefault",
+        "cudaHostAllocMapped",
+        "cudaHostAllocPortable",
+        "cudaHostAllocWriteCombined",
+        "cudaHostFn_t",
+        "cudaHostNodeParams",
+        "cudaHostNodeParamsV2",
+        "cudaHostRegisterDefault",
+        "cudaHostRegisterIoMemory",
+        "cudaHostRegisterMapped",
+        "cudaHostRegisterPortable",
+        "cudaHostRegisterReadOnly",
+        "cudaHostTaskBlocking",
+        "cudaHostTaskSpinWait",
+        "cudaHostTaskSyncMode",
+        "cudaInitDeviceFlagsAreValid",
+        "cudaInvalidDeviceId",
+        "cudaIpcEventHandle_st",
+        "cudaIpcEventHandle_t",
+        "cudaIpcMemHandle_st",
+        "cudaIpcMemHandle_t",
+        "cudaIpcMemLazyEnablePeerAccess",
+        "cudaJitCacheMode",
+        "cudaJitCacheOptionCA",
+        "cudaJitCacheOptionCG",
+        "cudaJitCacheOptionNone",
+        "cudaJitErrorLogBuffer",
+        "cudaJitErrorLogBufferSizeBytes",
+        "cudaJitFallbackStrategy",
+        "cudaJitGenerateDebugInfo",
+        "cudaJitGenerateLineInfo",
+        "cudaJitInfoLogBuffer",
+        "cudaJitInfoLogBufferSizeBytes",
+        "cudaJitLogVerbose",
+        "cudaJitMaxRegisters",
+        "cudaJitMaxThreadsPerBlock",
+        "cudaJitMinCtaPerSm",
+        "cudaJitOptimizationLevel",
+        "cudaJitOption",
+        "cudaJitOverrideDirectiveValues",
+        "cudaJitPositionIndependentCode",
+        "cudaJitThreadsPerBlock",
+        "cudaJitWallTime",
+        "cudaJit_CacheMode",
+        "cudaJit_Fallback",
+        "cudaKernelFunctionType",
+        "cudaKernelFunctionTypeDeviceEntry",
+        "cudaKernelFunctionTypeFunction",
+        "cudaKernelFunctionTypeKernel",
+        "cudaKernelFunctionTypeUnspecified",
+        "cudaKernelNodeAttrID",
+        "cudaKernelNodeAttrValue",
+        "cudaKernelNodeAttributeAccessPolicyWindow",
+        "cudaKernelNodeAttributeClusterDimension",
+        "cudaKernelNodeAttributeClusterSchedulingPolicyPreference",
+        "cudaKernelNodeAttributeCooperative",
+        "cudaKernelNodeAttributeDeviceUpdatableKernelNode",
+        "cudaKernelNodeAttributeMemSyncDomain",
+        "cudaKernelNodeAttributeMemSyncDomainMap",
+        "cudaKernelNodeAttributeNvlinkUtilCentricScheduling",
+        "cudaKernelNodeAttributePreferredSharedMemoryCarveout",
+        "cudaKernelNodeAttributePriority",
+        "cudaKernelNodeParams",
+        "cudaKernelNodeParamsV2",
+        "cudaKernelNodeParamsV2__anon0",
+        "cudaKernel_t",
+        "cudaLaunchAttribute",
+        "cudaLaunchAttributeAccessPolicyWindow",
+        "cudaLaunchAttributeClusterDimension",
+        "cudaLaunchAttributeClusterSchedulingPolicyPreference",
+        "cudaLaunchAttributeCooperative",
+        "cudaLaunchAttributeDeviceUpdatableKernelNode",
+        "cudaLaunchAttributeID",
+        "cudaLaunchAttributeIgnore",
+        "cudaLaunchAttributeLaunchCompletionEvent",
+        "cudaLaunchAttributeMemSyncDomain",
+        "cudaLaunchAttributeMemSyncDomainMap",
+        "cudaLaunchAttributeNvlinkUtilCentricScheduling",
+        "cudaLaunchAttributePortableClusterMode",
+        "cudaLaunchAttributePortableClusterSizeMode",
+        "cudaLaunchAttributePreferredClusterDimension",
+        "cudaLaunchAttributePreferredSharedMemoryCarveout",
+        "cudaLaunchAttributePriority",
+        "cudaLaunchAttributeProgrammaticEvent",
+        "cudaLaunchAttributeProgrammaticStreamSerialization",
+        "cudaLaunchAttributeSharedMemoryMode",
+        "cudaLaunchAttributeSynchronizationPolicy",
+        "cudaLaunchAttributeValue",
+        "cudaLaunchAttributeValue_clusterDim",
+        "cudaLaunchAttributeValue_deviceUpdatableKernelNode",
+        "cudaLaunchAttributeValue_launchCompletionEvent",
+        "cudaLaunchAttributeValue_preferredClusterDim",
+        "cudaLaunchAttributeValue_programmaticEvent",
+        "cudaLaunchAttribute_st",
+        "cudaLaunchConfig_st",
+        "cudaLaunchConfig_t",
+        "cudaLaunchMemSyncDomain",
+        "cudaLaunchMemSyncDomainDefault",
+        "cudaLaunchMemSyncDomainMap",
+        "cudaLaunchMemSyncDomainMap_st",
+        "cudaLaunchMemSyncDomainRemote",
+        "cudaLaunchPortableClusterModeAllowNonPortable",
+        "cudaLaunchPortableClusterModeDefault",
+        "cudaLaunchPortableClusterModeRequirePortable",
+        "cudaLibraryBinaryIsPreserved",
+        "cudaLibraryHostUniversalFunctionAndDataTable",
+        "cudaLibraryOption",
+        "cudaLibrary_t",
+        "cudaLimit",
+        "cudaLimitDevRuntimePendingLaunchCount",
+        "cudaLimitDevRuntimeSyncDepth",
+        "cudaLimitMallocHeapSize",
+        "cudaLimitMaxL2FetchGranularity",
+        "cudaLimitPerBlockMemorySize",
+        "cudaLimitPersistingL2CacheSize",
+        "cudaLimitPrintfFifoSize",
+        "cudaLimitStackSize",
+        "cudaLogIterator",
+        "cudaLogLevel",
+        "cudaLogLevelError",
+        "cudaLogLevelWarning",
+        "cudaLogsCallbackHandle",
+        "cudaLogsCallback_t",
+        "cudaMemAccessDesc",
+        "cudaMemAccessFlags",
+        "cudaMemAccessFlagsProtNone",
+        "cudaMemAccessFlagsProtRead",
+        "cudaMemAccessFlagsProtReadWrite",
+        "cudaMemAdviseSetAccessedBy",
+        "cudaMemAdviseSetPreferredLocation",
+        "cudaMemAdviseSetReadMostly",
+        "cudaMemAdviseUnsetAccessedBy",
+        "cudaMemAdviseUnsetPreferredLocation",
+        "cudaMemAdviseUnsetReadMostly",
+        "cudaMemAllocNodeParams",
+        "cudaMemAllocNodeParamsV2",
+        "cudaMemAllocationHandleType",
+        "cudaMemAllocationType",
+        "cudaMemAllocationTypeInvalid",
+        "cudaMemAllocationTypeManaged",
+        "cudaMemAllocationTypeMax",
+        "cudaMemAllocationTypePinned",
+        "cudaMemAttachGlobal",
+        "cudaMemAttachHost",
+        "cudaMemAttachSingle",
+        "cudaMemFabricHandle_st",
+        "cudaMemFabricHandle_t",
+        "cudaMemFreeNodeParams",
+        "cudaMemHandleTypeFabric",
+        "cudaMemHandleTypeNone",
+        "cudaMemHandleTypePosixFileDescriptor",
+        "cudaMemHandleTypeWin32",
+        "cudaMemHandleTypeWin32Kmt",
+        "cudaMemLocation",
+        "cudaMemLocationType",
+        "cudaMemLocationTypeDevice",
+        "cudaMemLocationTypeDeviceLocalityDomain",
+        "cudaMemLocationTypeHost",
+        "cudaMemLocationTypeHostNuma",
+        "cudaMemLocationTypeHostNumaCurrent",
+        "cudaMemLocationTypeInvalid",
+        "cudaMemLocationTypeInvisible",
+        "cudaMemLocationTypeNone",
+        "cudaMemLocation__anon0",
+        "cudaMemLocation__anon0_localized",
+        "cudaMemPoolAttr",
+        "cudaMemPoolAttrAllocationType",
+        "cudaMemPoolAttrExportHandleTypes",
+        "cudaMemPoolAttrHwDecompressEnabled",
+        "cudaMemPoolAttrLocalityDomainId",
+        "cudaMemPoolAttrLocationId",
+        "cudaMemPoolAttrLocationType",
+        "cudaMemPoolAttrMaxPoolSize",
+        "cudaMemPoolAttrReleaseThreshold",
+        "cudaMemPoolAttrReservedMemCurrent",
+        "cudaMemPoolAttrReservedMemHigh",
+        "cudaMemPoolAttrUsedMemCurrent",
+        "cudaMemPoolAttrUsedMemHigh",
+        "cudaMemPoolCreateUsageHwDecompress",
+        "cudaMemPoolProps",
+        "cudaMemPoolPtrExportData",
+        "cudaMemPoolReuseAllowInternalDependencies",
+        "cudaMemPoolReuseAllowOpportunistic",
+        "cudaMemPoolReuseFollowEventDependencies",
+        "cudaMemPool_t",
+        "cudaMemRangeAttribute",
+        "cudaMemRangeAttributeAccessedBy",
+        "cudaMemRangeAttributeLastPrefetchLocation",
+        "cudaMemRangeAttributeLastPrefetchLocationId",
+        "cudaMemRangeAttributeLastPrefetchLocationType",
+        "cudaMemRangeAttributePreferredLocation",
+        "cudaMemRangeAttributePreferredLocationId",
+        "cudaMemRangeAttributePreferredLocationType",
+        "cudaMemRangeAttributeReadMostly",
+        "cudaMemcpy3DBatchOp",
+        "cudaMemcpy3DOperand",
+        "cudaMemcpy3DOperandType",
+        "cudaMemcpy3DOperand_op",
+        "cudaMemcpy3DOperand_op_array",
+        "cudaMemcpy3DOperand_op_ptr",
+        "cudaMemcpy3DParms",
+        "cudaMemcpy3DPeerParms",
+        "cudaMemcpyAttributes",
+        "cudaMemcpyDefault",
+        "cudaMemcpyDeviceToDevice",
+        "cudaMemcpyDeviceToHost",
+        "cudaMemcpyFlagDefault",
+        "cudaMemcpyFlagPreferOverlapWithCompute",
+        "cudaMemcpyFlags",
+        "cudaMemcpyHostToDevice",
+        "cudaMemcpyHostToHost",
+        "cudaMemcpyKind",
+        "cudaMemcpyNodeParams",
+        "cudaMemcpyOperandTypeArray",
+        "cudaMemcpyOperandTypeMax",
+        "cudaMemcpyOperandTypePointer",
+        "cudaMemcpySrcAccessOrder",
+        "cudaMemcpySrcAccessOrderAny",
+        "cudaMemcpySrcAccessOrderDuringApiCall",
+        "cudaMemcpySrcAccessOrderInvalid",
+        "cudaMemcpySrcAccessOrderMax",
+        "cudaMemcpySrcAccessOrderStream",
+        "cudaMemoryAdvise",
+        "cudaMemoryType",
+        "cudaMemoryTypeDevice",
+        "cudaMemoryTypeHost",
+        "cudaMemoryTypeManaged",
+        "cudaMemoryTypeUnregistered",
+        "cudaMemsetParams",
+        "cudaMemsetParamsV2",
+        "cudaMipmappedArray",
+        "cudaMipmappedArray_const_t",
+        "cudaMipmappedArray_t",
+        "cudaNvSciSyncAttrSignal",
+        "cudaNvSciSyncAttrWait",
+        "cudaOccupancyDefault",
+        "cudaOccupancyDisableCachingOverride",
+        "cudaOffset3D",
+        "cudaPeerAccessDefault",
+        "cudaPitchedPtr",
+        "cudaPointerAttributes",
+        "cudaPointerAttributes__anon0",
+        "cudaPos",
+        "cudaPreferBinary",
+        "cudaPreferPtx",
+        "cudaReadModeElementType",
+        "cudaReadModeNormalizedFloat",
+        "cudaResViewFormatFloat1",
+        "cudaResViewFormatFloat2",
+        "cudaResViewFormatFloat4",
+        "cudaResViewFormatHalf1",
+        "cudaResViewFormatHalf2",
+        "cudaResViewFormatHalf4",
+        "cudaResViewFormatNone",
+        "cudaResViewFormatSignedBlockCompressed4",
+        "cudaResViewFormatSignedBlockCompressed5",
+        "cudaResViewFormatSignedBlockCompressed6H",
+        "cudaResViewFormatSignedChar1",
+        "cudaResViewFormatSignedChar2",
+        "cudaResViewFormatSignedChar4",
+        "cudaResViewFormatSignedInt1",
+        "cudaResViewFormatSignedInt2",
+        "cudaResViewFormatSignedInt4",
+        "cudaResViewFormatSignedShort1",
+        "cudaResViewFormatSignedShort2",
+        "cudaResViewFormatSignedShort4",
+        "cudaResViewFormatUnsignedBlockCompressed1",
+        "cudaResViewFormatUnsignedBlockCompressed2",
+        "cudaResViewFormatUnsignedBlockCompressed3",
+        "cudaResViewFormatUnsignedBlockCompressed4",
+        "cudaResViewFormatUnsignedBlockCompressed5",
+        "cudaResViewFormatUnsignedBlockCompressed6H",
+        "cudaResViewFormatUnsignedBlockCompressed7",
+        "cudaResViewFormatUnsignedChar1",
+        "cudaResViewFormatUnsignedChar2",
+        "cudaResViewFormatUnsignedChar4",
+        "cudaResViewFormatUnsignedInt1",
+        "cudaResViewFormatUnsignedInt2",
+        "cudaResViewFormatUnsignedInt4",
+        "cudaResViewFormatUnsignedShort1",
+        "cudaResViewFormatUnsignedShort2",
+        "cudaResViewFormatUnsignedShort4",
+        "cudaResourceDesc",
+        "cudaResourceDesc_res",
+        "cudaResourceDesc_res_array",
+        "cudaResourceDesc_res_linear",
+        "cudaResourceDesc_res_mipmap",
+        "cudaResourceDesc_res_pitch2D",
+        "cudaResourceDesc_res_reserved",
+        "cudaResourceType",
+        "cudaResourceTypeArray",
+        "cudaResourceTypeLinear",
+        "cudaResourceTypeMipmappedArray",
+        "cudaResourceTypePitch2D",
+        "cudaResourceViewDesc",
+        "cudaResourceViewFormat",
+        "cudaRoundMinInf",
+        "cudaRoundMode",
+        "cudaRoundNearest",
+        "cudaRoundPosInf",
+        "cudaRoundZero",
+        "cudaSharedCarveout",
+        "cudaSharedMemBankSizeDefault",
+        "cudaSharedMemBankSizeEightByte",
+        "cudaSharedMemBankSizeFourByte",
+        "cudaSharedMemConfig",
+        "cudaSharedMemoryMode",
+        "cudaSharedMemoryModeAllowNonPortable",
+        "cudaSharedMemoryModeAllowOversizedSharedMemory",
+        "cudaSharedMemoryModeDefault",
+        "cudaSharedMemoryModePreferOversizedSharedMemory",
+        "cudaSharedMemoryModeRequirePortable",
+        "cudaSharedmemCarveoutDefault",
+        "cudaSharedmemCarveoutMaxL1",
+        "cudaSharedmemCarveoutMaxShared",
+        "cudaStreamAddCaptureDependencies",
+        "cudaStreamAttrID",
+        "cudaStreamAttrValue",
+        "cudaStreamAttributeAccessPolicyWindow",
+        "cudaStreamAttributeMemSyncDomain",
+        "cudaStreamAttributeMemSyncDomainMap",
+        "cudaStreamAttributePriority",
+        "cudaStreamAttributeSynchronizationPolicy",
+        "cudaStreamCallback_t",
+        "cudaStreamCaptureMode",
+        "cudaStreamCaptureModeGlobal",
+        "cudaStreamCaptureModeRelaxed",
+        "cudaStreamCaptureModeThreadLocal",
+        "cudaStreamCaptureStatus",
+        "cudaStreamCaptureStatusActive",
+        "cudaStreamCaptureStatusInvalidated",
+        "cudaStreamCaptureStatusNone",
+        "cudaStreamDefault",
+        "cudaStreamLegacy",
+        "cudaStreamNonBlocking",
+        "cudaStreamPerThread",
+        "cudaStreamSetCaptureDependencies",
+        "cudaStreamUpdateCaptureDependenciesFlags",
+        "cudaStream_t",
+        "cudaSuccess",
+        "cudaSurfaceBoundaryMode",
+        "cudaSurfaceFormatMode",
+        "cudaSurfaceObject_t",
+        "cudaSurfaceType1D",
+        "cudaSurfaceType1DLayered",
+        "cudaSurfaceType2D",
+        "cudaSurfaceType2DLayered",
+        "cudaSurfaceType3D",
+        "cudaSurfaceTypeCubemap",
+        "cudaSurfaceTypeCubemapLayered",
+        "cudaSyncPolicyAuto",
+        "cudaSyncPolicyBlockingSync",
+        "cudaSyncPolicySpin",
+        "cudaSyncPolicyYield",
+        "cudaSynchronizationPolicy",
+        "cudaTextureAddressMode",
+        "cudaTextureDesc",
+        "cudaTextureFilterMode",
+        "cudaTextureObject_t",
+        "cudaTextureReadMode",
+        "cudaTextureType1D",
+        "cudaTextureType1DLayered",
+        "cudaTextureType2D",
+        "cudaTextureType2DLayered",
+        "cudaTextureType3D",
+        "cudaTextureTypeCubemap",
+        "cudaTextureTypeCubemapLayered",
+        "cudaUUID_t",
+        "cudaUserObjectFlags",
+        "cudaUserObjectNoDestructorSync",
+        "cudaUserObjectRetainFlags",
+        "cudaUserObject_t",
+        "cudalibraryHostUniversalFunctionAndDataTable",
+        "dim3",
+        "double1",
+        "double2",
+        "double3",
+        "double4",
+        "double4_16a",
+        "double4_32a",
+        "float1",
+        "float2",
+        "float3",
+        "float4",
+        "int1",
+        "int2",
+        "int3",
+        "int4",
+        "long1",
+        "long2",
+        "long3",
+        "long4",
+        "long4_16a",
+        "long4_32a",
+        "longlong1",
+        "longlong2",
+        "longlong3",
+        "longlong4",
+        "longlong4_16a",
+        "longlong4_32a",
+        "short1",
+        "short2",
+        "short3",
+        "short4",
+        "uchar1",
+        "uchar2",
+        "uchar3",
+        "uchar4",
+        "uint1",
+        "uint2",
+        "uint3",
+        "uint4",
+        "ulong1",
+        "ulong2",
+        "ulong3",
+        "ulong4",
+        "ulong4_16a",
+        "ulong4_32a",
+        "ulonglong1",
+        "ulonglong2",
+        "ulonglong3",
+        "ulonglong4",
+        "ulonglong4_16a",
+        "ulonglong4_32a",
+        "ushort1",
+        "ushort2",
+        "ushort3",
+        "ushort4",
+    ]
+else:
+    from ctypes import _CFuncPtr  # noqa: F401  (named by field annotations)
 
 CUDA_VERSION = 13040
 
@@ -66,7 +1218,10 @@ CUDA_VERSION = 13040
 
 @int_enum
 class cudaRoundMode(IntEnumBase):
-    """enum cudaRoundMode (device_types.h), unsigned int in C."""
+    """enum cudaRoundMode (device_types.h), unsigned int in C.
+
+    **************************************************************************** * * * *****************************************************************************
+    """
 
     cudaRoundNearest = 0
     cudaRoundZero = 1
@@ -82,7 +1237,151 @@ cudaRoundMinInf = cudaRoundMode.cudaRoundMinInf
 
 @int_enum
 class cudaError(IntEnumBase):
-    """enum cudaError (driver_types.h), unsigned int in C."""
+    """enum cudaError (driver_types.h), unsigned int in C.
+
+    CUDA error types
+
+    Members:
+        cudaSuccess: The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see cudaEventQuery() and cudaStreamQuery()).
+        cudaErrorInvalidValue: This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values.
+        cudaErrorMemoryAllocation: The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation.
+        cudaErrorInitializationError: The API call failed because the CUDA driver and runtime could not be initialized.
+        cudaErrorCudartUnloading: This indicates that a CUDA Runtime API call cannot be executed because it is being called during process shut down, at a point in time after CUDA driver has been unloaded.
+        cudaErrorProfilerDisabled: This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler.
+        cudaErrorProfilerNotInitialized: Deprecated. This error return is deprecated as of CUDA 5.0. It is no longer an error to attempt to enable/disable the profiling via cudaProfilerStart or cudaProfilerStop without initialization.
+        cudaErrorProfilerAlreadyStarted: Deprecated. This error return is deprecated as of CUDA 5.0. It is no longer an error to call cudaProfilerStart() when profiling is already enabled.
+        cudaErrorProfilerAlreadyStopped: Deprecated. This error return is deprecated as of CUDA 5.0. It is no longer an error to call cudaProfilerStop() when profiling is already disabled.
+        cudaErrorInvalidConfiguration: This indicates that a kernel launch is requesting resources that can never be satisfied by the current device. Requesting more shared memory per block than the device supports will trigger this error, as will requesting too many threads or blocks. See cudaDeviceProp for more device limitations.
+        cudaErrorVersionTranslation: This indicates that the driver is newer than the runtime version and returned graph node parameter information that the runtime does not understand and is unable to translate.
+        cudaErrorInvalidPitchValue: This indicates that one or more of the pitch-related parameters passed to the API call is not within the acceptable range for pitch.
+        cudaErrorInvalidSymbol: This indicates that the symbol name/identifier passed to the API call is not a valid name or identifier.
+        cudaErrorInvalidHostPointer: This indicates that at least one host pointer passed to the API call is not a valid host pointer. Deprecated. This error return is deprecated as of CUDA 10.1.
+        cudaErrorInvalidDevicePointer: This indicates that at least one device pointer passed to the API call is not a valid device pointer. Deprecated. This error return is deprecated as of CUDA 10.1.
+        cudaErrorInvalidTexture: This indicates that the texture passed to the API call is not a valid texture.
+        cudaErrorInvalidTextureBinding: This indicates that the texture binding is not valid. This occurs if you call cudaGetTextureAlignmentOffset() with an unbound texture.
+        cudaErrorInvalidChannelDescriptor: This indicates that the channel descriptor passed to the API call is not valid. This occurs if the format is not one of the formats specified by cudaChannelFormatKind, or if one of the dimensions is invalid.
+        cudaErrorInvalidMemcpyDirection: This indicates that the direction of the memcpy passed to the API call is not one of the types specified by cudaMemcpyKind.
+        cudaErrorAddressOfConstant: This indicated that the user has taken the address of a constant variable, which was forbidden up until the CUDA 3.1 release. Deprecated. This error return is deprecated as of CUDA 3.1. Variables in constant memory may now have their address taken by the runtime via cudaGetSymbolAddress().
+        cudaErrorTextureFetchFailed: This indicated that a texture fetch was not able to be performed. This was previously used for device emulation of texture operations. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorTextureNotBound: This indicated that a texture was not bound for access. This was previously used for device emulation of texture operations. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorSynchronizationError: This indicated that a synchronization operation had failed. This was previously used for some device emulation functions. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorInvalidFilterSetting: This indicates that a non-float texture was being accessed with linear filtering. This is not supported by CUDA.
+        cudaErrorInvalidNormSetting: This indicates that an attempt was made to read an unsupported data type as a normalized float. This is not supported by CUDA.
+        cudaErrorMixedDeviceExecution: Mixing of device and device emulation code was not allowed. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorNotYetImplemented: This indicates that the API call is not yet implemented. Production releases of CUDA will never return this error. Deprecated. This error return is deprecated as of CUDA 4.1.
+        cudaErrorMemoryValueTooLarge: This indicated that an emulated device pointer exceeded the 32-bit address range. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorStubLibrary: This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error.
+        cudaErrorInsufficientDriver: This indicates that the installed NVIDIA CUDA driver is older than the CUDA runtime library. This is not a supported configuration. Users should install an updated NVIDIA display driver to allow the application to run.
+        cudaErrorCallRequiresNewerDriver: This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed.
+        cudaErrorInvalidSurface: This indicates that the surface passed to the API call is not a valid surface.
+        cudaErrorDuplicateVariableName: This indicates that multiple global or constant variables (across separate CUDA source files in the application) share the same string name.
+        cudaErrorDuplicateTextureName: This indicates that multiple textures (across separate CUDA source files in the application) share the same string name.
+        cudaErrorDuplicateSurfaceName: This indicates that multiple surfaces (across separate CUDA source files in the application) share the same string name.
+        cudaErrorDevicesUnavailable: This indicates that all CUDA devices are busy or unavailable at the current time. Devices are often busy/unavailable due to use of cudaComputeModeProhibited, cudaComputeModeExclusiveProcess, or when long running CUDA kernels have filled up the GPU and are blocking new work from starting. They can also be unavailable due to memory constraints on a device that already has active CUDA work being performed.
+        cudaErrorIncompatibleDriverContext: This indicates that the current context is not compatible with this the CUDA Runtime. This can only occur if you are using CUDA Runtime/Driver interoperability and have created an existing Driver context using the driver API. The Driver context may be incompatible either because the Driver context was created using an older version of the API, because the Runtime API call expects a primary driver context and the Driver context is not primary, or because the Driver context has been destroyed. Please see Interactions with the CUDA Driver API for more information.
+        cudaErrorMissingConfiguration: The device function being invoked (usually via cudaLaunchKernel()) was not previously configured via the cudaConfigureCall() function.
+        cudaErrorPriorLaunchFailure: This indicated that a previous kernel launch failed. This was previously used for device emulation of kernel launches. Deprecated. This error return is deprecated as of CUDA 3.1. Device emulation mode was removed with the CUDA 3.1 release.
+        cudaErrorLaunchMaxDepthExceeded: This error indicates that a device runtime grid launch did not occur because the depth of the child grid would exceed the maximum supported number of nested grid launches.
+        cudaErrorLaunchFileScopedTex: This error indicates that a grid launch did not occur because the kernel uses file-scoped textures which are unsupported by the device runtime. Kernels launched via the device runtime only support textures created with the Texture Object API's.
+        cudaErrorLaunchFileScopedSurf: This error indicates that a grid launch did not occur because the kernel uses file-scoped surfaces which are unsupported by the device runtime. Kernels launched via the device runtime only support surfaces created with the Surface Object API's.
+        cudaErrorSyncDepthExceeded: This error indicates that a call to cudaDeviceSynchronize made from the device runtime failed because the call was made at grid depth greater than than either the default (2 levels of grids) or user specified device limit cudaLimitDevRuntimeSyncDepth. To be able to synchronize on launched grids at a greater depth successfully, the maximum nested depth at which cudaDeviceSynchronize will be called must be specified with the cudaLimitDevRuntimeSyncDepth limit to the cudaDeviceSetLimit api before the host-side launch of a kernel using the device runtime. Keep in mind that additional levels of sync depth require the runtime to reserve large amounts of device memory that cannot be used for user allocations. Note that cudaDeviceSynchronize made from device runtime is only supported on devices of compute capability < 9.0.
+        cudaErrorLaunchPendingCountExceeded: This error indicates that a device runtime grid launch failed because the launch would exceed the limit cudaLimitDevRuntimePendingLaunchCount. For this launch to proceed successfully, cudaDeviceSetLimit must be called to set the cudaLimitDevRuntimePendingLaunchCount to be higher than the upper bound of outstanding launches that can be issued to the device runtime. Keep in mind that raising the limit of pending device runtime launches will require the runtime to reserve device memory that cannot be used for user allocations.
+        cudaErrorInvalidDeviceFunction: The requested device function does not exist or is not compiled for the proper device architecture.
+        cudaErrorNoDevice: This indicates that no CUDA-capable devices were detected by the installed CUDA driver.
+        cudaErrorInvalidDevice: This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.
+        cudaErrorDeviceNotLicensed: This indicates that the device doesn't have a valid Grid License.
+        cudaErrorSoftwareValidityNotEstablished: By default, the CUDA runtime may perform a minimal set of self-tests, as well as CUDA driver tests, to establish the validity of both. Introduced in CUDA 11.2, this error return indicates that at least one of these tests has failed and the validity of either the runtime or the driver could not be established.
+        cudaErrorStartupFailure: This indicates an internal startup failure in the CUDA runtime.
+        cudaErrorInvalidKernelImage: This indicates that the device kernel image is invalid.
+        cudaErrorDeviceUninitialized: This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See cuCtxGetApiVersion() for more details.
+        cudaErrorMapBufferObjectFailed: This indicates that the buffer object could not be mapped.
+        cudaErrorUnmapBufferObjectFailed: This indicates that the buffer object could not be unmapped.
+        cudaErrorArrayIsMapped: This indicates that the specified array is currently mapped and thus cannot be destroyed.
+        cudaErrorAlreadyMapped: This indicates that the resource is already mapped.
+        cudaErrorNoKernelImageForDevice: This indicates that there is no kernel image available that is suitable for the device. This can occur when a user specifies code generation options for a particular CUDA source file that do not include the corresponding device configuration.
+        cudaErrorAlreadyAcquired: This indicates that a resource has already been acquired.
+        cudaErrorNotMapped: This indicates that a resource is not mapped.
+        cudaErrorNotMappedAsArray: This indicates that a mapped resource is not available for access as an array.
+        cudaErrorNotMappedAsPointer: This indicates that a mapped resource is not available for access as a pointer.
+        cudaErrorECCUncorrectable: This indicates that an uncorrectable ECC error was detected during execution.
+        cudaErrorUnsupportedLimit: This indicates that the cudaLimit passed to the API call is not supported by the active device.
+        cudaErrorDeviceAlreadyInUse: This indicates that a call tried to access an exclusive-thread device that is already in use by a different thread.
+        cudaErrorPeerAccessUnsupported: This error indicates that P2P access is not supported across the given devices.
+        cudaErrorInvalidPtx: A PTX compilation failed. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device.
+        cudaErrorInvalidGraphicsContext: This indicates an error with the OpenGL or DirectX context.
+        cudaErrorNvlinkUncorrectable: This indicates that an uncorrectable NVLink error was detected during the execution.
+        cudaErrorJitCompilerNotFound: This indicates that the PTX JIT compiler library was not found. The JIT Compiler library is used for PTX compilation. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device.
+        cudaErrorUnsupportedPtxVersion: This indicates that the provided PTX was compiled with an unsupported toolchain. The most common reason for this, is the PTX was generated by a compiler newer than what is supported by the CUDA driver and PTX JIT compiler.
+        cudaErrorJitCompilationDisabled: This indicates that the JIT compilation was disabled. The JIT compilation compiles PTX. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device.
+        cudaErrorUnsupportedExecAffinity: This indicates that the provided execution affinity is not supported by the device.
+        cudaErrorUnsupportedDevSideSync: This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize.
+        cudaErrorContained: This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability. Common causes are - a. Certain types of invalid accesses of peer GPU memory over nvlink b. Certain classes of hardware errors This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorInsufficientLoaderVersion: This indicates that loader version is insufficient for Fatbin
+        cudaErrorInvalidSource: This indicates that the device kernel source is invalid.
+        cudaErrorFileNotFound: This indicates that the file specified was not found.
+        cudaErrorSharedObjectSymbolNotFound: This indicates that a link to a shared object failed to resolve.
+        cudaErrorSharedObjectInitFailed: This indicates that initialization of a shared object failed.
+        cudaErrorOperatingSystem: This error indicates that an OS call failed.
+        cudaErrorInvalidResourceHandle: This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like cudaStream_t and cudaEvent_t.
+        cudaErrorIllegalState: This indicates that a resource required by the API call is not in a valid state to perform the requested operation.
+        cudaErrorLossyQuery: This indicates an attempt was made to introspect an object in a way that would discard semantically important information. This is either due to the object using funtionality newer than the API version used to introspect it or omission of optional return arguments.
+        cudaErrorSymbolNotFound: This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names.
+        cudaErrorNotReady: This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than cudaSuccess (which indicates completion). Calls that may return this value include cudaEventQuery() and cudaStreamQuery().
+        cudaErrorIllegalAddress: The device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorLaunchOutOfResources: This indicates that a launch did not occur because it did not have appropriate resources. Although this error is similar to cudaErrorInvalidConfiguration, this error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count.
+        cudaErrorLaunchTimeout: This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute cudaDevAttrKernelExecTimeout for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorLaunchIncompatibleTexturing: This error indicates a kernel launch that uses an incompatible texturing mode.
+        cudaErrorPeerAccessAlreadyEnabled: This error indicates that a call to cudaDeviceEnablePeerAccess() is trying to re-enable peer addressing on from a context which has already had peer addressing enabled.
+        cudaErrorPeerAccessNotEnabled: This error indicates that cudaDeviceDisablePeerAccess() is trying to disable peer addressing which has not been enabled yet via cudaDeviceEnablePeerAccess().
+        cudaErrorSetOnActiveProcess: This indicates that the user has called cudaSetValidDevices(), cudaSetDeviceFlags(), cudaD3D9SetDirect3DDevice(), cudaD3D10SetDirect3DDevice, cudaD3D11SetDirect3DDevice(), or cudaVDPAUSetVDPAUDevice() after initializing the CUDA runtime by calling non-device management operations (allocating memory and launching kernels are examples of non-device management operations). This error can also be returned if using runtime/driver interoperability and there is an existing CUcontext active on the host thread.
+        cudaErrorContextIsDestroyed: This error indicates that the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized.
+        cudaErrorAssert: An assert triggered in device code during kernel execution. The device cannot be used again. All existing allocations are invalid. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorTooManyPeers: This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cudaEnablePeerAccess().
+        cudaErrorHostMemoryAlreadyRegistered: This error indicates that the memory range passed to cudaHostRegister() has already been registered.
+        cudaErrorHostMemoryNotRegistered: This error indicates that the pointer passed to cudaHostUnregister() does not correspond to any currently registered memory region.
+        cudaErrorHardwareStackError: Device encountered an error in the call stack during kernel execution, possibly due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorIllegalInstruction: The device encountered an illegal instruction during kernel execution This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorMisalignedAddress: The device encountered a load or store instruction on a memory address which is not aligned. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorInvalidAddressSpace: While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorInvalidPc: The device encountered an invalid program counter. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorLaunchFailure: An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorCooperativeLaunchTooLarge: This error indicates that the number of blocks launched per grid for a kernel that was launched via either cudaLaunchCooperativeKernel exceeds the maximum number of blocks as allowed by cudaOccupancyMaxActiveBlocksPerMultiprocessor or cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute cudaDevAttrMultiProcessorCount.
+        cudaErrorTensorMemoryLeak: An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorNotPermitted: This error indicates the attempted operation is not permitted.
+        cudaErrorNotSupported: This error indicates the attempted operation is not supported on the current system or device.
+        cudaErrorSystemNotReady: This error indicates that the system is not yet ready to start any CUDA work. To continue using CUDA, verify the system configuration is in a valid state and all required driver daemons are actively running. More information about this error can be found in the system specific user guide.
+        cudaErrorSystemDriverMismatch: This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver. Refer to the compatibility documentation for supported versions.
+        cudaErrorCompatNotSupportedOnDevice: This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable.
+        cudaErrorMpsConnectionFailed: This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.
+        cudaErrorMpsRpcFailure: This error indicates that the remote procedural call between the MPS server and the MPS client failed.
+        cudaErrorMpsServerNotReady: This error indicates that the MPS server is not ready to accept new MPS client requests. This error can be returned when the MPS server is in the process of recovering from a fatal failure.
+        cudaErrorMpsMaxClientsReached: This error indicates that the hardware resources required to create MPS client have been exhausted.
+        cudaErrorMpsMaxConnectionsReached: This error indicates the the hardware resources required to device connections have been exhausted.
+        cudaErrorMpsClientTerminated: This error indicates that the MPS client has been terminated by the server. To continue using CUDA, the process must be terminated and relaunched.
+        cudaErrorCdpNotSupported: This error indicates, that the program is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.
+        cudaErrorCdpVersionMismatch: This error indicates, that the program contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.
+        cudaErrorStreamCaptureUnsupported: The operation is not permitted when the stream is capturing.
+        cudaErrorStreamCaptureInvalidated: The current capture sequence on the stream has been invalidated due to a previous error.
+        cudaErrorStreamCaptureMerge: The operation would have resulted in a merge of two independent capture sequences.
+        cudaErrorStreamCaptureUnmatched: The capture was not initiated in this stream.
+        cudaErrorStreamCaptureUnjoined: The capture sequence contains a fork that was not joined to the primary stream.
+        cudaErrorStreamCaptureIsolation: A dependency would have been created which crosses the capture sequence boundary. Only implicit in-stream ordering dependencies are allowed to cross the boundary.
+        cudaErrorStreamCaptureImplicit: The operation would have resulted in a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy.
+        cudaErrorCapturedEvent: The operation is not permitted on an event which was last recorded in a capturing stream.
+        cudaErrorStreamCaptureWrongThread: A stream capture sequence not initiated with the cudaStreamCaptureModeRelaxed argument to cudaStreamBeginCapture was passed to cudaStreamEndCapture in a different thread.
+        cudaErrorTimeout: This indicates that the wait operation has timed out.
+        cudaErrorGraphExecUpdateFailure: This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.
+        cudaErrorExternalDevice: This indicates that an error has occurred in a device outside of GPU. It can be a synchronous error w.r.t. CUDA API or an asynchronous error from the external device. In case of asynchronous error, it means that if cuda was waiting for an external device's signal before consuming shared data, the external device signaled an error indicating that the data is not valid for consumption. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. In case of synchronous error, it means that one or more external devices have encountered an error and cannot complete the operation.
+        cudaErrorInvalidClusterSize: This indicates that a kernel launch error has occurred due to cluster misconfiguration.
+        cudaErrorFunctionNotLoaded: Indiciates a function handle is not loaded when calling an API that requires a loaded function.
+        cudaErrorInvalidResourceType: This error indicates one or more resources passed in are not valid resource types for the operation.
+        cudaErrorInvalidResourceConfiguration: This error indicates one or more resources are insufficient or non-applicable for the operation.
+        cudaErrorStreamDetached: This error indicates that the requested operation is not permitted because the stream is in a detached state. This can occur if the green context associated with the stream has been destroyed, limiting the stream's operational capabilities.
+        cudaErrorGraphRecaptureFailure: This error indicates that a graph recapture failed and had to be terminated.
+        cudaErrorFabricNotReady: This error indicates GPU fabric is not ready within the bounded wait while the fabric manager probe is still in progress. Applications may retry after a delay; for the initialization wait budget, see environment variables such as CUDA_FABRIC_INIT_TIMEOUT_MS.
+        cudaErrorUnknown: This indicates that an unknown internal error has occurred.
+        cudaErrorApiFailureBase: Any unhandled CUDA driver error is added to this value and returned via the runtime. Production releases of CUDA should not return such errors. Deprecated. This error return is deprecated as of CUDA 4.1.
+    """
 
     cudaSuccess = 0
     cudaErrorInvalidValue = 1
@@ -368,7 +1667,58 @@ cudaErrorApiFailureBase = cudaError.cudaErrorApiFailureBase
 
 @int_enum
 class cudaChannelFormatKind(IntEnumBase):
-    """enum cudaChannelFormatKind (driver_types.h), unsigned int in C."""
+    """enum cudaChannelFormatKind (driver_types.h), unsigned int in C.
+
+    Channel format kind
+
+    Members:
+        cudaChannelFormatKindSigned: Signed channel format
+        cudaChannelFormatKindUnsigned: Unsigned channel format
+        cudaChannelFormatKindFloat: Float channel format
+        cudaChannelFormatKindNone: No channel format
+        cudaChannelFormatKindNV12: Unsigned 8-bit integers, planar 4:2:0 YUV format
+        cudaChannelFormatKindUnsignedNormalized8X1: 1 channel unsigned 8-bit normalized integer
+        cudaChannelFormatKindUnsignedNormalized8X2: 2 channel unsigned 8-bit normalized integer
+        cudaChannelFormatKindUnsignedNormalized8X4: 4 channel unsigned 8-bit normalized integer
+        cudaChannelFormatKindUnsignedNormalized16X1: 1 channel unsigned 16-bit normalized integer
+        cudaChannelFormatKindUnsignedNormalized16X2: 2 channel unsigned 16-bit normalized integer
+        cudaChannelFormatKindUnsignedNormalized16X4: 4 channel unsigned 16-bit normalized integer
+        cudaChannelFormatKindSignedNormalized8X1: 1 channel signed 8-bit normalized integer
+        cudaChannelFormatKindSignedNormalized8X2: 2 channel signed 8-bit normalized integer
+        cudaChannelFormatKindSignedNormalized8X4: 4 channel signed 8-bit normalized integer
+        cudaChannelFormatKindSignedNormalized16X1: 1 channel signed 16-bit normalized integer
+        cudaChannelFormatKindSignedNormalized16X2: 2 channel signed 16-bit normalized integer
+        cudaChannelFormatKindSignedNormalized16X4: 4 channel signed 16-bit normalized integer
+        cudaChannelFormatKindUnsignedBlockCompressed1: 4 channel unsigned normalized block-compressed (BC1 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed1SRGB: 4 channel unsigned normalized block-compressed (BC1 compression) format with sRGB encoding
+        cudaChannelFormatKindUnsignedBlockCompressed2: 4 channel unsigned normalized block-compressed (BC2 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed2SRGB: 4 channel unsigned normalized block-compressed (BC2 compression) format with sRGB encoding
+        cudaChannelFormatKindUnsignedBlockCompressed3: 4 channel unsigned normalized block-compressed (BC3 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed3SRGB: 4 channel unsigned normalized block-compressed (BC3 compression) format with sRGB encoding
+        cudaChannelFormatKindUnsignedBlockCompressed4: 1 channel unsigned normalized block-compressed (BC4 compression) format
+        cudaChannelFormatKindSignedBlockCompressed4: 1 channel signed normalized block-compressed (BC4 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed5: 2 channel unsigned normalized block-compressed (BC5 compression) format
+        cudaChannelFormatKindSignedBlockCompressed5: 2 channel signed normalized block-compressed (BC5 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed6H: 3 channel unsigned half-float block-compressed (BC6H compression) format
+        cudaChannelFormatKindSignedBlockCompressed6H: 3 channel signed half-float block-compressed (BC6H compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed7: 4 channel unsigned normalized block-compressed (BC7 compression) format
+        cudaChannelFormatKindUnsignedBlockCompressed7SRGB: 4 channel unsigned normalized block-compressed (BC7 compression) format with sRGB encoding
+        cudaChannelFormatKindUnsignedNormalized1010102: 4 channel unsigned normalized (10-bit, 10-bit, 10-bit, 2-bit) format
+        cudaChannelFormatKindUnsigned8Packed422: 4 channel unsigned 8-bit packed format, with 4:2:2 sampling
+        cudaChannelFormatKindUnsigned8Packed444: 4 channel unsigned 8-bit packed format, with 4:4:4 sampling
+        cudaChannelFormatKindUnsigned8SemiPlanar420: 3 channel unsigned 8-bit semi-planar format, with 4:2:0 sampling
+        cudaChannelFormatKindUnsigned16SemiPlanar420: 3 channel unsigned 16-bit semi-planar format, with 4:2:0 sampling
+        cudaChannelFormatKindUnsigned8SemiPlanar422: 3 channel unsigned 8-bit semi-planar format, with 4:2:2 sampling
+        cudaChannelFormatKindUnsigned16SemiPlanar422: 3 channel unsigned 16-bit semi-planar format, with 4:2:2 sampling
+        cudaChannelFormatKindUnsigned8SemiPlanar444: 3 channel unsigned 8-bit semi-planar format, with 4:4:4 sampling
+        cudaChannelFormatKindUnsigned16SemiPlanar444: 3 channel unsigned 16-bit semi-planar format, with 4:4:4 sampling
+        cudaChannelFormatKindUnsigned8Planar420: 3 channel unsigned 8-bit planar format, with 4:2:0 sampling
+        cudaChannelFormatKindUnsigned16Planar420: 3 channel unsigned 16-bit planar format, with 4:2:0 sampling
+        cudaChannelFormatKindUnsigned8Planar422: 3 channel unsigned 8-bit planar format, with 4:2:2 sampling
+        cudaChannelFormatKindUnsigned16Planar422: 3 channel unsigned 16-bit planar format, with 4:2:2 sampling
+        cudaChannelFormatKindUnsigned8Planar444: 3 channel unsigned 8-bit planar format, with 4:4:4 sampling
+        cudaChannelFormatKindUnsigned16Planar444: 3 channel unsigned 16-bit planar format, with 4:4:4 sampling
+    """
 
     cudaChannelFormatKindSigned = 0
     cudaChannelFormatKindUnsigned = 1
@@ -550,7 +1900,16 @@ cudaChannelFormatKindUnsigned16Planar444 = (
 
 @int_enum
 class cudaMemoryType(IntEnumBase):
-    """enum cudaMemoryType (driver_types.h), unsigned int in C."""
+    """enum cudaMemoryType (driver_types.h), unsigned int in C.
+
+    CUDA memory types
+
+    Members:
+        cudaMemoryTypeUnregistered: Unregistered memory
+        cudaMemoryTypeHost: Host memory
+        cudaMemoryTypeDevice: Device memory
+        cudaMemoryTypeManaged: Managed memory
+    """
 
     cudaMemoryTypeUnregistered = 0
     cudaMemoryTypeHost = 1
@@ -566,7 +1925,17 @@ cudaMemoryTypeManaged = cudaMemoryType.cudaMemoryTypeManaged
 
 @int_enum
 class cudaMemcpyKind(IntEnumBase):
-    """enum cudaMemcpyKind (driver_types.h), unsigned int in C."""
+    """enum cudaMemcpyKind (driver_types.h), unsigned int in C.
+
+    CUDA memory copy types
+
+    Members:
+        cudaMemcpyHostToHost: Host -> Host
+        cudaMemcpyHostToDevice: Host -> Device
+        cudaMemcpyDeviceToHost: Device -> Host
+        cudaMemcpyDeviceToDevice: Device -> Device
+        cudaMemcpyDefault: Direction of the transfer is inferred from the pointer values. Requires unified virtual addressing
+    """
 
     cudaMemcpyHostToHost = 0
     cudaMemcpyHostToDevice = 1
@@ -584,7 +1953,15 @@ cudaMemcpyDefault = cudaMemcpyKind.cudaMemcpyDefault
 
 @int_enum
 class cudaAccessProperty(IntEnumBase):
-    """enum cudaAccessProperty (driver_types.h), unsigned int in C."""
+    """enum cudaAccessProperty (driver_types.h), unsigned int in C.
+
+    Specifies performance hint with cudaAccessPolicyWindow for hitProp and missProp members.
+
+    Members:
+        cudaAccessPropertyNormal: Normal cache persistence.
+        cudaAccessPropertyStreaming: Streaming access is less likely to persit from cache.
+        cudaAccessPropertyPersisting: Persisting access is more likely to persist in cache.
+    """
 
     cudaAccessPropertyNormal = 0
     cudaAccessPropertyStreaming = 1
@@ -598,7 +1975,15 @@ cudaAccessPropertyPersisting = cudaAccessProperty.cudaAccessPropertyPersisting
 
 @int_enum
 class cudaStreamCaptureStatus(IntEnumBase):
-    """enum cudaStreamCaptureStatus (driver_types.h), unsigned int in C."""
+    """enum cudaStreamCaptureStatus (driver_types.h), unsigned int in C.
+
+    Possible stream capture statuses returned by cudaStreamIsCapturing
+
+    Members:
+        cudaStreamCaptureStatusNone: Stream is not capturing
+        cudaStreamCaptureStatusActive: Stream is actively capturing
+        cudaStreamCaptureStatusInvalidated: Stream is part of a capture sequence that has been invalidated, but not terminated
+    """
 
     cudaStreamCaptureStatusNone = 0
     cudaStreamCaptureStatusActive = 1
@@ -612,7 +1997,15 @@ cudaStreamCaptureStatusInvalidated = cudaStreamCaptureStatus.cudaStreamCaptureSt
 
 @int_enum
 class cudaGraphRecaptureStatus(IntEnumBase):
-    """enum cudaGraphRecaptureStatus (driver_types.h), unsigned int in C."""
+    """enum cudaGraphRecaptureStatus (driver_types.h), unsigned int in C.
+
+    Possible recapture statuses that can be returned to the user callback
+
+    Members:
+        cudaGraphRecaptureEligibleForUpdate: Node is eligible for update in an instantiated graph.
+        cudaGraphRecaptureIneligibleForUpdate: Parameter changes in the node cannot be applied to an instantiated graph.
+        cudaGraphRecaptureError: Error while attempting to recapture the node. The recapture will be ended regardless of the return value from the callback.
+    """
 
     cudaGraphRecaptureEligibleForUpdate = 0
     cudaGraphRecaptureIneligibleForUpdate = 1
@@ -628,7 +2021,10 @@ cudaGraphRecaptureError = cudaGraphRecaptureStatus.cudaGraphRecaptureError
 
 @int_enum
 class cudaStreamCaptureMode(IntEnumBase):
-    """enum cudaStreamCaptureMode (driver_types.h), unsigned int in C."""
+    """enum cudaStreamCaptureMode (driver_types.h), unsigned int in C.
+
+    Possible modes for stream capture thread interactions. For more details see cudaStreamBeginCapture and cudaThreadExchangeStreamCaptureMode
+    """
 
     cudaStreamCaptureModeGlobal = 0
     cudaStreamCaptureModeThreadLocal = 1
@@ -658,7 +2054,16 @@ cudaSyncPolicyBlockingSync = cudaSynchronizationPolicy.cudaSyncPolicyBlockingSyn
 
 @int_enum
 class cudaClusterSchedulingPolicy(IntEnumBase):
-    """enum cudaClusterSchedulingPolicy (driver_types.h), unsigned int in C."""
+    """enum cudaClusterSchedulingPolicy (driver_types.h), unsigned int in C.
+
+    Cluster scheduling policies. These may be passed to cudaFuncSetAttribute
+
+    Members:
+        cudaClusterSchedulingPolicyDefault: the default policy
+        cudaClusterSchedulingPolicySpread: spread the blocks within a cluster to the SMs
+        cudaClusterSchedulingPolicyLoadBalancing: allow the hardware to load-balance the blocks in a cluster to the SMs
+        cudaClusterSchedulingPolicyRubinDsmemLocality: Spread the blocks within a cluster to the SMs, and prefer placement that prioritizes Distributed Shared Memory locality for Rubin-class GPUs. This is a preference only. The runtime or driver may ignore this request when the launch is not eligible, when the device does not support the requested placement behavior, or when other launch constraints take precedence. This policy is intended for clustered kernels whose performance depends on communication through Distributed Shared Memory among blocks in the same cluster.
+    """
 
     cudaClusterSchedulingPolicyDefault = 0
     cudaClusterSchedulingPolicySpread = 1
@@ -678,7 +2083,14 @@ cudaClusterSchedulingPolicyRubinDsmemLocality = (
 
 @int_enum
 class cudaStreamUpdateCaptureDependenciesFlags(IntEnumBase):
-    """enum cudaStreamUpdateCaptureDependenciesFlags (driver_types.h), unsigned int in C."""
+    """enum cudaStreamUpdateCaptureDependenciesFlags (driver_types.h), unsigned int in C.
+
+    Flags for cudaStreamUpdateCaptureDependencies
+
+    Members:
+        cudaStreamAddCaptureDependencies: Add new nodes to the dependency set
+        cudaStreamSetCaptureDependencies: Replace the dependency set with the new nodes
+    """
 
     cudaStreamAddCaptureDependencies = 0
     cudaStreamSetCaptureDependencies = 1
@@ -694,7 +2106,13 @@ cudaStreamSetCaptureDependencies = (
 
 @int_enum
 class cudaUserObjectFlags(IntEnumBase):
-    """enum cudaUserObjectFlags (driver_types.h), unsigned int in C."""
+    """enum cudaUserObjectFlags (driver_types.h), unsigned int in C.
+
+    Flags for user objects for graphs
+
+    Members:
+        cudaUserObjectNoDestructorSync: Indicates the destructor execution is not synchronized by any CUDA handle.
+    """
 
     cudaUserObjectNoDestructorSync = 1
 
@@ -704,7 +2122,13 @@ cudaUserObjectNoDestructorSync = cudaUserObjectFlags.cudaUserObjectNoDestructorS
 
 @int_enum
 class cudaUserObjectRetainFlags(IntEnumBase):
-    """enum cudaUserObjectRetainFlags (driver_types.h), unsigned int in C."""
+    """enum cudaUserObjectRetainFlags (driver_types.h), unsigned int in C.
+
+    Flags for retaining user object references for graphs
+
+    Members:
+        cudaGraphUserObjectMove: Transfer references from the caller rather than creating new references.
+    """
 
     cudaGraphUserObjectMove = 1
 
@@ -714,7 +2138,10 @@ cudaGraphUserObjectMove = cudaUserObjectRetainFlags.cudaGraphUserObjectMove
 
 @int_enum
 class cudaHostTaskSyncMode(IntEnumBase):
-    """enum cudaHostTaskSyncMode (driver_types.h), unsigned int in C."""
+    """enum cudaHostTaskSyncMode (driver_types.h), unsigned int in C.
+
+    Flags for host task sync mode
+    """
 
     cudaHostTaskBlocking = 0
     cudaHostTaskSpinWait = 1
@@ -726,7 +2153,17 @@ cudaHostTaskSpinWait = cudaHostTaskSyncMode.cudaHostTaskSpinWait
 
 @int_enum
 class cudaGraphicsRegisterFlags(IntEnumBase):
-    """enum cudaGraphicsRegisterFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGraphicsRegisterFlags (driver_types.h), unsigned int in C.
+
+    CUDA graphics interop register flags
+
+    Members:
+        cudaGraphicsRegisterFlagsNone: Default
+        cudaGraphicsRegisterFlagsReadOnly: CUDA will not write to this resource
+        cudaGraphicsRegisterFlagsWriteDiscard: CUDA will only write to and will not read from this resource
+        cudaGraphicsRegisterFlagsSurfaceLoadStore: CUDA will bind this resource to a surface reference
+        cudaGraphicsRegisterFlagsTextureGather: CUDA will perform texture gather operations on this resource
+    """
 
     cudaGraphicsRegisterFlagsNone = 0
     cudaGraphicsRegisterFlagsReadOnly = 1
@@ -750,7 +2187,15 @@ cudaGraphicsRegisterFlagsTextureGather = (
 
 @int_enum
 class cudaGraphicsMapFlags(IntEnumBase):
-    """enum cudaGraphicsMapFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGraphicsMapFlags (driver_types.h), unsigned int in C.
+
+    CUDA graphics interop map flags
+
+    Members:
+        cudaGraphicsMapFlagsNone: Default; Assume resource can be read/written
+        cudaGraphicsMapFlagsReadOnly: CUDA will not write to this resource
+        cudaGraphicsMapFlagsWriteDiscard: CUDA will only write to and will not read from this resource
+    """
 
     cudaGraphicsMapFlagsNone = 0
     cudaGraphicsMapFlagsReadOnly = 1
@@ -764,7 +2209,18 @@ cudaGraphicsMapFlagsWriteDiscard = cudaGraphicsMapFlags.cudaGraphicsMapFlagsWrit
 
 @int_enum
 class cudaGraphicsCubeFace(IntEnumBase):
-    """enum cudaGraphicsCubeFace (driver_types.h), unsigned int in C."""
+    """enum cudaGraphicsCubeFace (driver_types.h), unsigned int in C.
+
+    CUDA graphics interop array indices for cube maps
+
+    Members:
+        cudaGraphicsCubeFacePositiveX: Positive X face of cubemap
+        cudaGraphicsCubeFaceNegativeX: Negative X face of cubemap
+        cudaGraphicsCubeFacePositiveY: Positive Y face of cubemap
+        cudaGraphicsCubeFaceNegativeY: Negative Y face of cubemap
+        cudaGraphicsCubeFacePositiveZ: Positive Z face of cubemap
+        cudaGraphicsCubeFaceNegativeZ: Negative Z face of cubemap
+    """
 
     cudaGraphicsCubeFacePositiveX = 0
     cudaGraphicsCubeFaceNegativeX = 1
@@ -784,7 +2240,16 @@ cudaGraphicsCubeFaceNegativeZ = cudaGraphicsCubeFace.cudaGraphicsCubeFaceNegativ
 
 @int_enum
 class cudaResourceType(IntEnumBase):
-    """enum cudaResourceType (driver_types.h), unsigned int in C."""
+    """enum cudaResourceType (driver_types.h), unsigned int in C.
+
+    CUDA resource types
+
+    Members:
+        cudaResourceTypeArray: Array resource
+        cudaResourceTypeMipmappedArray: Mipmapped array resource
+        cudaResourceTypeLinear: Linear resource
+        cudaResourceTypePitch2D: Pitch 2D resource
+    """
 
     cudaResourceTypeArray = 0
     cudaResourceTypeMipmappedArray = 1
@@ -800,7 +2265,47 @@ cudaResourceTypePitch2D = cudaResourceType.cudaResourceTypePitch2D
 
 @int_enum
 class cudaResourceViewFormat(IntEnumBase):
-    """enum cudaResourceViewFormat (driver_types.h), unsigned int in C."""
+    """enum cudaResourceViewFormat (driver_types.h), unsigned int in C.
+
+    CUDA texture resource view formats
+
+    Members:
+        cudaResViewFormatNone: No resource view format (use underlying resource format)
+        cudaResViewFormatUnsignedChar1: 1 channel unsigned 8-bit integers
+        cudaResViewFormatUnsignedChar2: 2 channel unsigned 8-bit integers
+        cudaResViewFormatUnsignedChar4: 4 channel unsigned 8-bit integers
+        cudaResViewFormatSignedChar1: 1 channel signed 8-bit integers
+        cudaResViewFormatSignedChar2: 2 channel signed 8-bit integers
+        cudaResViewFormatSignedChar4: 4 channel signed 8-bit integers
+        cudaResViewFormatUnsignedShort1: 1 channel unsigned 16-bit integers
+        cudaResViewFormatUnsignedShort2: 2 channel unsigned 16-bit integers
+        cudaResViewFormatUnsignedShort4: 4 channel unsigned 16-bit integers
+        cudaResViewFormatSignedShort1: 1 channel signed 16-bit integers
+        cudaResViewFormatSignedShort2: 2 channel signed 16-bit integers
+        cudaResViewFormatSignedShort4: 4 channel signed 16-bit integers
+        cudaResViewFormatUnsignedInt1: 1 channel unsigned 32-bit integers
+        cudaResViewFormatUnsignedInt2: 2 channel unsigned 32-bit integers
+        cudaResViewFormatUnsignedInt4: 4 channel unsigned 32-bit integers
+        cudaResViewFormatSignedInt1: 1 channel signed 32-bit integers
+        cudaResViewFormatSignedInt2: 2 channel signed 32-bit integers
+        cudaResViewFormatSignedInt4: 4 channel signed 32-bit integers
+        cudaResViewFormatHalf1: 1 channel 16-bit floating point
+        cudaResViewFormatHalf2: 2 channel 16-bit floating point
+        cudaResViewFormatHalf4: 4 channel 16-bit floating point
+        cudaResViewFormatFloat1: 1 channel 32-bit floating point
+        cudaResViewFormatFloat2: 2 channel 32-bit floating point
+        cudaResViewFormatFloat4: 4 channel 32-bit floating point
+        cudaResViewFormatUnsignedBlockCompressed1: Block compressed 1
+        cudaResViewFormatUnsignedBlockCompressed2: Block compressed 2
+        cudaResViewFormatUnsignedBlockCompressed3: Block compressed 3
+        cudaResViewFormatUnsignedBlockCompressed4: Block compressed 4 unsigned
+        cudaResViewFormatSignedBlockCompressed4: Block compressed 4 signed
+        cudaResViewFormatUnsignedBlockCompressed5: Block compressed 5 unsigned
+        cudaResViewFormatSignedBlockCompressed5: Block compressed 5 signed
+        cudaResViewFormatUnsignedBlockCompressed6H: Block compressed 6 unsigned half-float
+        cudaResViewFormatSignedBlockCompressed6H: Block compressed 6 signed half-float
+        cudaResViewFormatUnsignedBlockCompressed7: Block compressed 7
+    """
 
     cudaResViewFormatNone = 0
     cudaResViewFormatUnsignedChar1 = 1
@@ -898,7 +2403,17 @@ cudaResViewFormatUnsignedBlockCompressed7 = (
 
 @int_enum
 class cudaSharedMemoryMode(IntEnumBase):
-    """enum cudaSharedMemoryMode (driver_types.h), unsigned int in C."""
+    """enum cudaSharedMemoryMode (driver_types.h), unsigned int in C.
+
+    Shared memory related attributes for use with cuLaunchKernelEx
+
+    Members:
+        cudaSharedMemoryModeDefault: The default to use for allowing non-portable shared memory size on launch - uses current function attributes for cudaFuncAttributeMaxDynamicSharedMemorySize
+        cudaSharedMemoryModeRequirePortable: Specifies that the shared memory size requested must be a portable size within cudaDevAttrMaxSharedMemoryPerBlock
+        cudaSharedMemoryModeAllowNonPortable: Specifies that the shared memory size requested may be a non-portable size up to cudaDevAttrMaxSharedMemoryPerBlockOptin
+        cudaSharedMemoryModeAllowOversizedSharedMemory: Specifies that oversized shared memory configurations may be used (with the limitation of only 8kB L1 cache)
+        cudaSharedMemoryModePreferOversizedSharedMemory: Specifies that oversized shared memory configurations may be used (with the limitation of only 8kB L1 cache), and prefer an oversized shared memory configuration
+    """
 
     cudaSharedMemoryModeDefault = 0
     cudaSharedMemoryModeRequirePortable = 1
@@ -920,7 +2435,21 @@ cudaSharedMemoryModePreferOversizedSharedMemory = (
 
 @int_enum
 class cudaFuncAttribute(IntEnumBase):
-    """enum cudaFuncAttribute (driver_types.h), unsigned int in C."""
+    """enum cudaFuncAttribute (driver_types.h), unsigned int in C.
+
+    CUDA function attributes that can be set using cudaFuncSetAttribute
+
+    Members:
+        cudaFuncAttributeMaxDynamicSharedMemorySize: Maximum dynamic shared memory size
+        cudaFuncAttributePreferredSharedMemoryCarveout: Preferred shared memory-L1 cache split
+        cudaFuncAttributeClusterDimMustBeSet: Indicator to enforce valid cluster dimension specification on kernel launch
+        cudaFuncAttributeRequiredClusterWidth: Required cluster width
+        cudaFuncAttributeRequiredClusterHeight: Required cluster height
+        cudaFuncAttributeRequiredClusterDepth: Required cluster depth
+        cudaFuncAttributeNonPortableClusterSizeAllowed: Whether non-portable cluster scheduling policy is supported
+        cudaFuncAttributeClusterSchedulingPolicyPreference: Required cluster scheduling policy preference
+        cudaFuncAttributeSharedMemoryMode: Setting that controls a kernel's use of non-portable or oversized shared memory configurations
+    """
 
     cudaFuncAttributeMaxDynamicSharedMemorySize = 8
     cudaFuncAttributePreferredSharedMemoryCarveout = 9
@@ -956,7 +2485,16 @@ cudaFuncAttributeMax = cudaFuncAttribute.cudaFuncAttributeMax
 
 @int_enum
 class cudaFuncCache(IntEnumBase):
-    """enum cudaFuncCache (driver_types.h), unsigned int in C."""
+    """enum cudaFuncCache (driver_types.h), unsigned int in C.
+
+    CUDA function cache configurations
+
+    Members:
+        cudaFuncCachePreferNone: Default function cache configuration, no preference
+        cudaFuncCachePreferShared: Prefer larger shared memory and smaller L1 cache
+        cudaFuncCachePreferL1: Prefer larger L1 cache and smaller shared memory
+        cudaFuncCachePreferEqual: Prefer equal size L1 cache and shared memory
+    """
 
     cudaFuncCachePreferNone = 0
     cudaFuncCachePreferShared = 1
@@ -972,7 +2510,10 @@ cudaFuncCachePreferEqual = cudaFuncCache.cudaFuncCachePreferEqual
 
 @int_enum
 class cudaSharedMemConfig(IntEnumBase):
-    """enum cudaSharedMemConfig (driver_types.h), unsigned int in C."""
+    """enum cudaSharedMemConfig (driver_types.h), unsigned int in C.
+
+    CUDA shared memory configuration Deprecated.
+    """
 
     cudaSharedMemBankSizeDefault = 0
     cudaSharedMemBankSizeFourByte = 1
@@ -986,7 +2527,15 @@ cudaSharedMemBankSizeEightByte = cudaSharedMemConfig.cudaSharedMemBankSizeEightB
 
 @int_enum
 class cudaSharedCarveout(IntEnumBase):
-    """enum cudaSharedCarveout (driver_types.h), int in C."""
+    """enum cudaSharedCarveout (driver_types.h), int in C.
+
+    Shared memory carveout configurations. These may be passed to cudaFuncSetAttribute
+
+    Members:
+        cudaSharedmemCarveoutDefault: No preference for shared memory or L1 (default)
+        cudaSharedmemCarveoutMaxShared: Prefer maximum available shared memory, minimum L1 cache
+        cudaSharedmemCarveoutMaxL1: Prefer maximum available L1 cache, minimum shared memory
+    """
 
     cudaSharedmemCarveoutDefault = -1
     cudaSharedmemCarveoutMaxShared = 100
@@ -1000,7 +2549,16 @@ cudaSharedmemCarveoutMaxL1 = cudaSharedCarveout.cudaSharedmemCarveoutMaxL1
 
 @int_enum
 class cudaComputeMode(IntEnumBase):
-    """enum cudaComputeMode (driver_types.h), unsigned int in C."""
+    """enum cudaComputeMode (driver_types.h), unsigned int in C.
+
+    CUDA device compute modes
+
+    Members:
+        cudaComputeModeDefault: Default compute mode (Multiple threads can use cudaSetDevice() with this device)
+        cudaComputeModeExclusive: Compute-exclusive-thread mode (Only one thread in one process will be able to use cudaSetDevice() with this device)
+        cudaComputeModeProhibited: Compute-prohibited mode (No threads can use cudaSetDevice() with this device)
+        cudaComputeModeExclusiveProcess: Compute-exclusive-process mode (Many threads in one process will be able to use cudaSetDevice() with this device)
+    """
 
     cudaComputeModeDefault = 0
     cudaComputeModeExclusive = 1
@@ -1016,7 +2574,20 @@ cudaComputeModeExclusiveProcess = cudaComputeMode.cudaComputeModeExclusiveProces
 
 @int_enum
 class cudaLimit(IntEnumBase):
-    """enum cudaLimit (driver_types.h), unsigned int in C."""
+    """enum cudaLimit (driver_types.h), unsigned int in C.
+
+    CUDA Limits
+
+    Members:
+        cudaLimitStackSize: GPU thread stack size
+        cudaLimitPrintfFifoSize: GPU printf FIFO size
+        cudaLimitMallocHeapSize: GPU malloc heap size
+        cudaLimitDevRuntimeSyncDepth: GPU device runtime synchronize depth
+        cudaLimitDevRuntimePendingLaunchCount: GPU device runtime pending launch count
+        cudaLimitMaxL2FetchGranularity: A value between 0 and 128 that indicates the maximum fetch granularity of L2 (in Bytes). This is a hint
+        cudaLimitPersistingL2CacheSize: A size in bytes for L2 persisting lines cache size
+        cudaLimitPerBlockMemorySize: Per-block memory size
+    """
 
     cudaLimitStackSize = 0
     cudaLimitPrintfFifoSize = 1
@@ -1040,7 +2611,18 @@ cudaLimitPerBlockMemorySize = cudaLimit.cudaLimitPerBlockMemorySize
 
 @int_enum
 class cudaMemoryAdvise(IntEnumBase):
-    """enum cudaMemoryAdvise (driver_types.h), unsigned int in C."""
+    """enum cudaMemoryAdvise (driver_types.h), unsigned int in C.
+
+    CUDA Memory Advise values
+
+    Members:
+        cudaMemAdviseSetReadMostly: Data will mostly be read and only occassionally be written to
+        cudaMemAdviseUnsetReadMostly: Undo the effect of cudaMemAdviseSetReadMostly
+        cudaMemAdviseSetPreferredLocation: Set the preferred location for the data as the specified device
+        cudaMemAdviseUnsetPreferredLocation: Clear the preferred location for the data
+        cudaMemAdviseSetAccessedBy: Data will be accessed by the specified device, so prevent page faults as much as possible
+        cudaMemAdviseUnsetAccessedBy: Let the Unified Memory subsystem decide on the page faulting policy for the specified device
+    """
 
     cudaMemAdviseSetReadMostly = 1
     cudaMemAdviseUnsetReadMostly = 2
@@ -1060,7 +2642,20 @@ cudaMemAdviseUnsetAccessedBy = cudaMemoryAdvise.cudaMemAdviseUnsetAccessedBy
 
 @int_enum
 class cudaMemRangeAttribute(IntEnumBase):
-    """enum cudaMemRangeAttribute (driver_types.h), unsigned int in C."""
+    """enum cudaMemRangeAttribute (driver_types.h), unsigned int in C.
+
+    CUDA range attributes
+
+    Members:
+        cudaMemRangeAttributeReadMostly: Whether the range will mostly be read and only occassionally be written to
+        cudaMemRangeAttributePreferredLocation: The preferred location of the range
+        cudaMemRangeAttributeAccessedBy: Memory range has cudaMemAdviseSetAccessedBy set for specified device
+        cudaMemRangeAttributeLastPrefetchLocation: The last location to which the range was prefetched
+        cudaMemRangeAttributePreferredLocationType: The preferred location type of the range
+        cudaMemRangeAttributePreferredLocationId: The preferred location id of the range
+        cudaMemRangeAttributeLastPrefetchLocationType: The last location type to which the range was prefetched
+        cudaMemRangeAttributeLastPrefetchLocationId: The last location id to which the range was prefetched
+    """
 
     cudaMemRangeAttributeReadMostly = 1
     cudaMemRangeAttributePreferredLocation = 2
@@ -1096,7 +2691,14 @@ cudaMemRangeAttributeLastPrefetchLocationId = (
 
 @int_enum
 class cudaFlushGPUDirectRDMAWritesOptions(IntEnumBase):
-    """enum cudaFlushGPUDirectRDMAWritesOptions (driver_types.h), unsigned int in C."""
+    """enum cudaFlushGPUDirectRDMAWritesOptions (driver_types.h), unsigned int in C.
+
+    CUDA GPUDirect RDMA flush writes APIs supported on the device
+
+    Members:
+        cudaFlushGPUDirectRDMAWritesOptionHost: cudaDeviceFlushGPUDirectRDMAWrites() and its CUDA Driver API counterpart are supported on the device.
+        cudaFlushGPUDirectRDMAWritesOptionMemOps: The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the CUDA device.
+    """
 
     cudaFlushGPUDirectRDMAWritesOptionHost = 1
     cudaFlushGPUDirectRDMAWritesOptionMemOps = 2
@@ -1112,7 +2714,15 @@ cudaFlushGPUDirectRDMAWritesOptionMemOps = (
 
 @int_enum
 class cudaGPUDirectRDMAWritesOrdering(IntEnumBase):
-    """enum cudaGPUDirectRDMAWritesOrdering (driver_types.h), unsigned int in C."""
+    """enum cudaGPUDirectRDMAWritesOrdering (driver_types.h), unsigned int in C.
+
+    CUDA GPUDirect RDMA flush writes ordering features of the device
+
+    Members:
+        cudaGPUDirectRDMAWritesOrderingNone: The device does not natively support ordering of GPUDirect RDMA writes. cudaFlushGPUDirectRDMAWrites() can be leveraged if supported.
+        cudaGPUDirectRDMAWritesOrderingOwner: Natively, the device can consistently consume GPUDirect RDMA writes, although other CUDA devices may not.
+        cudaGPUDirectRDMAWritesOrderingAllDevices: Any CUDA device in the system can consistently consume GPUDirect RDMA writes to this device.
+    """
 
     cudaGPUDirectRDMAWritesOrderingNone = 0
     cudaGPUDirectRDMAWritesOrderingOwner = 100
@@ -1132,7 +2742,14 @@ cudaGPUDirectRDMAWritesOrderingAllDevices = (
 
 @int_enum
 class cudaFlushGPUDirectRDMAWritesScope(IntEnumBase):
-    """enum cudaFlushGPUDirectRDMAWritesScope (driver_types.h), unsigned int in C."""
+    """enum cudaFlushGPUDirectRDMAWritesScope (driver_types.h), unsigned int in C.
+
+    CUDA GPUDirect RDMA flush writes scopes
+
+    Members:
+        cudaFlushGPUDirectRDMAWritesToOwner: Blocks until remote writes are visible to the CUDA device context owning the data.
+        cudaFlushGPUDirectRDMAWritesToAllDevices: Blocks until remote writes are visible to all CUDA device contexts.
+    """
 
     cudaFlushGPUDirectRDMAWritesToOwner = 100
     cudaFlushGPUDirectRDMAWritesToAllDevices = 200
@@ -1148,7 +2765,13 @@ cudaFlushGPUDirectRDMAWritesToAllDevices = (
 
 @int_enum
 class cudaFlushGPUDirectRDMAWritesTarget(IntEnumBase):
-    """enum cudaFlushGPUDirectRDMAWritesTarget (driver_types.h), unsigned int in C."""
+    """enum cudaFlushGPUDirectRDMAWritesTarget (driver_types.h), unsigned int in C.
+
+    CUDA GPUDirect RDMA flush writes targets
+
+    Members:
+        cudaFlushGPUDirectRDMAWritesTargetCurrentDevice: Sets the target for cudaDeviceFlushGPUDirectRDMAWrites() to the currently active CUDA device context.
+    """
 
     cudaFlushGPUDirectRDMAWritesTargetCurrentDevice = 0
 
@@ -1160,7 +2783,141 @@ cudaFlushGPUDirectRDMAWritesTargetCurrentDevice = (
 
 @int_enum
 class cudaDeviceAttr(IntEnumBase):
-    """enum cudaDeviceAttr (driver_types.h), unsigned int in C."""
+    """enum cudaDeviceAttr (driver_types.h), unsigned int in C.
+
+    CUDA device attributes
+
+    Members:
+        cudaDevAttrMaxThreadsPerBlock: Maximum number of threads per block
+        cudaDevAttrMaxBlockDimX: Maximum block dimension X
+        cudaDevAttrMaxBlockDimY: Maximum block dimension Y
+        cudaDevAttrMaxBlockDimZ: Maximum block dimension Z
+        cudaDevAttrMaxGridDimX: Maximum grid dimension X
+        cudaDevAttrMaxGridDimY: Maximum grid dimension Y
+        cudaDevAttrMaxGridDimZ: Maximum grid dimension Z
+        cudaDevAttrMaxSharedMemoryPerBlock: Maximum shared memory available per block in bytes
+        cudaDevAttrTotalConstantMemory: Memory available on device for __constant__ variables in a CUDA C kernel in bytes
+        cudaDevAttrWarpSize: Warp size in threads
+        cudaDevAttrMaxPitch: Maximum pitch in bytes allowed by memory copies
+        cudaDevAttrMaxRegistersPerBlock: Maximum number of 32-bit registers available per block
+        cudaDevAttrClockRate: Peak clock frequency in kilohertz
+        cudaDevAttrTextureAlignment: Alignment requirement for textures
+        cudaDevAttrGpuOverlap: Device can possibly copy memory and execute a kernel concurrently
+        cudaDevAttrMultiProcessorCount: Number of multiprocessors on device
+        cudaDevAttrKernelExecTimeout: Specifies whether there is a run time limit on kernels
+        cudaDevAttrIntegrated: Device is integrated with host memory
+        cudaDevAttrCanMapHostMemory: Device can map host memory into CUDA address space
+        cudaDevAttrComputeMode: Compute mode (See cudaComputeMode for details)
+        cudaDevAttrMaxTexture1DWidth: Maximum 1D texture width
+        cudaDevAttrMaxTexture2DWidth: Maximum 2D texture width
+        cudaDevAttrMaxTexture2DHeight: Maximum 2D texture height
+        cudaDevAttrMaxTexture3DWidth: Maximum 3D texture width
+        cudaDevAttrMaxTexture3DHeight: Maximum 3D texture height
+        cudaDevAttrMaxTexture3DDepth: Maximum 3D texture depth
+        cudaDevAttrMaxTexture2DLayeredWidth: Maximum 2D layered texture width
+        cudaDevAttrMaxTexture2DLayeredHeight: Maximum 2D layered texture height
+        cudaDevAttrMaxTexture2DLayeredLayers: Maximum layers in a 2D layered texture
+        cudaDevAttrSurfaceAlignment: Alignment requirement for surfaces
+        cudaDevAttrConcurrentKernels: Device can possibly execute multiple kernels concurrently
+        cudaDevAttrEccEnabled: Device has ECC support enabled
+        cudaDevAttrPciBusId: PCI bus ID of the device
+        cudaDevAttrPciDeviceId: PCI device ID of the device
+        cudaDevAttrTccDriver: Device is using TCC driver model
+        cudaDevAttrMemoryClockRate: Peak memory clock frequency in kilohertz
+        cudaDevAttrGlobalMemoryBusWidth: Global memory bus width in bits
+        cudaDevAttrL2CacheSize: Size of L2 cache in bytes
+        cudaDevAttrMaxThreadsPerMultiProcessor: Maximum resident threads per multiprocessor
+        cudaDevAttrAsyncEngineCount: Number of asynchronous engines
+        cudaDevAttrUnifiedAddressing: Device shares a unified address space with the host
+        cudaDevAttrMaxTexture1DLayeredWidth: Maximum 1D layered texture width
+        cudaDevAttrMaxTexture1DLayeredLayers: Maximum layers in a 1D layered texture
+        cudaDevAttrMaxTexture2DGatherWidth: Maximum 2D texture width if cudaArrayTextureGather is set
+        cudaDevAttrMaxTexture2DGatherHeight: Maximum 2D texture height if cudaArrayTextureGather is set
+        cudaDevAttrMaxTexture3DWidthAlt: Alternate maximum 3D texture width
+        cudaDevAttrMaxTexture3DHeightAlt: Alternate maximum 3D texture height
+        cudaDevAttrMaxTexture3DDepthAlt: Alternate maximum 3D texture depth
+        cudaDevAttrPciDomainId: PCI domain ID of the device
+        cudaDevAttrTexturePitchAlignment: Pitch alignment requirement for textures
+        cudaDevAttrMaxTextureCubemapWidth: Maximum cubemap texture width/height
+        cudaDevAttrMaxTextureCubemapLayeredWidth: Maximum cubemap layered texture width/height
+        cudaDevAttrMaxTextureCubemapLayeredLayers: Maximum layers in a cubemap layered texture
+        cudaDevAttrMaxSurface1DWidth: Maximum 1D surface width
+        cudaDevAttrMaxSurface2DWidth: Maximum 2D surface width
+        cudaDevAttrMaxSurface2DHeight: Maximum 2D surface height
+        cudaDevAttrMaxSurface3DWidth: Maximum 3D surface width
+        cudaDevAttrMaxSurface3DHeight: Maximum 3D surface height
+        cudaDevAttrMaxSurface3DDepth: Maximum 3D surface depth
+        cudaDevAttrMaxSurface1DLayeredWidth: Maximum 1D layered surface width
+        cudaDevAttrMaxSurface1DLayeredLayers: Maximum layers in a 1D layered surface
+        cudaDevAttrMaxSurface2DLayeredWidth: Maximum 2D layered surface width
+        cudaDevAttrMaxSurface2DLayeredHeight: Maximum 2D layered surface height
+        cudaDevAttrMaxSurface2DLayeredLayers: Maximum layers in a 2D layered surface
+        cudaDevAttrMaxSurfaceCubemapWidth: Maximum cubemap surface width
+        cudaDevAttrMaxSurfaceCubemapLayeredWidth: Maximum cubemap layered surface width
+        cudaDevAttrMaxSurfaceCubemapLayeredLayers: Maximum layers in a cubemap layered surface
+        cudaDevAttrMaxTexture1DLinearWidth: Maximum 1D linear texture width
+        cudaDevAttrMaxTexture2DLinearWidth: Maximum 2D linear texture width
+        cudaDevAttrMaxTexture2DLinearHeight: Maximum 2D linear texture height
+        cudaDevAttrMaxTexture2DLinearPitch: Maximum 2D linear texture pitch in bytes
+        cudaDevAttrMaxTexture2DMipmappedWidth: Maximum mipmapped 2D texture width
+        cudaDevAttrMaxTexture2DMipmappedHeight: Maximum mipmapped 2D texture height
+        cudaDevAttrComputeCapabilityMajor: Major compute capability version number
+        cudaDevAttrComputeCapabilityMinor: Minor compute capability version number
+        cudaDevAttrMaxTexture1DMipmappedWidth: Maximum mipmapped 1D texture width
+        cudaDevAttrStreamPrioritiesSupported: Device supports stream priorities
+        cudaDevAttrGlobalL1CacheSupported: Device supports caching globals in L1
+        cudaDevAttrLocalL1CacheSupported: Device supports caching locals in L1
+        cudaDevAttrMaxSharedMemoryPerMultiprocessor: Maximum shared memory available per multiprocessor in bytes
+        cudaDevAttrMaxRegistersPerMultiprocessor: Maximum number of 32-bit registers available per multiprocessor
+        cudaDevAttrManagedMemory: Device can allocate managed memory on this system
+        cudaDevAttrIsMultiGpuBoard: Device is on a multi-GPU board
+        cudaDevAttrMultiGpuBoardGroupID: Unique identifier for a group of devices on the same multi-GPU board
+        cudaDevAttrHostNativeAtomicSupported: Link between the device and the host supports native atomic operations
+        cudaDevAttrSingleToDoublePrecisionPerfRatio: Ratio of single precision performance (in floating-point operations per second) to double precision performance
+        cudaDevAttrPageableMemoryAccess: Device supports coherently accessing pageable memory without calling cudaHostRegister on it
+        cudaDevAttrConcurrentManagedAccess: Device can coherently access managed memory concurrently with the CPU
+        cudaDevAttrComputePreemptionSupported: Device supports Compute Preemption
+        cudaDevAttrCanUseHostPointerForRegisteredMem: Device can access host registered memory at the same virtual address as the CPU
+        cudaDevAttrCooperativeLaunch: Device supports launching cooperative kernels via cudaLaunchCooperativeKernel
+        cudaDevAttrMaxSharedMemoryPerBlockOptin: The maximum optin shared memory per block. This value may vary by chip. See cudaFuncSetAttribute
+        cudaDevAttrCanFlushRemoteWrites: Device supports flushing of outstanding remote writes.
+        cudaDevAttrHostRegisterSupported: Device supports host memory registration via cudaHostRegister.
+        cudaDevAttrPageableMemoryAccessUsesHostPageTables: Device accesses pageable memory via the host's page tables.
+        cudaDevAttrDirectManagedMemAccessFromHost: Host can directly access managed memory on the device without migration.
+        cudaDevAttrMaxBlocksPerMultiprocessor: Maximum number of blocks per multiprocessor
+        cudaDevAttrMaxPersistingL2CacheSize: Maximum L2 persisting lines capacity setting in bytes.
+        cudaDevAttrMaxAccessPolicyWindowSize: Maximum value of cudaAccessPolicyWindownum_bytes.
+        cudaDevAttrReservedSharedMemoryPerBlock: Shared memory reserved by CUDA driver per block in bytes
+        cudaDevAttrSparseCudaArraySupported: Device supports sparse CUDA arrays and sparse CUDA mipmapped arrays
+        cudaDevAttrHostRegisterReadOnlySupported: Device supports using the cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU
+        cudaDevAttrTimelineSemaphoreInteropSupported: External timeline semaphore interop is supported on the device
+        cudaDevAttrMemoryPoolsSupported: Device supports using the cudaMallocAsync and cudaMemPool family of APIs
+        cudaDevAttrGPUDirectRDMASupported: Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages (see https://docs.nvidia.com/cuda/gpudirect-rdma for more information)
+        cudaDevAttrGPUDirectRDMAFlushWritesOptions: The returned attribute shall be interpreted as a bitmask, where the individual bits are listed in the cudaFlushGPUDirectRDMAWritesOptions enum
+        cudaDevAttrGPUDirectRDMAWritesOrdering: GPUDirect RDMA writes to the device do not need to be flushed for consumers within the scope indicated by the returned attribute. See cudaGPUDirectRDMAWritesOrdering for the numerical values returned here.
+        cudaDevAttrMemoryPoolSupportedHandleTypes: Handle types supported with mempool based IPC
+        cudaDevAttrClusterLaunch: Indicates device supports cluster launch
+        cudaDevAttrDeferredMappingCudaArraySupported: Device supports deferred mapping CUDA arrays and CUDA mipmapped arrays
+        cudaDevAttrIpcEventSupport: Device supports IPC Events.
+        cudaDevAttrMemSyncDomainCount: Number of memory synchronization domains the device supports.
+        cudaDevAttrNumaConfig: NUMA configuration of a device: value is of type cudaDeviceNumaConfig enum
+        cudaDevAttrNumaId: NUMA node ID of the GPU memory
+        cudaDevAttrMpsEnabled: Contexts created on this device will be shared via MPS
+        cudaDevAttrHostNumaId: NUMA ID of the host node closest to the device or -1 when system does not support NUMA
+        cudaDevAttrD3D12CigSupported: Device supports CIG with D3D12.
+        cudaDevAttrVulkanCigSupported: Device supports CIG with Vulkan.
+        cudaDevAttrGpuPciDeviceId: The combined 16-bit PCI device ID and 16-bit PCI vendor ID.
+        cudaDevAttrGpuPciSubsystemId: The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID.
+        cudaDevAttrHostNumaMemoryPoolsSupported: Device supports HOST_NUMA location with the cudaMallocAsync and cudaMemPool family of APIs
+        cudaDevAttrHostNumaMultinodeIpcSupported: Device supports HostNuma location IPC between nodes in a multi-node system.
+        cudaDevAttrHostMemoryPoolsSupported: Device suports HOST location with the cuMemAllocAsync and cuMemPool family of APIs
+        cudaDevAttrOnlyPartialHostNativeAtomicSupported: Link between the device and the host supports only some native atomic operations
+        cudaDevAttrAtomicReductionSupported: Device supports atomic reduction operations in stream batch memory operations
+        cudaDevAttrLocalityDomainCount: Number of locality domains
+        cudaDevAttrOversizedSharedMemoryPerBlock: The maximum oversized shared memory per block. This value may vary by chip. See cudaFuncSetAttribute
+        cudaDevAttrCigStreamsSupported: Device supports CIG streams
+        cudaDevAttrLocalityDomainMultiprocessorCount: Number of multiprocessors on each locality domain
+    """
 
     cudaDevAttrMaxThreadsPerBlock = 1
     cudaDevAttrMaxBlockDimX = 2
@@ -1472,7 +3229,27 @@ cudaDevAttrMax = cudaDeviceAttr.cudaDevAttrMax
 
 @int_enum
 class cudaMemPoolAttr(IntEnumBase):
-    """enum cudaMemPoolAttr (driver_types.h), unsigned int in C."""
+    """enum cudaMemPoolAttr (driver_types.h), unsigned int in C.
+
+    CUDA memory pool attributes
+
+    Members:
+        cudaMemPoolReuseFollowEventDependencies: (value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled)
+        cudaMemPoolReuseAllowOpportunistic: (value type = int) Allow reuse of already completed frees when there is no dependency between the free and allocation. (default enabled)
+        cudaMemPoolReuseAllowInternalDependencies: (value type = int) Allow cuMemAllocAsync to insert new stream dependencies in order to establish the stream ordering required to reuse a piece of memory released by cuFreeAsync (default enabled).
+        cudaMemPoolAttrReleaseThreshold: (value type = cuuint64_t) Amount of reserved memory in bytes to hold onto before trying to release memory back to the OS. When more than the release threshold bytes of memory are held by the memory pool, the allocator will try to release memory back to the OS on the next call to stream, event or context synchronize. (default 0)
+        cudaMemPoolAttrReservedMemCurrent: (value type = cuuint64_t) Amount of backing memory currently allocated for the mempool.
+        cudaMemPoolAttrReservedMemHigh: (value type = cuuint64_t) High watermark of backing memory allocated for the mempool since the last time it was reset. High watermark can only be reset to zero.
+        cudaMemPoolAttrUsedMemCurrent: (value type = cuuint64_t) Amount of memory from the pool that is currently in use by the application.
+        cudaMemPoolAttrUsedMemHigh: (value type = cuuint64_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero.
+        cudaMemPoolAttrAllocationType: (value type = cudaMemAllocationType) The allocation type of the mempool
+        cudaMemPoolAttrExportHandleTypes: (value type = cudaMemAllocationHandleType) Available export handle types for the mempool. For imported pools this value is always cudaMemHandleTypeNone as an imported pool cannot be re-exported
+        cudaMemPoolAttrLocationId: (value type = int) The location id for the mempool. If the location type for this pool is cudaMemLocationTypeInvisible then ID will be cudaInvalidDeviceId
+        cudaMemPoolAttrLocationType: (value type = cudaMemLocationType) The location type for the mempool. For imported memory pools where the device is not directly visible to the importing process or pools imported via fabric handles across nodes this will be cudaMemLocationTypeInvisible
+        cudaMemPoolAttrMaxPoolSize: (value type = cuuint64_t) Maximum size of the pool in bytes, this value may be higher than what was initially passed to cudaMemPoolCreate due to alignment requirements. A value of 0 indicates no maximum size. For cudaMemAllocationTypeManaged and IPC imported pools this value will be system dependent.
+        cudaMemPoolAttrHwDecompressEnabled: (value type = int) Indicates whether the pool has hardware compresssion enabled
+        cudaMemPoolAttrLocalityDomainId: (value type = int) The locality domain id for the mempool, if the mempool is localized to a locality domain. A value of -1 indicates that the mempool is not localized to a locality domain.
+    """
 
     cudaMemPoolReuseFollowEventDependencies = 1
     cudaMemPoolReuseAllowOpportunistic = 2
@@ -1512,7 +3289,19 @@ cudaMemPoolAttrLocalityDomainId = cudaMemPoolAttr.cudaMemPoolAttrLocalityDomainI
 
 @int_enum
 class cudaMemLocationType(IntEnumBase):
-    """enum cudaMemLocationType (driver_types.h), unsigned int in C."""
+    """enum cudaMemLocationType (driver_types.h), unsigned int in C.
+
+    Specifies the type of location
+
+    Members:
+        cudaMemLocationTypeNone: Location is unspecified. This is used when creating a managed memory pool to indicate no preferred location for the pool
+        cudaMemLocationTypeDevice: Location is a device location, thus id is a device ordinal
+        cudaMemLocationTypeHost: Location is host, id is ignored
+        cudaMemLocationTypeHostNuma: Location is a host NUMA node, thus id is a host NUMA node id
+        cudaMemLocationTypeHostNumaCurrent: Location is the host NUMA node closest to the current thread's CPU, id is ignored
+        cudaMemLocationTypeInvisible: Location is not visible but device is accessible, id is always cudaInvalidDeviceId
+        cudaMemLocationTypeDeviceLocalityDomain: Location is a portion of device memory, specified by the locality domain ID
+    """
 
     cudaMemLocationTypeInvalid = 0
     cudaMemLocationTypeNone = 0
@@ -1538,7 +3327,15 @@ cudaMemLocationTypeDeviceLocalityDomain = (
 
 @int_enum
 class cudaMemAccessFlags(IntEnumBase):
-    """enum cudaMemAccessFlags (driver_types.h), unsigned int in C."""
+    """enum cudaMemAccessFlags (driver_types.h), unsigned int in C.
+
+    Specifies the memory protection flags for mapping.
+
+    Members:
+        cudaMemAccessFlagsProtNone: Default, make the address range not accessible
+        cudaMemAccessFlagsProtRead: Make the address range read accessible
+        cudaMemAccessFlagsProtReadWrite: Make the address range read-write accessible
+    """
 
     cudaMemAccessFlagsProtNone = 0
     cudaMemAccessFlagsProtRead = 1
@@ -1552,7 +3349,15 @@ cudaMemAccessFlagsProtReadWrite = cudaMemAccessFlags.cudaMemAccessFlagsProtReadW
 
 @int_enum
 class cudaMemAllocationType(IntEnumBase):
-    """enum cudaMemAllocationType (driver_types.h), unsigned int in C."""
+    """enum cudaMemAllocationType (driver_types.h), unsigned int in C.
+
+    Defines the allocation types available
+
+    Members:
+        cudaMemAllocationTypePinned: This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it
+        cudaMemAllocationTypeManaged: This allocation type is managed memory
+        cudaMemAllocationTypeMax: This allocation type is managed memory
+    """
 
     cudaMemAllocationTypeInvalid = 0
     cudaMemAllocationTypePinned = 1
@@ -1568,7 +3373,17 @@ cudaMemAllocationTypeMax = cudaMemAllocationType.cudaMemAllocationTypeMax
 
 @int_enum
 class cudaMemAllocationHandleType(IntEnumBase):
-    """enum cudaMemAllocationHandleType (driver_types.h), unsigned int in C."""
+    """enum cudaMemAllocationHandleType (driver_types.h), unsigned int in C.
+
+    Flags for specifying particular handle types
+
+    Members:
+        cudaMemHandleTypeNone: Does not allow any export mechanism. >
+        cudaMemHandleTypePosixFileDescriptor: Allows a file descriptor to be used for exporting. Permitted only on POSIX systems. (int)
+        cudaMemHandleTypeWin32: Allows a Win32 NT handle to be used for exporting. (HANDLE)
+        cudaMemHandleTypeWin32Kmt: Allows a Win32 KMT handle to be used for exporting. (D3DKMT_HANDLE)
+        cudaMemHandleTypeFabric: Allows a fabric handle to be used for exporting. (cudaMemFabricHandle_t)
+    """
 
     cudaMemHandleTypeNone = 0
     cudaMemHandleTypePosixFileDescriptor = 1
@@ -1588,7 +3403,16 @@ cudaMemHandleTypeFabric = cudaMemAllocationHandleType.cudaMemHandleTypeFabric
 
 @int_enum
 class cudaGraphMemAttributeType(IntEnumBase):
-    """enum cudaGraphMemAttributeType (driver_types.h), unsigned int in C."""
+    """enum cudaGraphMemAttributeType (driver_types.h), unsigned int in C.
+
+    Graph memory attributes
+
+    Members:
+        cudaGraphMemAttrUsedMemCurrent: (value type = cuuint64_t) Amount of memory, in bytes, currently associated with graphs.
+        cudaGraphMemAttrUsedMemHigh: (value type = cuuint64_t) High watermark of memory, in bytes, associated with graphs since the last time it was reset. High watermark can only be reset to zero.
+        cudaGraphMemAttrReservedMemCurrent: (value type = cuuint64_t) Amount of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator.
+        cudaGraphMemAttrReservedMemHigh: (value type = cuuint64_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator.
+    """
 
     cudaGraphMemAttrUsedMemCurrent = 0
     cudaGraphMemAttrUsedMemHigh = 1
@@ -1604,7 +3428,13 @@ cudaGraphMemAttrReservedMemHigh = cudaGraphMemAttributeType.cudaGraphMemAttrRese
 
 @int_enum
 class cudaMemcpyFlags(IntEnumBase):
-    """enum cudaMemcpyFlags (driver_types.h), unsigned int in C."""
+    """enum cudaMemcpyFlags (driver_types.h), unsigned int in C.
+
+    Flags to specify for copies within a batch. For more details see cudaMemcpyBatchAsync.
+
+    Members:
+        cudaMemcpyFlagPreferOverlapWithCompute: Hint to the driver to try and overlap the copy with compute work on the SMs.
+    """
 
     cudaMemcpyFlagDefault = 0
     cudaMemcpyFlagPreferOverlapWithCompute = 1
@@ -1616,7 +3446,15 @@ cudaMemcpyFlagPreferOverlapWithCompute = cudaMemcpyFlags.cudaMemcpyFlagPreferOve
 
 @int_enum
 class cudaMemcpySrcAccessOrder(IntEnumBase):
-    """enum cudaMemcpySrcAccessOrder (driver_types.h), unsigned int in C."""
+    """enum cudaMemcpySrcAccessOrder (driver_types.h), unsigned int in C.
+
+    Members:
+        cudaMemcpySrcAccessOrderInvalid: Default invalid.
+        cudaMemcpySrcAccessOrderStream: Indicates that access to the source pointer must be in stream order.
+        cudaMemcpySrcAccessOrderDuringApiCall: Indicates that access to the source pointer can be out of stream order and all accesses must be complete before the API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the need for the user to synchronize the stream after the API call.
+        cudaMemcpySrcAccessOrderAny: Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms.
+        cudaMemcpySrcAccessOrderMax: Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms.
+    """
 
     cudaMemcpySrcAccessOrderInvalid = 0
     cudaMemcpySrcAccessOrderStream = 1
@@ -1636,7 +3474,14 @@ cudaMemcpySrcAccessOrderMax = cudaMemcpySrcAccessOrder.cudaMemcpySrcAccessOrderM
 
 @int_enum
 class cudaMemcpy3DOperandType(IntEnumBase):
-    """enum cudaMemcpy3DOperandType (driver_types.h), unsigned int in C."""
+    """enum cudaMemcpy3DOperandType (driver_types.h), unsigned int in C.
+
+    These flags allow applications to convey the operand type for individual copies specified in cudaMemcpy3DBatchAsync.
+
+    Members:
+        cudaMemcpyOperandTypePointer: Memcpy operand is a valid pointer.
+        cudaMemcpyOperandTypeArray: Memcpy operand is a CUarray.
+    """
 
     cudaMemcpyOperandTypePointer = 1
     cudaMemcpyOperandTypeArray = 2
@@ -1650,7 +3495,17 @@ cudaMemcpyOperandTypeMax = cudaMemcpy3DOperandType.cudaMemcpyOperandTypeMax
 
 @int_enum
 class cudaDeviceP2PAttr(IntEnumBase):
-    """enum cudaDeviceP2PAttr (driver_types.h), unsigned int in C."""
+    """enum cudaDeviceP2PAttr (driver_types.h), unsigned int in C.
+
+    CUDA device P2P attributes
+
+    Members:
+        cudaDevP2PAttrPerformanceRank: A relative value indicating the performance of the link between two devices
+        cudaDevP2PAttrAccessSupported: Peer access is enabled
+        cudaDevP2PAttrNativeAtomicSupported: Native atomic operation over the link supported
+        cudaDevP2PAttrCudaArrayAccessSupported: Accessing CUDA arrays over the link supported
+        cudaDevP2PAttrOnlyPartialNativeAtomicSupported: Only some CUDA-valid atomic operations over the link are supported.
+    """
 
     cudaDevP2PAttrPerformanceRank = 1
     cudaDevP2PAttrAccessSupported = 2
@@ -1670,7 +3525,10 @@ cudaDevP2PAttrOnlyPartialNativeAtomicSupported = (
 
 @int_enum
 class cudaAtomicOperation(IntEnumBase):
-    """enum cudaAtomicOperation (driver_types.h), unsigned int in C."""
+    """enum cudaAtomicOperation (driver_types.h), unsigned int in C.
+
+    CUDA-valid Atomic Operations
+    """
 
     cudaAtomicOperationIntegerAdd = 0
     cudaAtomicOperationIntegerMin = 1
@@ -1704,7 +3562,10 @@ cudaAtomicOperationFloatMax = cudaAtomicOperation.cudaAtomicOperationFloatMax
 
 @int_enum
 class cudaAtomicOperationCapability(IntEnumBase):
-    """enum cudaAtomicOperationCapability (driver_types.h), unsigned int in C."""
+    """enum cudaAtomicOperationCapability (driver_types.h), unsigned int in C.
+
+    CUDA-valid Atomic Operation capabilities
+    """
 
     cudaAtomicCapabilitySigned = 1
     cudaAtomicCapabilityUnsigned = 2
@@ -1726,7 +3587,20 @@ cudaAtomicCapabilityVector32x4 = cudaAtomicOperationCapability.cudaAtomicCapabil
 
 @int_enum
 class cudaExternalMemoryHandleType(IntEnumBase):
-    """enum cudaExternalMemoryHandleType (driver_types.h), unsigned int in C."""
+    """enum cudaExternalMemoryHandleType (driver_types.h), unsigned int in C.
+
+    External memory handle types
+
+    Members:
+        cudaExternalMemoryHandleTypeOpaqueFd: Handle is an opaque file descriptor
+        cudaExternalMemoryHandleTypeOpaqueWin32: Handle is an opaque shared NT handle
+        cudaExternalMemoryHandleTypeOpaqueWin32Kmt: Handle is an opaque, globally shared handle
+        cudaExternalMemoryHandleTypeD3D12Heap: Handle is a D3D12 heap object
+        cudaExternalMemoryHandleTypeD3D12Resource: Handle is a D3D12 committed resource
+        cudaExternalMemoryHandleTypeD3D11Resource: Handle is a shared NT handle to a D3D11 resource
+        cudaExternalMemoryHandleTypeD3D11ResourceKmt: Handle is a globally shared handle to a D3D11 resource
+        cudaExternalMemoryHandleTypeNvSciBuf: Handle is an NvSciBuf object
+    """
 
     cudaExternalMemoryHandleTypeOpaqueFd = 1
     cudaExternalMemoryHandleTypeOpaqueWin32 = 2
@@ -1766,7 +3640,22 @@ cudaExternalMemoryHandleTypeNvSciBuf = (
 
 @int_enum
 class cudaExternalSemaphoreHandleType(IntEnumBase):
-    """enum cudaExternalSemaphoreHandleType (driver_types.h), unsigned int in C."""
+    """enum cudaExternalSemaphoreHandleType (driver_types.h), unsigned int in C.
+
+    External semaphore handle types
+
+    Members:
+        cudaExternalSemaphoreHandleTypeOpaqueFd: Handle is an opaque file descriptor
+        cudaExternalSemaphoreHandleTypeOpaqueWin32: Handle is an opaque shared NT handle
+        cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt: Handle is an opaque, globally shared handle
+        cudaExternalSemaphoreHandleTypeD3D12Fence: Handle is a shared NT handle referencing a D3D12 fence object
+        cudaExternalSemaphoreHandleTypeD3D11Fence: Handle is a shared NT handle referencing a D3D11 fence object
+        cudaExternalSemaphoreHandleTypeNvSciSync: Opaque handle to NvSciSync Object
+        cudaExternalSemaphoreHandleTypeKeyedMutex: Handle is a shared NT handle referencing a D3D11 keyed mutex object
+        cudaExternalSemaphoreHandleTypeKeyedMutexKmt: Handle is a shared KMT handle referencing a D3D11 keyed mutex object
+        cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd: Handle is an opaque handle file descriptor referencing a timeline semaphore
+        cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32: Handle is an opaque handle file descriptor referencing a timeline semaphore
+    """
 
     cudaExternalSemaphoreHandleTypeOpaqueFd = 1
     cudaExternalSemaphoreHandleTypeOpaqueWin32 = 2
@@ -1814,7 +3703,14 @@ cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32 = (
 
 @int_enum
 class cudaDevSmResourceGroup_flags(IntEnumBase):
-    """enum cudaDevSmResourceGroup_flags (driver_types.h), unsigned int in C."""
+    """enum cudaDevSmResourceGroup_flags (driver_types.h), unsigned int in C.
+
+    Flags for a CUdevSmResource group
+
+    Members:
+        cudaDevSmResourceGroupBackfill: Treats constraints as a hint, ignoring them if necessary to reach the requested smCount. Lets smCount be a non-multiple of coscheduledSmCount, filling the difference between SM count and already assigned co-scheduled groupings with other SMs. When used with cudaDevSmResourceGroupLocalityDomainId, backfill fills up to the requested smCount using the target locality domain first, then SMs not attributed to any locality domain, then SMs from other locality domains. If no SMs can be found in the requested locality domain, cudaErrorInvalidResourceConfiguration is returned.
+        cudaDevSmResourceGroupLocalityDomainId: The SMs must be located on a specific locality domain, specified by localityDomainId
+    """
 
     cudaDevSmResourceGroupDefault = 0
     cudaDevSmResourceGroupBackfill = 1
@@ -1846,7 +3742,15 @@ cudaDevSmResourceSplitMaxPotentialClusterSize = (
 
 @int_enum
 class cudaDevResourceType(IntEnumBase):
-    """enum cudaDevResourceType (driver_types.h), unsigned int in C."""
+    """enum cudaDevResourceType (driver_types.h), unsigned int in C.
+
+    Type of resource
+
+    Members:
+        cudaDevResourceTypeSm: Streaming multiprocessors related information
+        cudaDevResourceTypeWorkqueueConfig: Workqueue configuration related information
+        cudaDevResourceTypeWorkqueue: Pre-existing workqueue related information
+    """
 
     cudaDevResourceTypeInvalid = 0
     cudaDevResourceTypeSm = 1
@@ -1862,7 +3766,14 @@ cudaDevResourceTypeWorkqueue = cudaDevResourceType.cudaDevResourceTypeWorkqueue
 
 @int_enum
 class cudaDevWorkqueueConfigScope(IntEnumBase):
-    """enum cudaDevWorkqueueConfigScope (driver_types.h), unsigned int in C."""
+    """enum cudaDevWorkqueueConfigScope (driver_types.h), unsigned int in C.
+
+    Sharing scope for workqueues
+
+    Members:
+        cudaDevWorkqueueConfigScopeDeviceCtx: Use all shared workqueue resources on the device. Default driver behaviour.
+        cudaDevWorkqueueConfigScopeGreenCtxBalanced: When possible, use non-overlapping workqueue resources with other balanced green contexts.
+    """
 
     cudaDevWorkqueueConfigScopeDeviceCtx = 0
     cudaDevWorkqueueConfigScopeGreenCtxBalanced = 1
@@ -1878,7 +3789,29 @@ cudaDevWorkqueueConfigScopeGreenCtxBalanced = (
 
 @int_enum
 class cudaJitOption(IntEnumBase):
-    """enum cudaJitOption (driver_types.h), unsigned int in C."""
+    """enum cudaJitOption (driver_types.h), unsigned int in C.
+
+    Online compiler and linker options
+
+    Members:
+        cudaJitMaxRegisters: Max number of registers that a thread may use. Option type: unsigned int Applies to: compiler only
+        cudaJitThreadsPerBlock: IN: Specifies minimum number of threads per block to target compilation for OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization of the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization. Option type: unsigned int Applies to: compiler only
+        cudaJitWallTime: Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linker Option type: float Applies to: compiler and linker
+        cudaJitInfoLogBuffer: Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option cudaJitInfoLogBufferSizeBytes) Option type: char * Applies to: compiler and linker
+        cudaJitInfoLogBufferSizeBytes: IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator) OUT: Amount of log buffer filled with messages Option type: unsigned int Applies to: compiler and linker
+        cudaJitErrorLogBuffer: Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option cudaJitErrorLogBufferSizeBytes) Option type: char * Applies to: compiler and linker
+        cudaJitErrorLogBufferSizeBytes: IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator) OUT: Amount of log buffer filled with messages Option type: unsigned int Applies to: compiler and linker
+        cudaJitOptimizationLevel: Level of optimizations to apply to generated code (0 - 4), with 4 being the default and highest level of optimizations. Option type: unsigned int Applies to: compiler only
+        cudaJitFallbackStrategy: Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied cudaJit_Fallback. Option type: unsigned int for enumerated type cudaJit_Fallback Applies to: compiler only
+        cudaJitGenerateDebugInfo: Specifies whether to create debug information in output (-g) (0: false, default) Option type: int Applies to: compiler and linker
+        cudaJitLogVerbose: Generate verbose log messages (0: false, default) Option type: int Applies to: compiler and linker
+        cudaJitGenerateLineInfo: Generate line number information (-lineinfo) (0: false, default) Option type: int Applies to: compiler only
+        cudaJitCacheMode: Specifies whether to enable caching explicitly (-dlcm) Choice is based on supplied cudaJit_CacheMode. Option type: unsigned int for enumerated type cudaJit_CacheMode Applies to: compiler only
+        cudaJitPositionIndependentCode: Generate position independent code (0: false) Option type: int Applies to: compiler only
+        cudaJitMinCtaPerSm: This option hints to the JIT compiler the minimum number of CTAs from the kernel’s grid to be mapped to a SM. This option is ignored when used together with cudaJitMaxRegisters or cudaJitThreadsPerBlock. Optimizations based on this option need cudaJitMaxThreadsPerBlock to be specified as well. For kernels already using PTX directive .minnctapersm, this option will be ignored by default. Use cudaJitOverrideDirectiveValues to let this option take precedence over the PTX directive. Option type: unsigned int Applies to: compiler only
+        cudaJitMaxThreadsPerBlock: Maximum number threads in a thread block, computed as the product of the maximum extent specifed for each dimension of the block. This limit is guaranteed not to be exeeded in any invocation of the kernel. Exceeding the the maximum number of threads results in runtime error or kernel launch failure. For kernels already using PTX directive .maxntid, this option will be ignored by default. Use cudaJitOverrideDirectiveValues to let this option take precedence over the PTX directive. Option type: int Applies to: compiler only
+        cudaJitOverrideDirectiveValues: This option lets the values specified using cudaJitMaxRegisters, cudaJitThreadsPerBlock, cudaJitMaxThreadsPerBlock and cudaJitMinCtaPerSm take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: int Applies to: compiler only
+    """
 
     cudaJitMaxRegisters = 0
     cudaJitThreadsPerBlock = 1
@@ -1920,7 +3853,13 @@ cudaJitOverrideDirectiveValues = cudaJitOption.cudaJitOverrideDirectiveValues
 
 @int_enum
 class cudaLibraryOption(IntEnumBase):
-    """enum cudaLibraryOption (driver_types.h), unsigned int in C."""
+    """enum cudaLibraryOption (driver_types.h), unsigned int in C.
+
+    Library options to be specified with cudaLibraryLoadData() or cudaLibraryLoadFromFile()
+
+    Members:
+        cudaLibraryBinaryIsPreserved: Specifes that the argument code passed to cudaLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until cudaLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with cudaLibraryLoadFromFile() is invalid and will return cudaErrorInvalidValue.
+    """
 
     cudaLibraryHostUniversalFunctionAndDataTable = 0
     cudaLibraryBinaryIsPreserved = 1
@@ -1934,7 +3873,15 @@ cudaLibraryBinaryIsPreserved = cudaLibraryOption.cudaLibraryBinaryIsPreserved
 
 @int_enum
 class cudaJit_CacheMode(IntEnumBase):
-    """enum cudaJit_CacheMode (driver_types.h), unsigned int in C."""
+    """enum cudaJit_CacheMode (driver_types.h), unsigned int in C.
+
+    Caching modes for dlcm
+
+    Members:
+        cudaJitCacheOptionNone: Compile with no -dlcm flag specified
+        cudaJitCacheOptionCG: Compile with L1 cache disabled
+        cudaJitCacheOptionCA: Compile with L1 cache enabled
+    """
 
     cudaJitCacheOptionNone = 0
     cudaJitCacheOptionCG = 1
@@ -1948,7 +3895,14 @@ cudaJitCacheOptionCA = cudaJit_CacheMode.cudaJitCacheOptionCA
 
 @int_enum
 class cudaJit_Fallback(IntEnumBase):
-    """enum cudaJit_Fallback (driver_types.h), unsigned int in C."""
+    """enum cudaJit_Fallback (driver_types.h), unsigned int in C.
+
+    Cubin matching fallback strategies
+
+    Members:
+        cudaPreferPtx: Prefer to compile ptx if exact binary match not found
+        cudaPreferBinary: Prefer to fall back to compatible binary code if exact match not found
+    """
 
     cudaPreferPtx = 0
     cudaPreferBinary = 1
@@ -1960,7 +3914,15 @@ cudaPreferBinary = cudaJit_Fallback.cudaPreferBinary
 
 @int_enum
 class cudaCGScope(IntEnumBase):
-    """enum cudaCGScope (driver_types.h), unsigned int in C."""
+    """enum cudaCGScope (driver_types.h), unsigned int in C.
+
+    CUDA cooperative group scope
+
+    Members:
+        cudaCGScopeInvalid: Invalid cooperative group scope
+        cudaCGScopeGrid: Scope represented by a grid_group
+        cudaCGScopeReserved: Reserved
+    """
 
     cudaCGScopeInvalid = 0
     cudaCGScopeGrid = 1
@@ -1974,7 +3936,16 @@ cudaCGScopeReserved = cudaCGScope.cudaCGScopeReserved
 
 @int_enum
 class cudaKernelFunctionType(IntEnumBase):
-    """enum cudaKernelFunctionType (driver_types.h), unsigned int in C."""
+    """enum cudaKernelFunctionType (driver_types.h), unsigned int in C.
+
+    CUDA Kernel Function Handle Type
+
+    Members:
+        cudaKernelFunctionTypeUnspecified: CUDA will attempt to deduce the type of the function handle
+        cudaKernelFunctionTypeDeviceEntry: Function handle is a device-entry function pointer(i.e. __global__ function pointer)
+        cudaKernelFunctionTypeKernel: Function handle is a cudaKernel_t
+        cudaKernelFunctionTypeFunction: Function handle is a cudaFunction_t
+    """
 
     cudaKernelFunctionTypeUnspecified = 0
     cudaKernelFunctionTypeDeviceEntry = 1
@@ -1990,7 +3961,11 @@ cudaKernelFunctionTypeFunction = cudaKernelFunctionType.cudaKernelFunctionTypeFu
 
 @int_enum
 class cudaGraphConditionalHandleFlags(IntEnumBase):
-    """enum cudaGraphConditionalHandleFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGraphConditionalHandleFlags (driver_types.h), unsigned int in C.
+
+    Members:
+        cudaGraphCondAssignDefault: Apply default handle value when graph is launched.
+    """
 
     cudaGraphCondAssignDefault = 1
 
@@ -2000,7 +3975,15 @@ cudaGraphCondAssignDefault = cudaGraphConditionalHandleFlags.cudaGraphCondAssign
 
 @int_enum
 class cudaGraphConditionalNodeType(IntEnumBase):
-    """enum cudaGraphConditionalNodeType (driver_types.h), unsigned int in C."""
+    """enum cudaGraphConditionalNodeType (driver_types.h), unsigned int in C.
+
+    CUDA conditional node types
+
+    Members:
+        cudaGraphCondTypeIf: Conditional 'if/else' Node. Body[0] executed if condition is non-zero. If size == 2, an optional ELSE graph is created and this is executed if the condition is zero.
+        cudaGraphCondTypeWhile: Conditional 'while' Node. Body executed repeatedly while condition value is non-zero.
+        cudaGraphCondTypeSwitch: Conditional 'switch' Node. Body[n] is executed once, where 'n' is the value of the condition. If the condition does not match a body index, no body is launched.
+    """
 
     cudaGraphCondTypeIf = 0
     cudaGraphCondTypeWhile = 1
@@ -2014,7 +3997,26 @@ cudaGraphCondTypeSwitch = cudaGraphConditionalNodeType.cudaGraphCondTypeSwitch
 
 @int_enum
 class cudaGraphNodeType(IntEnumBase):
-    """enum cudaGraphNodeType (driver_types.h), unsigned int in C."""
+    """enum cudaGraphNodeType (driver_types.h), unsigned int in C.
+
+    CUDA Graph node types
+
+    Members:
+        cudaGraphNodeTypeKernel: GPU kernel node
+        cudaGraphNodeTypeMemcpy: Memcpy node
+        cudaGraphNodeTypeMemset: Memset node
+        cudaGraphNodeTypeHost: Host (executable) node
+        cudaGraphNodeTypeGraph: Node which executes an embedded graph
+        cudaGraphNodeTypeEmpty: Empty (no-op) node
+        cudaGraphNodeTypeWaitEvent: External event wait node
+        cudaGraphNodeTypeEventRecord: External event record node
+        cudaGraphNodeTypeExtSemaphoreSignal: External semaphore signal node
+        cudaGraphNodeTypeExtSemaphoreWait: External semaphore wait node
+        cudaGraphNodeTypeMemAlloc: Memory allocation node
+        cudaGraphNodeTypeMemFree: Memory free node
+        cudaGraphNodeTypeConditional: Conditional node May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable. Handles must be created in advance of creating the node using cudaGraphConditionalHandleCreate. The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned. To set the control value, supply a default value when creating the handle and/or call cudaGraphSetConditional from device code.
+        cudaGraphNodeTypeReserved16: Reserved.
+    """
 
     cudaGraphNodeTypeKernel = 0
     cudaGraphNodeTypeMemcpy = 1
@@ -2052,7 +4054,15 @@ cudaGraphNodeTypeCount = cudaGraphNodeType.cudaGraphNodeTypeCount
 
 @int_enum
 class cudaGraphChildGraphNodeOwnership(IntEnumBase):
-    """enum cudaGraphChildGraphNodeOwnership (driver_types.h), int in C."""
+    """enum cudaGraphChildGraphNodeOwnership (driver_types.h), int in C.
+
+    Child graph node ownership
+
+    Members:
+        cudaGraphChildGraphOwnershipClone: Default behavior for a child graph node. Child graph is cloned into the parent and memory allocation/free nodes can't be present in the child graph.
+        cudaGraphChildGraphOwnershipMove: The child graph is moved to the parent. The handle to the child graph is owned by the parent and will be destroyed when the parent is destroyed. The following restrictions apply to child graphs after they have been moved: Cannot be independently instantiated or destroyed; Cannot be added as a child graph of a separate parent graph; Cannot be used as an argument to cudaGraphExecUpdate; Cannot have additional memory allocation or free nodes added.
+        cudaGraphChildGraphOwnershipInvalid: Invalid ownership flag. Set when params are queried to prevent accidentally reusing the driver-owned graph object
+    """
 
     cudaGraphChildGraphOwnershipClone = 0
     cudaGraphChildGraphOwnershipMove = 1
@@ -2070,7 +4080,14 @@ cudaGraphChildGraphOwnershipInvalid = (
 
 @int_enum
 class cudaGraphDependencyType_enum(IntEnumBase):
-    """enum cudaGraphDependencyType_enum (driver_types.h), unsigned int in C."""
+    """enum cudaGraphDependencyType_enum (driver_types.h), unsigned int in C.
+
+    Type annotations that can be applied to graph edges as part of cudaGraphEdgeData.
+
+    Members:
+        cudaGraphDependencyTypeDefault: This is an ordinary dependency.
+        cudaGraphDependencyTypeProgrammatic: This dependency type allows the downstream node to use cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the cudaGraphKernelNodePortProgrammatic or cudaGraphKernelNodePortLaunchCompletion outgoing port.
+    """
 
     cudaGraphDependencyTypeDefault = 0
     cudaGraphDependencyTypeProgrammatic = 1
@@ -2084,7 +4101,21 @@ cudaGraphDependencyTypeProgrammatic = (
 
 @int_enum
 class cudaGraphExecUpdateResult(IntEnumBase):
-    """enum cudaGraphExecUpdateResult (driver_types.h), unsigned int in C."""
+    """enum cudaGraphExecUpdateResult (driver_types.h), unsigned int in C.
+
+    CUDA Graph Update error types
+
+    Members:
+        cudaGraphExecUpdateSuccess: The update succeeded
+        cudaGraphExecUpdateError: The update failed for an unexpected reason which is described in the return value of the function
+        cudaGraphExecUpdateErrorTopologyChanged: The update failed because the topology changed
+        cudaGraphExecUpdateErrorNodeTypeChanged: The update failed because a node type changed
+        cudaGraphExecUpdateErrorFunctionChanged: The update failed because the function of a kernel node changed (CUDA driver < 11.2)
+        cudaGraphExecUpdateErrorParametersChanged: The update failed because the parameters changed in a way that is not supported
+        cudaGraphExecUpdateErrorNotSupported: The update failed because something about the node is not supported
+        cudaGraphExecUpdateErrorUnsupportedFunctionChange: The update failed because the function of a kernel node changed in an unsupported way
+        cudaGraphExecUpdateErrorAttributesChanged: The update failed because the node attributes changed in a way that is not supported
+    """
 
     cudaGraphExecUpdateSuccess = 0
     cudaGraphExecUpdateError = 1
@@ -2124,7 +4155,18 @@ cudaGraphExecUpdateErrorAttributesChanged = (
 
 @int_enum
 class cudaGraphInstantiateResult(IntEnumBase):
-    """enum cudaGraphInstantiateResult (driver_types.h), unsigned int in C."""
+    """enum cudaGraphInstantiateResult (driver_types.h), unsigned int in C.
+
+    Graph instantiation results
+
+    Members:
+        cudaGraphInstantiateSuccess: Instantiation succeeded
+        cudaGraphInstantiateError: Instantiation failed for an unexpected reason which is described in the return value of the function
+        cudaGraphInstantiateInvalidStructure: Instantiation failed due to invalid structure, such as cycles
+        cudaGraphInstantiateNodeOperationNotSupported: Instantiation for device launch failed because the graph contained an unsupported operation
+        cudaGraphInstantiateMultipleDevicesNotSupported: Instantiation for device launch failed due to the nodes belonging to different contexts
+        cudaGraphInstantiateConditionalHandleUnused: One or more conditional handles are not associated with conditional nodes
+    """
 
     cudaGraphInstantiateSuccess = 0
     cudaGraphInstantiateError = 1
@@ -2152,7 +4194,16 @@ cudaGraphInstantiateConditionalHandleUnused = (
 
 @int_enum
 class cudaGraphKernelNodeField(IntEnumBase):
-    """enum cudaGraphKernelNodeField (driver_types.h), unsigned int in C."""
+    """enum cudaGraphKernelNodeField (driver_types.h), unsigned int in C.
+
+    Specifies the field to update when performing multiple node updates from the device
+
+    Members:
+        cudaGraphKernelNodeFieldInvalid: Invalid field
+        cudaGraphKernelNodeFieldGridDim: Grid dimension update
+        cudaGraphKernelNodeFieldParam: Kernel parameter update
+        cudaGraphKernelNodeFieldEnabled: Node enable/disable
+    """
 
     cudaGraphKernelNodeFieldInvalid = 0
     cudaGraphKernelNodeFieldGridDim = 1
@@ -2168,7 +4219,15 @@ cudaGraphKernelNodeFieldEnabled = cudaGraphKernelNodeField.cudaGraphKernelNodeFi
 
 @int_enum
 class cudaGetDriverEntryPointFlags(IntEnumBase):
-    """enum cudaGetDriverEntryPointFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGetDriverEntryPointFlags (driver_types.h), unsigned int in C.
+
+    Flags to specify search options to be used with cudaGetDriverEntryPoint For more details see cuGetProcAddress
+
+    Members:
+        cudaEnableDefault: Default search mode for driver symbols.
+        cudaEnableLegacyStream: Search for legacy versions of driver symbols.
+        cudaEnablePerThreadDefaultStream: Search for per-thread versions of driver symbols.
+    """
 
     cudaEnableDefault = 0
     cudaEnableLegacyStream = 1
@@ -2182,7 +4241,15 @@ cudaEnablePerThreadDefaultStream = cudaGetDriverEntryPointFlags.cudaEnablePerThr
 
 @int_enum
 class cudaDriverEntryPointQueryResult(IntEnumBase):
-    """enum cudaDriverEntryPointQueryResult (driver_types.h), unsigned int in C."""
+    """enum cudaDriverEntryPointQueryResult (driver_types.h), unsigned int in C.
+
+    Enum for status from obtaining driver entry points, used with cudaApiGetDriverEntryPoint
+
+    Members:
+        cudaDriverEntryPointSuccess: Search for symbol found a match
+        cudaDriverEntryPointSymbolNotFound: Search for symbol was not found
+        cudaDriverEntryPointVersionNotSufficent: Search for symbol was found but version wasn't great enough
+    """
 
     cudaDriverEntryPointSuccess = 0
     cudaDriverEntryPointSymbolNotFound = 1
@@ -2200,7 +4267,23 @@ cudaDriverEntryPointVersionNotSufficent = (
 
 @int_enum
 class cudaGraphDebugDotFlags(IntEnumBase):
-    """enum cudaGraphDebugDotFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGraphDebugDotFlags (driver_types.h), unsigned int in C.
+
+    CUDA Graph debug write options
+
+    Members:
+        cudaGraphDebugDotFlagsVerbose: Output all debug data as if every debug flag is enabled
+        cudaGraphDebugDotFlagsKernelNodeParams: Adds cudaKernelNodeParams to output
+        cudaGraphDebugDotFlagsMemcpyNodeParams: Adds cudaMemcpy3DParms to output
+        cudaGraphDebugDotFlagsMemsetNodeParams: Adds cudaMemsetParams to output
+        cudaGraphDebugDotFlagsHostNodeParams: Adds cudaHostNodeParams to output
+        cudaGraphDebugDotFlagsEventNodeParams: Adds cudaEvent_t handle from record and wait nodes to output
+        cudaGraphDebugDotFlagsExtSemasSignalNodeParams: Adds cudaExternalSemaphoreSignalNodeParams values to output
+        cudaGraphDebugDotFlagsExtSemasWaitNodeParams: Adds cudaExternalSemaphoreWaitNodeParams to output
+        cudaGraphDebugDotFlagsKernelNodeAttributes: Adds cudaKernelNodeAttrID values to output
+        cudaGraphDebugDotFlagsHandles: Adds node handles and every kernel function handle to output
+        cudaGraphDebugDotFlagsConditionalNodeParams: Adds cudaConditionalNodeParams to output
+    """
 
     cudaGraphDebugDotFlagsVerbose = 1
     cudaGraphDebugDotFlagsKernelNodeParams = 4
@@ -2244,7 +4327,16 @@ cudaGraphDebugDotFlagsConditionalNodeParams = (
 
 @int_enum
 class cudaGraphInstantiateFlags(IntEnumBase):
-    """enum cudaGraphInstantiateFlags (driver_types.h), unsigned int in C."""
+    """enum cudaGraphInstantiateFlags (driver_types.h), unsigned int in C.
+
+    Flags for instantiating a graph
+
+    Members:
+        cudaGraphInstantiateFlagAutoFreeOnLaunch: Automatically free memory allocated in a graph before relaunching.
+        cudaGraphInstantiateFlagUpload: Automatically upload the graph after instantiation. Only supported by cudaGraphInstantiateWithParams. The upload will be performed using the stream provided in instantiateParams.
+        cudaGraphInstantiateFlagDeviceLaunch: Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with cudaGraphInstantiateFlagAutoFreeOnLaunch.
+        cudaGraphInstantiateFlagUseNodePriority: Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into.
+    """
 
     cudaGraphInstantiateFlagAutoFreeOnLaunch = 1
     cudaGraphInstantiateFlagUpload = 2
@@ -2266,7 +4358,14 @@ cudaGraphInstantiateFlagUseNodePriority = (
 
 @int_enum
 class cudaLaunchMemSyncDomain(IntEnumBase):
-    """enum cudaLaunchMemSyncDomain (driver_types.h), unsigned int in C."""
+    """enum cudaLaunchMemSyncDomain (driver_types.h), unsigned int in C.
+
+    Memory Synchronization Domain A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by that kernel. A memory barrier issued in one domain will only order memory operations in that domain, thus eliminating latency increase from memory barriers ordering unrelated traffic. By default, kernels are launched in domain 0. Kernel launched with cudaLaunchMemSyncDomainRemote will have a different domain ID. User may also alter the domain ID with cudaLaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See cudaLaunchAttributeMemSyncDomain, cudaStreamSetAttribute, cudaLaunchKernelEx, cudaGraphKernelNodeSetAttribute. Memory operations done in kernels launched in different domains are considered system-scope distanced. In other words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another memory synchronization domain even if they are on the same GPU.
+
+    Members:
+        cudaLaunchMemSyncDomainDefault: Launch kernels in the default domain
+        cudaLaunchMemSyncDomainRemote: Launch kernels in the remote domain
+    """
 
     cudaLaunchMemSyncDomainDefault = 0
     cudaLaunchMemSyncDomainRemote = 1
@@ -2278,7 +4377,15 @@ cudaLaunchMemSyncDomainRemote = cudaLaunchMemSyncDomain.cudaLaunchMemSyncDomainR
 
 @int_enum
 class cudaLaunchAttributePortableClusterMode(IntEnumBase):
-    """enum cudaLaunchAttributePortableClusterMode (driver_types.h), unsigned int in C."""
+    """enum cudaLaunchAttributePortableClusterMode (driver_types.h), unsigned int in C.
+
+    Enum for defining applicability of portable cluster size, used with cudaLaunchKernelEx
+
+    Members:
+        cudaLaunchPortableClusterModeDefault: The default to use for allowing non-portable cluster size on launch - uses current function attribute for cudaFuncAttributeNonPortableClusterSizeAllowed
+        cudaLaunchPortableClusterModeRequirePortable: Specifies that the cluster size requested must be a portable size
+        cudaLaunchPortableClusterModeAllowNonPortable: Specifies that the cluster size requested may be a non-portable size
+    """
 
     cudaLaunchPortableClusterModeDefault = 0
     cudaLaunchPortableClusterModeRequirePortable = 1
@@ -2298,7 +4405,30 @@ cudaLaunchPortableClusterModeAllowNonPortable = (
 
 @int_enum
 class cudaLaunchAttributeID(IntEnumBase):
-    """enum cudaLaunchAttributeID (driver_types.h), unsigned int in C."""
+    """enum cudaLaunchAttributeID (driver_types.h), unsigned int in C.
+
+    Launch attributes enum; used as id field of cudaLaunchAttribute
+
+    Members:
+        cudaLaunchAttributeIgnore: Ignored entry, for convenient composition
+        cudaLaunchAttributeAccessPolicyWindow: Valid for streams, graph nodes, launches. See cudaLaunchAttributeValueaccessPolicyWindow.
+        cudaLaunchAttributeCooperative: Valid for graph nodes, launches. See cudaLaunchAttributeValuecooperative.
+        cudaLaunchAttributeSynchronizationPolicy: Valid for streams. See cudaLaunchAttributeValuesyncPolicy.
+        cudaLaunchAttributeClusterDimension: Valid for graph nodes, launches. See cudaLaunchAttributeValueclusterDim.
+        cudaLaunchAttributeClusterSchedulingPolicyPreference: Valid for graph nodes, launches. See cudaLaunchAttributeValueclusterSchedulingPolicyPreference.
+        cudaLaunchAttributeProgrammaticStreamSerialization: Valid for launches. Setting cudaLaunchAttributeValueprogrammaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions).
+        cudaLaunchAttributeProgrammaticEvent: Valid for launches. Set cudaLaunchAttributeValueprogrammaticEvent to record the event. Event recorded through this launch attribute is guaranteed to only trigger after all block in the associated kernel trigger the event. A block can trigger the event programmatically in a future CUDA release. A trigger can also be inserted at the beginning of each block's execution if triggerAtBlockStart is set to non-0. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). Note that dependents (including the CPU thread calling cudaEventSynchronize()) are not guaranteed to observe the release precisely when it is released. For example, cudaEventSynchronize() may only observe the event trigger long after the associated kernel has completed. This recording type is primarily meant for establishing programmatic dependency between device tasks. Note also this type of dependency allows, but does not guarantee, concurrent execution of tasks. <br> The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the cudaEventDisableTiming flag set).
+        cudaLaunchAttributePriority: Valid for streams, graph nodes, launches. See cudaLaunchAttributeValuepriority.
+        cudaLaunchAttributeMemSyncDomainMap: Valid for streams, graph nodes, launches. See cudaLaunchAttributeValuememSyncDomainMap.
+        cudaLaunchAttributeMemSyncDomain: Valid for streams, graph nodes, launches. See cudaLaunchAttributeValuememSyncDomain.
+        cudaLaunchAttributePreferredClusterDimension: Valid for graph nodes and launches. Set cudaLaunchAttributeValuepreferredClusterDim to allow the kernel launch to specify a preferred substitute cluster dimension. Blocks may be grouped according to either the dimensions specified with this attribute (grouped into a "preferred substitute cluster"), or the one specified with cudaLaunchAttributeClusterDimension attribute (grouped into a "regular cluster"). The cluster dimensions of a "preferred substitute cluster" shall be an integer multiple greater than zero of the regular cluster dimensions. The device will attempt - on a best-effort basis - to group thread blocks into preferred clusters over grouping them into regular clusters. When it deems necessary (primarily when the device temporarily runs out of physical resources to launch the larger preferred clusters), the device may switch to launch the regular clusters instead to attempt to utilize as much of the physical device resources as possible. <br> Each type of cluster will have its enumeration / coordinate setup as if the grid consists solely of its type of cluster. For example, if the preferred substitute cluster dimensions double the regular cluster dimensions, there might be simultaneously a regular cluster indexed at (1,0,0), and a preferred cluster indexed at (1,0,0). In this example, the preferred substitute cluster (1,0,0) replaces regular clusters (2,0,0) and (3,0,0) and groups their blocks. <br> This attribute will only take effect when a regular cluster dimension has been specified. The preferred substitute cluster dimension must be an integer multiple greater than zero of the regular cluster dimension and must divide the grid. It must also be no more than `maxBlocksPerCluster`, if it is set in the kernel's `__launch_bounds__`. Otherwise it must be less than the maximum value the driver can support. Otherwise, setting this attribute to a value physically unable to fit on any particular device is permitted.
+        cudaLaunchAttributeLaunchCompletionEvent: Valid for launches. Set cudaLaunchAttributeValuelaunchCompletionEvent to record the event. <br> Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. <br> A launch completion event is nominally similar to a programmatic event with triggerAtBlockStart set except that it is not visible to cudaGridDependencySynchronize() and can be used with compute capability less than 9.0. <br> The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the cudaEventDisableTiming flag set).
+        cudaLaunchAttributeDeviceUpdatableKernelNode: Valid for graph nodes, launches. This attribute is graphs-only, and passing it to a launch in a non-capturing stream will result in an error. <br> :cudaLaunchAttributeValuedeviceUpdatableKernelNodedeviceUpdatable can only be set to 0 or 1. Setting the field to 1 indicates that the corresponding kernel node should be device-updatable. On success, a handle will be returned via cudaLaunchAttributeValuedeviceUpdatableKernelNodedevNode which can be passed to the various device-side update functions to update the node's kernel parameters from within another kernel. For more information on the types of device updates that can be made, as well as the relevant limitations thereof, see cudaGraphKernelNodeUpdatesApply. <br> Nodes which are device-updatable have additional restrictions compared to regular kernel nodes. Firstly, device-updatable nodes cannot be removed from their graph via cudaGraphDestroyNode. Additionally, once opted-in to this functionality, a node cannot opt out, and any attempt to set the deviceUpdatable attribute to 0 will result in an error. Device-updatable kernel nodes also cannot have their attributes copied to/from another kernel node via cudaGraphKernelNodeCopyAttributes. Graphs containing one or more device-updatable nodes also do not allow multiple instantiation, and neither the graph nor its instantiated version can be passed to cudaGraphExecUpdate. <br> If a graph contains device-updatable nodes and updates those nodes from the device from within the graph, the graph must be uploaded with cuGraphUpload before it is launched. For such a graph, if host-side executable graph updates are made to the device-updatable nodes, the graph must be uploaded before it is launched again.
+        cudaLaunchAttributePreferredSharedMemoryCarveout: Valid for launches. On devices where the L1 cache and shared memory use the same hardware resources, setting cudaLaunchAttributeValuesharedMemCarveout to a percentage between 0-100 signals sets the shared memory carveout preference in percent of the total shared memory for that kernel launch. This attribute takes precedence over cudaFuncAttributePreferredSharedMemoryCarveout. This is only a hint, and the driver can choose a different configuration if required for the launch.
+        cudaLaunchAttributeNvlinkUtilCentricScheduling: Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. <br> When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. <br> This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. <br> Valid values for cudaLaunchAttributeValuenvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled).
+        cudaLaunchAttributePortableClusterSizeMode: Valid for graph nodes, launches. This indicates whether the kernel launch is allowed to use a non-portable cluster size. Valid values for cudaLaunchAttributeValueportableClusterSizeMode are values for cudaLaunchAttributePortableClusterMode Any other value will return cudaErrorInvalidValue
+        cudaLaunchAttributeSharedMemoryMode: Valid for graph nodes, launches. This indicates that the kernel launch is allowed to use a non-portable shared memory mode.
+    """
 
     cudaLaunchAttributeIgnore = 0
     cudaLaunchAttributeAccessPolicyWindow = 1
@@ -2360,7 +4490,14 @@ cudaLaunchAttributeSharedMemoryMode = cudaLaunchAttributeID.cudaLaunchAttributeS
 
 @int_enum
 class cudaDeviceNumaConfig(IntEnumBase):
-    """enum cudaDeviceNumaConfig (driver_types.h), unsigned int in C."""
+    """enum cudaDeviceNumaConfig (driver_types.h), unsigned int in C.
+
+    CUDA device NUMA config
+
+    Members:
+        cudaDeviceNumaConfigNone: The GPU is not a NUMA node
+        cudaDeviceNumaConfigNumaNode: The GPU is a NUMA node, cudaDevAttrNumaId contains its NUMA ID
+    """
 
     cudaDeviceNumaConfigNone = 0
     cudaDeviceNumaConfigNumaNode = 1
@@ -2372,7 +4509,13 @@ cudaDeviceNumaConfigNumaNode = cudaDeviceNumaConfig.cudaDeviceNumaConfigNumaNode
 
 @int_enum
 class cudaAsyncNotificationType_enum(IntEnumBase):
-    """enum cudaAsyncNotificationType_enum (driver_types.h), unsigned int in C."""
+    """enum cudaAsyncNotificationType_enum (driver_types.h), unsigned int in C.
+
+    Types of async notification that can occur
+
+    Members:
+        cudaAsyncNotificationTypeOverBudget: Sent when the process has exceeded its device memory budget
+    """
 
     cudaAsyncNotificationTypeOverBudget = 1
 
@@ -2396,7 +4539,13 @@ cudaLogLevelWarning = CUDAlogLevel_enum.cudaLogLevelWarning
 
 @int_enum
 class cudaFabricOpStatusSource(IntEnumBase):
-    """enum cudaFabricOpStatusSource (driver_types.h), unsigned int in C."""
+    """enum cudaFabricOpStatusSource (driver_types.h), unsigned int in C.
+
+    Fabric operation status source
+
+    Members:
+        cudaFabricOpStatusSourceMbarrierV1: 1B-aligned 1B-wide status from an mbarrier.layoutv1
+    """
 
     cudaFabricOpStatusSourceMbarrierV1 = 0
     cudaFabricOpStatusSourceMax = 2147483647
@@ -2408,7 +4557,10 @@ cudaFabricOpStatusSourceMax = cudaFabricOpStatusSource.cudaFabricOpStatusSourceM
 
 @int_enum
 class cudaFabricOpStatusInfo(IntEnumBase):
-    """enum cudaFabricOpStatusInfo (driver_types.h), unsigned int in C."""
+    """enum cudaFabricOpStatusInfo (driver_types.h), unsigned int in C.
+
+    Fabric operation status info
+    """
 
     cudaFabricOpStatusInfoSuccess = 0
     cudaFabricOpStatusInfoLast = 0
@@ -2422,7 +4574,15 @@ cudaFabricOpStatusInfoMax = cudaFabricOpStatusInfo.cudaFabricOpStatusInfoMax
 
 @int_enum
 class cudaSurfaceBoundaryMode(IntEnumBase):
-    """enum cudaSurfaceBoundaryMode (surface_types.h), unsigned int in C."""
+    """enum cudaSurfaceBoundaryMode (surface_types.h), unsigned int in C.
+
+    CUDA Surface boundary modes
+
+    Members:
+        cudaBoundaryModeZero: Zero boundary mode
+        cudaBoundaryModeClamp: Clamp boundary mode
+        cudaBoundaryModeTrap: Trap boundary mode
+    """
 
     cudaBoundaryModeZero = 0
     cudaBoundaryModeClamp = 1
@@ -2436,7 +4596,14 @@ cudaBoundaryModeTrap = cudaSurfaceBoundaryMode.cudaBoundaryModeTrap
 
 @int_enum
 class cudaSurfaceFormatMode(IntEnumBase):
-    """enum cudaSurfaceFormatMode (surface_types.h), unsigned int in C."""
+    """enum cudaSurfaceFormatMode (surface_types.h), unsigned int in C.
+
+    CUDA Surface format modes
+
+    Members:
+        cudaFormatModeForced: Forced format mode
+        cudaFormatModeAuto: Auto format mode
+    """
 
     cudaFormatModeForced = 0
     cudaFormatModeAuto = 1
@@ -2448,7 +4615,16 @@ cudaFormatModeAuto = cudaSurfaceFormatMode.cudaFormatModeAuto
 
 @int_enum
 class cudaTextureAddressMode(IntEnumBase):
-    """enum cudaTextureAddressMode (texture_types.h), unsigned int in C."""
+    """enum cudaTextureAddressMode (texture_types.h), unsigned int in C.
+
+    CUDA texture address modes
+
+    Members:
+        cudaAddressModeWrap: Wrapping address mode
+        cudaAddressModeClamp: Clamp to edge address mode
+        cudaAddressModeMirror: Mirror address mode
+        cudaAddressModeBorder: Border address mode
+    """
 
     cudaAddressModeWrap = 0
     cudaAddressModeClamp = 1
@@ -2464,7 +4640,14 @@ cudaAddressModeBorder = cudaTextureAddressMode.cudaAddressModeBorder
 
 @int_enum
 class cudaTextureFilterMode(IntEnumBase):
-    """enum cudaTextureFilterMode (texture_types.h), unsigned int in C."""
+    """enum cudaTextureFilterMode (texture_types.h), unsigned int in C.
+
+    CUDA texture filter modes
+
+    Members:
+        cudaFilterModePoint: Point filter mode
+        cudaFilterModeLinear: Linear filter mode
+    """
 
     cudaFilterModePoint = 0
     cudaFilterModeLinear = 1
@@ -2476,7 +4659,14 @@ cudaFilterModeLinear = cudaTextureFilterMode.cudaFilterModeLinear
 
 @int_enum
 class cudaTextureReadMode(IntEnumBase):
-    """enum cudaTextureReadMode (texture_types.h), unsigned int in C."""
+    """enum cudaTextureReadMode (texture_types.h), unsigned int in C.
+
+    CUDA texture read modes
+
+    Members:
+        cudaReadModeElementType: Read texture as specified element type
+        cudaReadModeNormalizedFloat: Read texture as normalized float
+    """
 
     cudaReadModeElementType = 0
     cudaReadModeNormalizedFloat = 1
@@ -3044,7 +5234,10 @@ class double4_32a(Structure):
 
 
 class dim3(Structure):
-    """struct dim3 (vector_types.h): 12 bytes, aligned to 4."""
+    """struct dim3 (vector_types.h): 12 bytes, aligned to 4.
+
+    **************************************************************************** * * * *****************************************************************************
+    """
 
     x: int
     y: int
@@ -3060,7 +5253,17 @@ class cudaExecutionContext_st(Structure):
 
 
 class cudaChannelFormatDesc(Structure):
-    """struct cudaChannelFormatDesc (driver_types.h): 20 bytes, aligned to 4."""
+    """struct cudaChannelFormatDesc (driver_types.h): 20 bytes, aligned to 4.
+
+    CUDA Channel format descriptor
+
+    Fields:
+        x: x
+        y: y
+        z: z
+        w: w
+        f: Channel format kind
+    """
 
     x: int
     y: int
@@ -3078,7 +5281,13 @@ class cudaMipmappedArray(Structure):
 
 
 class cudaArraySparseProperties_tileExtent(Structure):
-    """__typeof__(((struct cudaArraySparseProperties *)0)->tileExtent) (driver_types.h): 12 bytes, aligned to 4."""
+    """__typeof__(((struct cudaArraySparseProperties *)0)->tileExtent) (driver_types.h): 12 bytes, aligned to 4.
+
+    Fields:
+        width: Tile width in elements
+        height: Tile height in elements
+        depth: Tile depth in elements
+    """
 
     width: int
     height: int
@@ -3086,7 +5295,15 @@ class cudaArraySparseProperties_tileExtent(Structure):
 
 
 class cudaArraySparseProperties(Structure):
-    """struct cudaArraySparseProperties (driver_types.h): 48 bytes, aligned to 8."""
+    """struct cudaArraySparseProperties (driver_types.h): 48 bytes, aligned to 8.
+
+    Sparse CUDA array and CUDA mipmapped array properties
+
+    Fields:
+        miptailFirstLevel: First mip level at which the mip tail begins
+        miptailSize: Total size of the mip tail.
+        flags: Flags will either be zero or cudaArraySparsePropertiesSingleMipTail
+    """
 
     tileExtent: cudaArraySparseProperties_tileExtent
     miptailFirstLevel: int
@@ -3096,7 +5313,14 @@ class cudaArraySparseProperties(Structure):
 
 
 class cudaArrayMemoryRequirements(Structure):
-    """struct cudaArrayMemoryRequirements (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaArrayMemoryRequirements (driver_types.h): 32 bytes, aligned to 8.
+
+    CUDA array and CUDA mipmapped array memory requirements
+
+    Fields:
+        size: Total size of the array.
+        alignment: Alignment necessary for mapping the array.
+    """
 
     size: int
     alignment: int
@@ -3104,7 +5328,16 @@ class cudaArrayMemoryRequirements(Structure):
 
 
 class cudaPitchedPtr(Structure):
-    """struct cudaPitchedPtr (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaPitchedPtr (driver_types.h): 32 bytes, aligned to 8.
+
+    CUDA Pitched memory pointer
+
+    Fields:
+        ptr: Pointer to allocated memory
+        pitch: Pitch of allocated memory in bytes
+        xsize: Logical width of allocation in elements
+        ysize: Logical height of allocation in elements
+    """
 
     ptr: int | None
     pitch: int
@@ -3113,7 +5346,15 @@ class cudaPitchedPtr(Structure):
 
 
 class cudaExtent(Structure):
-    """struct cudaExtent (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaExtent (driver_types.h): 24 bytes, aligned to 8.
+
+    CUDA extent
+
+    Fields:
+        width: Width in elements when referring to array memory, in bytes when referring to linear memory
+        height: Height in elements
+        depth: Depth in elements
+    """
 
     width: int
     height: int
@@ -3121,7 +5362,15 @@ class cudaExtent(Structure):
 
 
 class cudaPos(Structure):
-    """struct cudaPos (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaPos (driver_types.h): 24 bytes, aligned to 8.
+
+    CUDA 3D position
+
+    Fields:
+        x: x
+        y: y
+        z: z
+    """
 
     x: int
     y: int
@@ -3129,7 +5378,20 @@ class cudaPos(Structure):
 
 
 class cudaMemcpy3DParms(Structure):
-    """struct cudaMemcpy3DParms (driver_types.h): 160 bytes, aligned to 8."""
+    """struct cudaMemcpy3DParms (driver_types.h): 160 bytes, aligned to 8.
+
+    CUDA 3D memory copying parameters
+
+    Fields:
+        srcArray: Source memory address
+        srcPos: Source position offset
+        srcPtr: Pitched source memory address
+        dstArray: Destination memory address
+        dstPos: Destination position offset
+        dstPtr: Pitched destination memory address
+        extent: Requested memory copy size
+        kind: Type of transfer
+    """
 
     srcArray: cudaArray_t
     srcPos: cudaPos
@@ -3142,7 +5404,16 @@ class cudaMemcpy3DParms(Structure):
 
 
 class cudaMemcpyNodeParams(Structure):
-    """struct cudaMemcpyNodeParams (driver_types.h): 176 bytes, aligned to 8."""
+    """struct cudaMemcpyNodeParams (driver_types.h): 176 bytes, aligned to 8.
+
+    Memcpy node parameters
+
+    Fields:
+        flags: Must be zero
+        reserved: Must be zero
+        ctx: Context in which to run the memcpy. If NULL will try to use the current context.
+        copyParams: Parameters for the memory copy
+    """
 
     flags: int
     reserved: int
@@ -3151,7 +5422,21 @@ class cudaMemcpyNodeParams(Structure):
 
 
 class cudaMemcpy3DPeerParms(Structure):
-    """struct cudaMemcpy3DPeerParms (driver_types.h): 168 bytes, aligned to 8."""
+    """struct cudaMemcpy3DPeerParms (driver_types.h): 168 bytes, aligned to 8.
+
+    CUDA 3D cross-device memory copying parameters
+
+    Fields:
+        srcArray: Source memory address
+        srcPos: Source position offset
+        srcPtr: Pitched source memory address
+        srcDevice: Source device
+        dstArray: Destination memory address
+        dstPos: Destination position offset
+        dstPtr: Pitched destination memory address
+        dstDevice: Destination device
+        extent: Requested memory copy size
+    """
 
     srcArray: cudaArray_t
     srcPos: cudaPos
@@ -3165,7 +5450,18 @@ class cudaMemcpy3DPeerParms(Structure):
 
 
 class cudaMemsetParams(Structure):
-    """struct cudaMemsetParams (driver_types.h): 40 bytes, aligned to 8."""
+    """struct cudaMemsetParams (driver_types.h): 40 bytes, aligned to 8.
+
+    CUDA Memset node parameters
+
+    Fields:
+        dst: Destination device pointer
+        pitch: Pitch of destination device pointer. Unused if height is 1
+        value: Value to be set
+        elementSize: Size of each element in bytes. Must be 1, 2, or 4.
+        width: Width of the row in elements
+        height: Number of rows
+    """
 
     dst: int | None
     pitch: int
@@ -3176,7 +5472,19 @@ class cudaMemsetParams(Structure):
 
 
 class cudaMemsetParamsV2(Structure):
-    """struct cudaMemsetParamsV2 (driver_types.h): 48 bytes, aligned to 8."""
+    """struct cudaMemsetParamsV2 (driver_types.h): 48 bytes, aligned to 8.
+
+    CUDA Memset node parameters
+
+    Fields:
+        dst: Destination device pointer
+        pitch: Pitch of destination device pointer. Unused if height is 1
+        value: Value to be set
+        elementSize: Size of each element in bytes. Must be 1, 2, or 4.
+        width: Width of the row in elements
+        height: Number of rows
+        ctx: Context in which to run the memset. If NULL will try to use the current context.
+    """
 
     dst: int | None
     pitch: int
@@ -3188,7 +5496,17 @@ class cudaMemsetParamsV2(Structure):
 
 
 class cudaAccessPolicyWindow(Structure):
-    """struct cudaAccessPolicyWindow (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaAccessPolicyWindow (driver_types.h): 32 bytes, aligned to 8.
+
+    Specifies an access policy for a window, a contiguous extent of memory beginning at base_ptr and ending at base_ptr + num_bytes. Partition into many segments and assign segments such that. sum of "hit segments" / window == approx. ratio. sum of "miss segments" / window == approx 1-ratio. Segments and ratio specifications are fitted to the capabilities of the architecture. Accesses in a hit segment apply the hitProp access policy. Accesses in a miss segment apply the missProp access policy.
+
+    Fields:
+        base_ptr: Starting address of the access policy window. CUDA driver may align it.
+        num_bytes: Size in bytes of the window policy. CUDA driver may restrict the maximum size and alignment.
+        hitRatio: hitRatio specifies percentage of lines assigned hitProp, rest are assigned missProp.
+        hitProp: CUaccessProperty set for hit.
+        missProp: CUaccessProperty set for miss. Must be either NORMAL or STREAMING.
+    """
 
     base_ptr: int | None
     num_bytes: int
@@ -3198,14 +5516,30 @@ class cudaAccessPolicyWindow(Structure):
 
 
 class cudaHostNodeParams(Structure):
-    """struct cudaHostNodeParams (driver_types.h): 16 bytes, aligned to 8."""
+    """struct cudaHostNodeParams (driver_types.h): 16 bytes, aligned to 8.
+
+    CUDA host node parameters
+
+    Fields:
+        fn: The function to call when the node executes
+        userData: Argument to pass to the function
+    """
 
     fn: _CFuncPtr
     userData: int | None
 
 
 class cudaHostNodeParamsV2(Structure):
-    """struct cudaHostNodeParamsV2 (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaHostNodeParamsV2 (driver_types.h): 32 bytes, aligned to 8.
+
+    CUDA host node parameters
+
+    Fields:
+        fn: The function to call when the node executes
+        userData: Argument to pass to the function
+        syncMode: The synchronization mode to use for the host task
+        ctx: CUDA Execution Context
+    """
 
     fn: _CFuncPtr
     userData: int | None
@@ -3218,19 +5552,33 @@ class cudaGraphicsResource(Structure):
 
 
 class cudaResourceDesc_res_array(Structure):
-    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->array) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->array) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        array: CUDA array
+    """
 
     array: cudaArray_t
 
 
 class cudaResourceDesc_res_mipmap(Structure):
-    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->mipmap) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->mipmap) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        mipmap: CUDA mipmapped array
+    """
 
     mipmap: cudaMipmappedArray_t
 
 
 class cudaResourceDesc_res_linear(Structure):
-    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->linear) (driver_types.h): 40 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->linear) (driver_types.h): 40 bytes, aligned to 8.
+
+    Fields:
+        devPtr: Device pointer
+        desc: Channel descriptor
+        sizeInBytes: Size in bytes
+    """
 
     devPtr: int | None
     desc: cudaChannelFormatDesc
@@ -3238,7 +5586,15 @@ class cudaResourceDesc_res_linear(Structure):
 
 
 class cudaResourceDesc_res_pitch2D(Structure):
-    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->pitch2D) (driver_types.h): 56 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaResourceDesc *)0)->res) *)0)->pitch2D) (driver_types.h): 56 bytes, aligned to 8.
+
+    Fields:
+        devPtr: Device pointer
+        desc: Channel descriptor
+        width: Width of the array in elements
+        height: Height of the array in elements
+        pitchInBytes: Pitch between two rows in bytes
+    """
 
     devPtr: int | None
     desc: cudaChannelFormatDesc
@@ -3264,7 +5620,14 @@ class cudaResourceDesc_res(Union):
 
 
 class cudaResourceDesc(Structure):
-    """struct cudaResourceDesc (driver_types.h): 144 bytes, aligned to 8."""
+    """struct cudaResourceDesc (driver_types.h): 144 bytes, aligned to 8.
+
+    CUDA resource descriptor
+
+    Fields:
+        resType: Resource type
+        flags: Flags (must be zero)
+    """
 
     resType: int
     res: cudaResourceDesc_res
@@ -3272,7 +5635,21 @@ class cudaResourceDesc(Structure):
 
 
 class cudaResourceViewDesc(Structure):
-    """struct cudaResourceViewDesc (driver_types.h): 112 bytes, aligned to 8."""
+    """struct cudaResourceViewDesc (driver_types.h): 112 bytes, aligned to 8.
+
+    CUDA resource view descriptor
+
+    Fields:
+        format: Resource view format
+        width: Width of the resource view
+        height: Height of the resource view
+        depth: Depth of the resource view
+        firstMipmapLevel: First defined mipmap level
+        lastMipmapLevel: Last defined mipmap level
+        firstLayer: First layer index
+        lastLayer: Last layer index
+        reserved: Must be zero
+    """
 
     format: int
     width: int
@@ -3286,14 +5663,27 @@ class cudaResourceViewDesc(Structure):
 
 
 class cudaPointerAttributes__anon0(Union):
-    """anonymous union member of cudaPointerAttributes (driver_types.h): 8 bytes, aligned to 8."""
+    """anonymous union member of cudaPointerAttributes (driver_types.h): 8 bytes, aligned to 8.
+
+    Locality domain ordinal for device allocations localized to a locality domain, or -1 when the allocation is not localized to a locality domain.
+    """
 
     localityDomainOrdinal: int
     unused: int
 
 
 class cudaPointerAttributes(Structure):
-    """struct cudaPointerAttributes (driver_types.h): 88 bytes, aligned to 8."""
+    """struct cudaPointerAttributes (driver_types.h): 88 bytes, aligned to 8.
+
+    CUDA pointer attributes
+
+    Fields:
+        type: The type of memory - cudaMemoryTypeUnregistered, cudaMemoryTypeHost, cudaMemoryTypeDevice or cudaMemoryTypeManaged.
+        device: The device against which the memory was allocated or registered. If the memory type is cudaMemoryTypeDevice then this identifies the device on which the memory referred physically resides. If the memory type is cudaMemoryTypeHost orcudaMemoryTypeManaged then this identifies the device which was current when the memory was allocated or registered (and if that device is deinitialized then this allocation will vanish with that device's state).
+        devicePointer: The address which may be dereferenced on the current device to access the memory or NULL if no such address exists.
+        hostPointer: The address which may be dereferenced on the host to access the memory or NULL if no such address exists.
+        reserved: Must be zero
+    """
 
     type: int
     device: int
@@ -3306,7 +5696,29 @@ class cudaPointerAttributes(Structure):
 
 
 class cudaFuncAttributes(Structure):
-    """struct cudaFuncAttributes (driver_types.h): 144 bytes, aligned to 8."""
+    """struct cudaFuncAttributes (driver_types.h): 144 bytes, aligned to 8.
+
+    CUDA function attributes
+
+    Fields:
+        sharedSizeBytes: The size in bytes of statically-allocated shared memory per block required by this function. This does not include dynamically-allocated shared memory requested by the user at runtime.
+        constSizeBytes: The size in bytes of user-allocated constant memory required by this function.
+        localSizeBytes: The size in bytes of local memory used by each thread of this function.
+        maxThreadsPerBlock: The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded.
+        numRegs: The number of registers used by each thread of this function.
+        ptxVersion: The PTX virtual architecture version for which the function was compiled. This value is the major PTX version * 10 + the minor PTX version, so a PTX version 1.3 function would return the value 13.
+        binaryVersion: The binary architecture version for which the function was compiled. This value is the major binary version * 10 + the minor binary version, so a binary version 1.3 function would return the value 13.
+        cacheModeCA: The attribute to indicate whether the function has been compiled with user specified option "-Xptxas --dlcm=ca" set.
+        maxDynamicSharedSizeBytes: The maximum size in bytes of dynamic shared memory per block for this function. Any launch must have a dynamic shared memory size smaller than this value. This attribute is ignored if the sharedMemoryMode function or launch attribute is set. This attribute cannot be used to access oversized shared memory. Oversized shared memory can only be accessed by setting the shared memory mode. See cudaFuncSetAttribute
+        preferredShmemCarveout: On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the maximum shared memory. Refer to cudaDevAttrMaxSharedMemoryPerMultiprocessor. This is only a hint, and the driver can choose a different ratio if required to execute the function. See cudaFuncSetAttribute
+        clusterDimMustBeSet: If this attribute is set, the kernel must launch with a valid cluster dimension specified.
+        requiredClusterWidth: The required cluster width/height/depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return cudaErrorNotPermitted. See cudaFuncSetAttribute
+        clusterSchedulingPolicyPreference: The block scheduling policy of a function. See cudaFuncSetAttribute
+        nonPortableClusterSizeAllowed: Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See cudaFuncSetAttribute
+        deviceNodeUpdateStatus: Whether the function can be updated on device. 1 means device node update is supported, 0 is unsupported or driver is too old to check the value.
+        sharedMemoryMode: This controls a kernel's use of non-portable or oversized shared memory configurations. See cudaFuncSetAttribute
+        reserved: Reserved for future use.
+    """
 
     sharedSizeBytes: int
     constSizeBytes: int
@@ -3330,21 +5742,37 @@ class cudaFuncAttributes(Structure):
 
 
 class cudaMemLocation__anon0_localized(Structure):
-    """anonymous struct member of cudaMemLocation__anon0 (driver_types.h): 2 bytes, aligned to 1."""
+    """anonymous struct member of cudaMemLocation__anon0 (driver_types.h): 2 bytes, aligned to 1.
+
+    Fields:
+        deviceId: Device ID
+        localityDomainId: Locality domain ID
+    """
 
     deviceId: int
     localityDomainId: int
 
 
 class cudaMemLocation__anon0(Union):
-    """anonymous union member of cudaMemLocation (driver_types.h): 4 bytes, aligned to 4."""
+    """anonymous union member of cudaMemLocation (driver_types.h): 4 bytes, aligned to 4.
+
+    Fields:
+        id: Identifier for cudaMemLocationTypecudaMemLocationTypeDevice, cudaMemLocationTypecudaMemLocationTypeHost, or cudaMemLocationTypecudaMemLocationTypeHostNuma.
+        localized: Identifier for cudaMemLocationTypecudaMemLocationTypeDeviceLocalityDomain.
+    """
 
     id: int
     localized: cudaMemLocation__anon0_localized
 
 
 class cudaMemLocation(Structure):
-    """struct cudaMemLocation (driver_types.h): 8 bytes, aligned to 4."""
+    """struct cudaMemLocation (driver_types.h): 8 bytes, aligned to 4.
+
+    Specifies a memory location. To specify a gpu, set type = cudaMemLocationTypeDevice and set id = the gpu's device ordinal. To specify a cpu NUMA node, set type = cudaMemLocationTypeHostNuma and set id = host NUMA node id.
+
+    Fields:
+        type: Specifies the location type, which modifies the meaning of id.
+    """
 
     type: int
     _anon0: cudaMemLocation__anon0
@@ -3353,14 +5781,33 @@ class cudaMemLocation(Structure):
 
 
 class cudaMemAccessDesc(Structure):
-    """struct cudaMemAccessDesc (driver_types.h): 12 bytes, aligned to 4."""
+    """struct cudaMemAccessDesc (driver_types.h): 12 bytes, aligned to 4.
+
+    Memory access descriptor
+
+    Fields:
+        location: Location on which the request is to change it's accessibility
+        flags: CUmemProt accessibility flags to set on the request
+    """
 
     location: cudaMemLocation
     flags: int
 
 
 class cudaMemPoolProps(Structure):
-    """struct cudaMemPoolProps (driver_types.h): 88 bytes, aligned to 8."""
+    """struct cudaMemPoolProps (driver_types.h): 88 bytes, aligned to 8.
+
+    Specifies the properties of allocations made from the pool.
+
+    Fields:
+        allocType: Allocation type. Currently must be specified as cudaMemAllocationTypePinned
+        handleTypes: Handle types that will be supported by allocations from the pool.
+        location: Location allocations should reside.
+        win32SecurityAttributes: Windows-specific LPSECURITYATTRIBUTES required when cudaMemHandleTypeWin32 is specified. This security attribute defines the scope of which exported allocations may be tranferred to other processes. In all other cases, this field is required to be zero.
+        maxSize: Maximum pool size. When set to 0, defaults to a system dependent value.
+        usage: Bitmask indicating intended usage for the pool.
+        reserved: reserved for future use, must be 0
+    """
 
     allocType: int
     handleTypes: int
@@ -3372,13 +5819,26 @@ class cudaMemPoolProps(Structure):
 
 
 class cudaMemPoolPtrExportData(Structure):
-    """struct cudaMemPoolPtrExportData (driver_types.h): 64 bytes, aligned to 1."""
+    """struct cudaMemPoolPtrExportData (driver_types.h): 64 bytes, aligned to 1.
+
+    Opaque data for exporting a pool allocation
+    """
 
     reserved: Array[c_ubyte]
 
 
 class cudaMemAllocNodeParams(Structure):
-    """struct cudaMemAllocNodeParams (driver_types.h): 120 bytes, aligned to 8."""
+    """struct cudaMemAllocNodeParams (driver_types.h): 120 bytes, aligned to 8.
+
+    Memory allocation node parameters
+
+    Fields:
+        poolProps: in: array of memory access descriptors. Used to describe peer GPU access
+        accessDescs: in: number of memory access descriptors. Must not exceed the number of GPUs.
+        accessDescCount: in: Number of `accessDescs`s
+        bytesize: in: size in bytes of the requested allocation
+        dptr: out: address of the allocation returned by CUDA
+    """
 
     poolProps: cudaMemPoolProps
     accessDescs: _Pointer[cudaMemAccessDesc]
@@ -3388,7 +5848,17 @@ class cudaMemAllocNodeParams(Structure):
 
 
 class cudaMemAllocNodeParamsV2(Structure):
-    """struct cudaMemAllocNodeParamsV2 (driver_types.h): 120 bytes, aligned to 8."""
+    """struct cudaMemAllocNodeParamsV2 (driver_types.h): 120 bytes, aligned to 8.
+
+    Memory allocation node parameters
+
+    Fields:
+        poolProps: in: array of memory access descriptors. Used to describe peer GPU access
+        accessDescs: in: number of memory access descriptors. Must not exceed the number of GPUs.
+        accessDescCount: in: Number of `accessDescs`s
+        bytesize: in: size in bytes of the requested allocation
+        dptr: out: address of the allocation returned by CUDA
+    """
 
     poolProps: cudaMemPoolProps
     accessDescs: _Pointer[cudaMemAccessDesc]
@@ -3398,13 +5868,28 @@ class cudaMemAllocNodeParamsV2(Structure):
 
 
 class cudaMemFreeNodeParams(Structure):
-    """struct cudaMemFreeNodeParams (driver_types.h): 8 bytes, aligned to 8."""
+    """struct cudaMemFreeNodeParams (driver_types.h): 8 bytes, aligned to 8.
+
+    Memory free node parameters
+
+    Fields:
+        dptr: in: the pointer to free
+    """
 
     dptr: int | None
 
 
 class cudaMemcpyAttributes(Structure):
-    """struct cudaMemcpyAttributes (driver_types.h): 24 bytes, aligned to 4."""
+    """struct cudaMemcpyAttributes (driver_types.h): 24 bytes, aligned to 4.
+
+    Attributes specific to copies within a batch. For more details on usage see cudaMemcpyBatchAsync.
+
+    Fields:
+        srcAccessOrder: Source access ordering to be observed for copies with this attribute.
+        srcLocHint: Hint location for the source operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
+        dstLocHint: Hint location for the destination operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
+        flags: Additional flags for copies with this attribute. See cudaMemcpyFlags.
+    """
 
     srcAccessOrder: int
     srcLocHint: cudaMemLocation
@@ -3413,7 +5898,10 @@ class cudaMemcpyAttributes(Structure):
 
 
 class cudaOffset3D(Structure):
-    """struct cudaOffset3D (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaOffset3D (driver_types.h): 24 bytes, aligned to 8.
+
+    Struct representing offset into a cudaArray_t in elements
+    """
 
     x: int
     y: int
@@ -3421,7 +5909,15 @@ class cudaOffset3D(Structure):
 
 
 class cudaMemcpy3DOperand_op_ptr(Structure):
-    """__typeof__(((__typeof__(((struct cudaMemcpy3DOperand *)0)->op) *)0)->ptr) (driver_types.h): 32 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaMemcpy3DOperand *)0)->op) *)0)->ptr) (driver_types.h): 32 bytes, aligned to 8.
+
+    Struct representing an operand when cudaMemcpy3DOperandtype is cudaMemcpyOperandTypePointer
+
+    Fields:
+        rowLength: Length of each row in elements.
+        layerHeight: Height of each layer in elements.
+        locHint: Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
+    """
 
     ptr: int | None
     rowLength: int
@@ -3430,7 +5926,10 @@ class cudaMemcpy3DOperand_op_ptr(Structure):
 
 
 class cudaMemcpy3DOperand_op_array(Structure):
-    """__typeof__(((__typeof__(((struct cudaMemcpy3DOperand *)0)->op) *)0)->array) (driver_types.h): 32 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaMemcpy3DOperand *)0)->op) *)0)->array) (driver_types.h): 32 bytes, aligned to 8.
+
+    Struct representing an operand when cudaMemcpy3DOperandtype is cudaMemcpyOperandTypeArray
+    """
 
     array: cudaArray_t
     offset: cudaOffset3D
@@ -3444,14 +5943,25 @@ class cudaMemcpy3DOperand_op(Union):
 
 
 class cudaMemcpy3DOperand(Structure):
-    """struct cudaMemcpy3DOperand (driver_types.h): 40 bytes, aligned to 8."""
+    """struct cudaMemcpy3DOperand (driver_types.h): 40 bytes, aligned to 8.
+
+    Struct representing an operand for copy with cudaMemcpy3DBatchAsync
+    """
 
     type: int
     op: cudaMemcpy3DOperand_op
 
 
 class cudaMemcpy3DBatchOp(Structure):
-    """struct cudaMemcpy3DBatchOp (driver_types.h): 112 bytes, aligned to 8."""
+    """struct cudaMemcpy3DBatchOp (driver_types.h): 112 bytes, aligned to 8.
+
+    Fields:
+        src: Source memcpy operand.
+        dst: Destination memcpy operand.
+        extent: Extents of the memcpy between src and dst. The width, height and depth components must not be 0.
+        srcAccessOrder: Source access ordering to be observed for copy from src to dst.
+        flags: Additional flags for copy from src to dst. See cudaMemcpyFlags.
+    """
 
     src: cudaMemcpy3DOperand
     dst: cudaMemcpy3DOperand
@@ -3461,13 +5971,114 @@ class cudaMemcpy3DBatchOp(Structure):
 
 
 class CUuuid_st(Structure):
-    """struct CUuuid_st (driver_types.h): 16 bytes, aligned to 1."""
+    """struct CUuuid_st (driver_types.h): 16 bytes, aligned to 1.
+
+    CUDA UUID types
+    """
 
     bytes: bytes
 
 
 class cudaDeviceProp(Structure):
-    """struct cudaDeviceProp (driver_types.h): 1008 bytes, aligned to 8."""
+    """struct cudaDeviceProp (driver_types.h): 1008 bytes, aligned to 8.
+
+    CUDA device properties
+
+    Fields:
+        name: ASCII string identifying device
+        uuid: 16-byte unique identifier
+        luid: 8-byte locally unique identifier. Value is undefined on TCC and non-Windows platforms
+        luidDeviceNodeMask: LUID device node mask. Value is undefined on TCC and non-Windows platforms
+        totalGlobalMem: Global memory available on device in bytes
+        sharedMemPerBlock: Shared memory available per block in bytes
+        regsPerBlock: 32-bit registers available per block
+        warpSize: Warp size in threads
+        memPitch: Maximum pitch in bytes allowed by memory copies
+        maxThreadsPerBlock: Maximum number of threads per block
+        maxThreadsDim: Maximum size of each dimension of a block
+        maxGridSize: Maximum size of each dimension of a grid
+        totalConstMem: Constant memory available on device in bytes
+        major: Major compute capability
+        minor: Minor compute capability
+        textureAlignment: Alignment requirement for textures
+        texturePitchAlignment: Pitch alignment requirement for texture references bound to pitched memory
+        multiProcessorCount: Number of multiprocessors on device
+        integrated: Device is integrated as opposed to discrete
+        canMapHostMemory: Device can map host memory with cudaHostAlloc/cudaHostGetDevicePointer
+        maxTexture1D: Maximum 1D texture size
+        maxTexture1DMipmap: Maximum 1D mipmapped texture size
+        maxTexture2D: Maximum 2D texture dimensions
+        maxTexture2DMipmap: Maximum 2D mipmapped texture dimensions
+        maxTexture2DLinear: Maximum dimensions (width, height, pitch) for 2D textures bound to pitched memory
+        maxTexture2DGather: Maximum 2D texture dimensions if texture gather operations have to be performed
+        maxTexture3D: Maximum 3D texture dimensions
+        maxTexture3DAlt: Maximum alternate 3D texture dimensions
+        maxTextureCubemap: Maximum Cubemap texture dimensions
+        maxTexture1DLayered: Maximum 1D layered texture dimensions
+        maxTexture2DLayered: Maximum 2D layered texture dimensions
+        maxTextureCubemapLayered: Maximum Cubemap layered texture dimensions
+        maxSurface1D: Maximum 1D surface size
+        maxSurface2D: Maximum 2D surface dimensions
+        maxSurface3D: Maximum 3D surface dimensions
+        maxSurface1DLayered: Maximum 1D layered surface dimensions
+        maxSurface2DLayered: Maximum 2D layered surface dimensions
+        maxSurfaceCubemap: Maximum Cubemap surface dimensions
+        maxSurfaceCubemapLayered: Maximum Cubemap layered surface dimensions
+        surfaceAlignment: Alignment requirements for surfaces
+        concurrentKernels: Device can possibly execute multiple kernels concurrently
+        ECCEnabled: Device has ECC support enabled
+        pciBusID: PCI bus ID of the device
+        pciDeviceID: PCI device ID of the device
+        pciDomainID: PCI domain ID of the device
+        tccDriver: 1 if device is a Tesla device using TCC driver, 0 otherwise
+        asyncEngineCount: Number of asynchronous engines
+        unifiedAddressing: Device shares a unified address space with the host
+        memoryBusWidth: Global memory bus width in bits
+        l2CacheSize: Size of L2 cache in bytes
+        persistingL2CacheMaxSize: Device's maximum l2 persisting lines capacity setting in bytes
+        maxThreadsPerMultiProcessor: Maximum resident threads per multiprocessor
+        streamPrioritiesSupported: Device supports stream priorities
+        globalL1CacheSupported: Device supports caching globals in L1
+        localL1CacheSupported: Device supports caching locals in L1
+        sharedMemPerMultiprocessor: Shared memory available per multiprocessor in bytes
+        regsPerMultiprocessor: 32-bit registers available per multiprocessor
+        managedMemory: Device supports allocating managed memory on this system
+        isMultiGpuBoard: Device is on a multi-GPU board
+        multiGpuBoardGroupID: Unique identifier for a group of devices on the same multi-GPU board
+        hostNativeAtomicSupported: Link between the device and the host supports native atomic operations
+        pageableMemoryAccess: Device supports coherently accessing pageable memory without calling cudaHostRegister on it
+        concurrentManagedAccess: Device can coherently access managed memory concurrently with the CPU
+        computePreemptionSupported: Device supports Compute Preemption
+        canUseHostPointerForRegisteredMem: Device can access host registered memory at the same virtual address as the CPU
+        cooperativeLaunch: Device supports launching cooperative kernels via cudaLaunchCooperativeKernel
+        sharedMemPerBlockOptin: Per device maximum shared memory per block usable by special opt in
+        pageableMemoryAccessUsesHostPageTables: Device accesses pageable memory via the host's page tables
+        directManagedMemAccessFromHost: Host can directly access managed memory on the device without migration.
+        maxBlocksPerMultiProcessor: Maximum number of resident blocks per multiprocessor
+        accessPolicyMaxWindowSize: The maximum value of cudaAccessPolicyWindownum_bytes.
+        reservedSharedMemPerBlock: Shared memory reserved by CUDA driver per block in bytes
+        hostRegisterSupported: Device supports host memory registration via cudaHostRegister.
+        sparseCudaArraySupported: 1 if the device supports sparse CUDA arrays and sparse CUDA mipmapped arrays, 0 otherwise
+        hostRegisterReadOnlySupported: Device supports using the cudaHostRegister flag cudaHostRegisterReadOnly to register memory that must be mapped as read-only to the GPU
+        timelineSemaphoreInteropSupported: External timeline semaphore interop is supported on the device
+        memoryPoolsSupported: 1 if the device supports using the cudaMallocAsync and cudaMemPool family of APIs, 0 otherwise
+        gpuDirectRDMASupported: 1 if the device supports GPUDirect RDMA APIs, 0 otherwise
+        gpuDirectRDMAFlushWritesOptions: Bitmask to be interpreted according to the cudaFlushGPUDirectRDMAWritesOptions enum
+        gpuDirectRDMAWritesOrdering: See the cudaGPUDirectRDMAWritesOrdering enum for numerical values
+        memoryPoolSupportedHandleTypes: Bitmask of handle types supported with mempool-based IPC
+        deferredMappingCudaArraySupported: 1 if the device supports deferred mapping CUDA arrays and CUDA mipmapped arrays
+        ipcEventSupported: Device supports IPC Events.
+        clusterLaunch: Indicates device supports cluster launch
+        unifiedFunctionPointers: Indicates device supports unified pointers
+        deviceNumaConfig: NUMA configuration of a device: value is of type cudaDeviceNumaConfig enum
+        deviceNumaId: NUMA node ID of the GPU memory
+        mpsEnabled: Indicates if contexts created on this device will be shared via MPS
+        hostNumaId: NUMA ID of the host node closest to the device or -1 when system does not support NUMA
+        gpuPciDeviceID: The combined 16-bit PCI device ID and 16-bit PCI vendor ID
+        gpuPciSubsystemID: The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID
+        hostNumaMultinodeIpcSupported: 1 if the device supports HostNuma location IPC between nodes in a multi-node system.
+        reserved: Reserved for future use
+    """
 
     name: bytes
     uuid: cudaUUID_t
@@ -3565,13 +6176,19 @@ class cudaDeviceProp(Structure):
 
 
 class cudaIpcEventHandle_st(Structure):
-    """struct cudaIpcEventHandle_st (driver_types.h): 64 bytes, aligned to 1."""
+    """struct cudaIpcEventHandle_st (driver_types.h): 64 bytes, aligned to 1.
+
+    CUDA IPC event handle
+    """
 
     reserved: bytes
 
 
 class cudaIpcMemHandle_st(Structure):
-    """struct cudaIpcMemHandle_st (driver_types.h): 64 bytes, aligned to 1."""
+    """struct cudaIpcMemHandle_st (driver_types.h): 64 bytes, aligned to 1.
+
+    CUDA IPC memory handle
+    """
 
     reserved: bytes
 
@@ -3583,14 +6200,26 @@ class cudaMemFabricHandle_st(Structure):
 
 
 class cudaExternalMemoryHandleDesc_handle_win32(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalMemoryHandleDesc *)0)->handle) *)0)->win32) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalMemoryHandleDesc *)0)->handle) *)0)->win32) (driver_types.h): 16 bytes, aligned to 8.
+
+    Win32 handle referencing the semaphore object. Valid when type is one of the following: - cudaExternalMemoryHandleTypeOpaqueWin32 - cudaExternalMemoryHandleTypeOpaqueWin32Kmt - cudaExternalMemoryHandleTypeD3D12Heap - cudaExternalMemoryHandleTypeD3D12Resource - cudaExternalMemoryHandleTypeD3D11Resource - cudaExternalMemoryHandleTypeD3D11ResourceKmt Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: cudaExternalMemoryHandleTypeOpaqueWin32Kmt cudaExternalMemoryHandleTypeD3D11ResourceKmt then 'name' must be NULL.
+
+    Fields:
+        handle: Valid NT handle. Must be NULL if 'name' is non-NULL
+        name: Name of a valid memory object. Must be NULL if 'handle' is non-NULL.
+    """
 
     handle: int | None
     name: int | None
 
 
 class cudaExternalMemoryHandleDesc_handle(Union):
-    """__typeof__(((struct cudaExternalMemoryHandleDesc *)0)->handle) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((struct cudaExternalMemoryHandleDesc *)0)->handle) (driver_types.h): 16 bytes, aligned to 8.
+
+    Fields:
+        fd: File descriptor referencing the memory object. Valid when type is cudaExternalMemoryHandleTypeOpaqueFd
+        nvSciBufObject: A handle representing NvSciBuf Object. Valid when type is cudaExternalMemoryHandleTypeNvSciBuf
+    """
 
     fd: int
     win32: cudaExternalMemoryHandleDesc_handle_win32
@@ -3598,7 +6227,16 @@ class cudaExternalMemoryHandleDesc_handle(Union):
 
 
 class cudaExternalMemoryHandleDesc(Structure):
-    """struct cudaExternalMemoryHandleDesc (driver_types.h): 104 bytes, aligned to 8."""
+    """struct cudaExternalMemoryHandleDesc (driver_types.h): 104 bytes, aligned to 8.
+
+    External memory handle descriptor
+
+    Fields:
+        type: Type of the handle
+        size: Size of the memory allocation
+        flags: Flags must either be zero or cudaExternalMemoryDedicated
+        reserved: Must be zero
+    """
 
     type: int
     handle: cudaExternalMemoryHandleDesc_handle
@@ -3608,7 +6246,16 @@ class cudaExternalMemoryHandleDesc(Structure):
 
 
 class cudaExternalMemoryBufferDesc(Structure):
-    """struct cudaExternalMemoryBufferDesc (driver_types.h): 88 bytes, aligned to 8."""
+    """struct cudaExternalMemoryBufferDesc (driver_types.h): 88 bytes, aligned to 8.
+
+    External memory buffer descriptor
+
+    Fields:
+        offset: Offset into the memory object where the buffer's base is
+        size: Size of the buffer
+        flags: Flags reserved for future use. Must be zero.
+        reserved: Must be zero
+    """
 
     offset: int
     size: int
@@ -3617,7 +6264,18 @@ class cudaExternalMemoryBufferDesc(Structure):
 
 
 class cudaExternalMemoryMipmappedArrayDesc(Structure):
-    """struct cudaExternalMemoryMipmappedArrayDesc (driver_types.h): 128 bytes, aligned to 8."""
+    """struct cudaExternalMemoryMipmappedArrayDesc (driver_types.h): 128 bytes, aligned to 8.
+
+    External memory mipmap descriptor
+
+    Fields:
+        offset: Offset into the memory object where the base level of the mipmap chain is.
+        formatDesc: Format of base level of the mipmap chain
+        extent: Dimensions of base level of the mipmap chain
+        flags: Flags associated with CUDA mipmapped arrays. See cudaMallocMipmappedArray
+        numLevels: Total number of levels in the mipmap chain
+        reserved: Must be zero
+    """
 
     offset: int
     formatDesc: cudaChannelFormatDesc
@@ -3628,14 +6286,26 @@ class cudaExternalMemoryMipmappedArrayDesc(Structure):
 
 
 class cudaExternalSemaphoreHandleDesc_handle_win32(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreHandleDesc *)0)->handle) *)0)->win32) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreHandleDesc *)0)->handle) *)0)->win32) (driver_types.h): 16 bytes, aligned to 8.
+
+    Win32 handle referencing the semaphore object. Valid when type is one of the following: - cudaExternalSemaphoreHandleTypeOpaqueWin32 - cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt - cudaExternalSemaphoreHandleTypeD3D12Fence - cudaExternalSemaphoreHandleTypeD3D11Fence - cudaExternalSemaphoreHandleTypeKeyedMutex - cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32 Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: cudaExternalSemaphoreHandleTypeOpaqueWin32Kmt cudaExternalSemaphoreHandleTypeKeyedMutexKmt then 'name' must be NULL.
+
+    Fields:
+        handle: Valid NT handle. Must be NULL if 'name' is non-NULL
+        name: Name of a valid synchronization primitive. Must be NULL if 'handle' is non-NULL.
+    """
 
     handle: int | None
     name: int | None
 
 
 class cudaExternalSemaphoreHandleDesc_handle(Union):
-    """__typeof__(((struct cudaExternalSemaphoreHandleDesc *)0)->handle) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((struct cudaExternalSemaphoreHandleDesc *)0)->handle) (driver_types.h): 16 bytes, aligned to 8.
+
+    Fields:
+        fd: File descriptor referencing the semaphore object. Valid when type is one of the following: - cudaExternalSemaphoreHandleTypeOpaqueFd - cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd
+        nvSciSyncObj: Valid NvSciSyncObj. Must be non NULL
+    """
 
     fd: int
     win32: cudaExternalSemaphoreHandleDesc_handle_win32
@@ -3643,7 +6313,15 @@ class cudaExternalSemaphoreHandleDesc_handle(Union):
 
 
 class cudaExternalSemaphoreHandleDesc(Structure):
-    """struct cudaExternalSemaphoreHandleDesc (driver_types.h): 96 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreHandleDesc (driver_types.h): 96 bytes, aligned to 8.
+
+    External semaphore handle descriptor
+
+    Fields:
+        type: Type of the handle
+        flags: Flags reserved for the future. Must be zero.
+        reserved: Must be zero
+    """
 
     type: int
     handle: cudaExternalSemaphoreHandleDesc_handle
@@ -3652,20 +6330,33 @@ class cudaExternalSemaphoreHandleDesc(Structure):
 
 
 class cudaExternalSemaphoreSignalParams_params_fence(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8.
+
+    Parameters for fence objects
+
+    Fields:
+        value: Value of fence to be signaled
+    """
 
     value: int
 
 
 class cudaExternalSemaphoreSignalParams_params_nvSciSync(Union):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        fence: Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync.
+    """
 
     fence: int | None
     reserved: int
 
 
 class cudaExternalSemaphoreSignalParams_params_keyedMutex(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->keyedMutex) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreSignalParams *)0)->params) *)0)->keyedMutex) (driver_types.h): 8 bytes, aligned to 8.
+
+    Parameters for keyed mutex objects
+    """
 
     key: int
 
@@ -3680,7 +6371,13 @@ class cudaExternalSemaphoreSignalParams_params(Structure):
 
 
 class cudaExternalSemaphoreSignalParams(Structure):
-    """struct cudaExternalSemaphoreSignalParams (driver_types.h): 144 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreSignalParams (driver_types.h): 144 bytes, aligned to 8.
+
+    External semaphore signal parameters, compatible with driver type
+
+    Fields:
+        flags: Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while signaling the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero.
+    """
 
     params: cudaExternalSemaphoreSignalParams_params
     flags: int
@@ -3688,20 +6385,37 @@ class cudaExternalSemaphoreSignalParams(Structure):
 
 
 class cudaExternalSemaphoreWaitParams_params_fence(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->fence) (driver_types.h): 8 bytes, aligned to 8.
+
+    Parameters for fence objects
+
+    Fields:
+        value: Value of fence to be waited on
+    """
 
     value: int
 
 
 class cudaExternalSemaphoreWaitParams_params_nvSciSync(Union):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->nvSciSync) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        fence: Pointer to NvSciSyncFence. Valid if cudaExternalSemaphoreHandleType is of type cudaExternalSemaphoreHandleTypeNvSciSync.
+    """
 
     fence: int | None
     reserved: int
 
 
 class cudaExternalSemaphoreWaitParams_params_keyedMutex(Structure):
-    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->keyedMutex) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaExternalSemaphoreWaitParams *)0)->params) *)0)->keyedMutex) (driver_types.h): 16 bytes, aligned to 8.
+
+    Parameters for keyed mutex objects
+
+    Fields:
+        key: Value of key to acquire the mutex with
+        timeoutMs: Timeout in milliseconds to wait to acquire the mutex
+    """
 
     key: int
     timeoutMs: int
@@ -3717,7 +6431,13 @@ class cudaExternalSemaphoreWaitParams_params(Structure):
 
 
 class cudaExternalSemaphoreWaitParams(Structure):
-    """struct cudaExternalSemaphoreWaitParams (driver_types.h): 144 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreWaitParams (driver_types.h): 144 bytes, aligned to 8.
+
+    External semaphore wait parameters, compatible with driver type
+
+    Fields:
+        flags: Only when cudaExternalSemaphoreSignalParams is used to signal a cudaExternalSemaphore_t of type cudaExternalSemaphoreHandleTypeNvSciSync, the valid flag is cudaExternalSemaphoreSignalSkipNvSciBufMemSync: which indicates that while waiting for the cudaExternalSemaphore_t, no memory synchronization operations should be performed for any external memory object imported as cudaExternalMemoryHandleTypeNvSciBuf. For all other types of cudaExternalSemaphore_t, flags must be zero.
+    """
 
     params: cudaExternalSemaphoreWaitParams_params
     flags: int
@@ -3725,7 +6445,17 @@ class cudaExternalSemaphoreWaitParams(Structure):
 
 
 class cudaDevSmResource(Structure):
-    """struct cudaDevSmResource (driver_types.h): 20 bytes, aligned to 4."""
+    """struct cudaDevSmResource (driver_types.h): 20 bytes, aligned to 4.
+
+    Data for SM-related resources All parameters in this structure are OUTPUT only. Do not write to any of the fields in this structure.
+
+    Fields:
+        smCount: The amount of streaming multiprocessors available in this resource.
+        minSmPartitionSize: The minimum number of streaming multiprocessors required to partition this resource.
+        smCoscheduledAlignment: The number of streaming multiprocessors in this resource that are guaranteed to be co-scheduled on the same GPU processing cluster. smCount will be a multiple of this value, unless the backfill flag is set.
+        flags: The flags set on this SM resource. For available flags see cudaDevSmResourceGroup_flags.
+        localityDomainId: Locality domain that the SM must be located on. Only valid if cudaDevSmResourceConstraintTypeLocalityDomainId is set in flags
+    """
 
     smCount: int
     minSmPartitionSize: int
@@ -3735,7 +6465,15 @@ class cudaDevSmResource(Structure):
 
 
 class cudaDevWorkqueueConfigResource(Structure):
-    """struct cudaDevWorkqueueConfigResource (driver_types.h): 12 bytes, aligned to 4."""
+    """struct cudaDevWorkqueueConfigResource (driver_types.h): 12 bytes, aligned to 4.
+
+    Data for workqueue configuration related resources
+
+    Fields:
+        device: The device on which the workqueue resources are available
+        wqConcurrencyLimit: The expected maximum number of concurrent stream-ordered workloads
+        sharingScope: The sharing scope for the workqueue resources
+    """
 
     device: int
     wqConcurrencyLimit: int
@@ -3743,13 +6481,29 @@ class cudaDevWorkqueueConfigResource(Structure):
 
 
 class cudaDevWorkqueueResource(Structure):
-    """struct cudaDevWorkqueueResource (driver_types.h): 40 bytes, aligned to 1."""
+    """struct cudaDevWorkqueueResource (driver_types.h): 40 bytes, aligned to 1.
+
+    Handle to a pre-existing workqueue related resource
+
+    Fields:
+        reserved: Reserved for future use
+    """
 
     reserved: Array[c_ubyte]
 
 
 class cudaDevSmResourceGroupParams_st(Structure):
-    """struct cudaDevSmResourceGroupParams_st (driver_types.h): 64 bytes, aligned to 4."""
+    """struct cudaDevSmResourceGroupParams_st (driver_types.h): 64 bytes, aligned to 4.
+
+    Input data for splitting SMs
+
+    Fields:
+        smCount: The amount of SMs available in this resource.
+        coscheduledSmCount: The amount of co-scheduled SMs grouped together for locality purposes.
+        preferredCoscheduledSmCount: When possible, combine co-scheduled groups together into larger groups of this size.
+        flags: Combination of cudaDevSmResourceGroup_flags values to indicate this this group is created.
+        localityDomainId: Locality domain that the SM must be located on. Only valid if cudaDevSmResourceGroupLocalityDomainId is set in flags
+    """
 
     smCount: int
     coscheduledSmCount: int
@@ -3760,7 +6514,13 @@ class cudaDevSmResourceGroupParams_st(Structure):
 
 
 class cudaDevResource_st__anon0(Union):
-    """anonymous union member of cudaDevResource_st (driver_types.h): 40 bytes, aligned to 4."""
+    """anonymous union member of cudaDevResource_st (driver_types.h): 40 bytes, aligned to 4.
+
+    Fields:
+        sm: Resource corresponding to cudaDevResourceTypeSm type.
+        wqConfig: Resource corresponding to cudaDevResourceTypeWorkqueueConfig type.
+        wq: Resource corresponding to cudaDevResourceTypeWorkqueue type.
+    """
 
     sm: cudaDevSmResource
     wqConfig: cudaDevWorkqueueConfigResource
@@ -3769,7 +6529,13 @@ class cudaDevResource_st__anon0(Union):
 
 
 class cudaDevResource_st(Structure):
-    """struct cudaDevResource_st (driver_types.h): 144 bytes, aligned to 8."""
+    """struct cudaDevResource_st (driver_types.h): 144 bytes, aligned to 8.
+
+    A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it. - If type is cudaDevResourceTypeInvalid, this resoure is not valid and cannot be further accessed. - If type is cudaDevResourceTypeSm, the cudaDevSmResource structure sm is filled in. For example, sm.smCount will reflect the amount of streaming multiprocessors available in this resource. - If type is cudaDevResourceTypeWorkqueueConfig, the cudaDevWorkqueueConfigResource structure wqConfig is filled in. - If type is cudaDevResourceTypeWorkqueue, the cudaDevWorkqueueResource structure wq is filled in.
+
+    Fields:
+        type: Type of resource, dictates which union field was last set
+    """
 
     type: int
     _internal_padding: Array[c_ubyte]
@@ -3835,7 +6601,18 @@ class CUmemPoolHandle_st(Structure):
 
 
 class cudaKernelNodeParams(Structure):
-    """struct cudaKernelNodeParams (driver_types.h): 56 bytes, aligned to 8."""
+    """struct cudaKernelNodeParams (driver_types.h): 56 bytes, aligned to 8.
+
+    CUDA GPU kernel node parameters
+
+    Fields:
+        func: Kernel to launch
+        gridDim: Grid dimensions
+        blockDim: Block dimensions
+        sharedMemBytes: Dynamic shared-memory size per thread block in bytes
+        kernelParams: Array of pointers to individual kernel arguments
+        extra: Pointer to kernel arguments in the "extra" format
+    """
 
     func: int | None
     gridDim: dim3
@@ -3846,7 +6623,13 @@ class cudaKernelNodeParams(Structure):
 
 
 class cudaKernelNodeParamsV2__anon0(Union):
-    """anonymous union member of cudaKernelNodeParamsV2 (driver_types.h): 8 bytes, aligned to 8."""
+    """anonymous union member of cudaKernelNodeParamsV2 (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        func: functionType = cudaKernelFucntionTypeDevice
+        kern: functionType = cudaKernelFucntionTypeKernel
+        cuFunc: functionType = cudaKernelFucntionTypeFunction
+    """
 
     func: int | None
     kern: cudaKernel_t
@@ -3854,7 +6637,19 @@ class cudaKernelNodeParamsV2__anon0(Union):
 
 
 class cudaKernelNodeParamsV2(Structure):
-    """struct cudaKernelNodeParamsV2 (driver_types.h): 72 bytes, aligned to 8."""
+    """struct cudaKernelNodeParamsV2 (driver_types.h): 72 bytes, aligned to 8.
+
+    CUDA GPU kernel node parameters
+
+    Fields:
+        gridDim: Grid dimensions
+        blockDim: Block dimensions
+        sharedMemBytes: Dynamic shared-memory size per thread block in bytes
+        kernelParams: Array of pointers to individual kernel arguments
+        extra: Pointer to kernel arguments in the "extra" format
+        ctx: Context in which to run the kernel. If NULL will try to use the current context.
+        functionType: Type of handle passed in the func/kern/cuFunc union above
+    """
 
     _anon0: cudaKernelNodeParamsV2__anon0
     func: int | None
@@ -3870,7 +6665,15 @@ class cudaKernelNodeParamsV2(Structure):
 
 
 class cudaExternalSemaphoreSignalNodeParams(Structure):
-    """struct cudaExternalSemaphoreSignalNodeParams (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreSignalNodeParams (driver_types.h): 24 bytes, aligned to 8.
+
+    External semaphore signal node parameters
+
+    Fields:
+        extSemArray: Array of external semaphore handles.
+        paramsArray: Array of external semaphore signal parameters.
+        numExtSems: Number of handles and parameters supplied in extSemArray and paramsArray.
+    """
 
     extSemArray: _Pointer[cudaExternalSemaphore_t]
     paramsArray: _Pointer[cudaExternalSemaphoreSignalParams]
@@ -3878,7 +6681,16 @@ class cudaExternalSemaphoreSignalNodeParams(Structure):
 
 
 class cudaExternalSemaphoreSignalNodeParamsV2(Structure):
-    """struct cudaExternalSemaphoreSignalNodeParamsV2 (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreSignalNodeParamsV2 (driver_types.h): 32 bytes, aligned to 8.
+
+    External semaphore signal node parameters
+
+    Fields:
+        extSemArray: Array of external semaphore handles.
+        paramsArray: Array of external semaphore signal parameters.
+        numExtSems: Number of handles and parameters supplied in extSemArray and paramsArray.
+        ctx: CUDA Execution Context
+    """
 
     extSemArray: _Pointer[cudaExternalSemaphore_t]
     paramsArray: _Pointer[cudaExternalSemaphoreSignalParams]
@@ -3887,7 +6699,15 @@ class cudaExternalSemaphoreSignalNodeParamsV2(Structure):
 
 
 class cudaExternalSemaphoreWaitNodeParams(Structure):
-    """struct cudaExternalSemaphoreWaitNodeParams (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreWaitNodeParams (driver_types.h): 24 bytes, aligned to 8.
+
+    External semaphore wait node parameters
+
+    Fields:
+        extSemArray: Array of external semaphore handles.
+        paramsArray: Array of external semaphore wait parameters.
+        numExtSems: Number of handles and parameters supplied in extSemArray and paramsArray.
+    """
 
     extSemArray: _Pointer[cudaExternalSemaphore_t]
     paramsArray: _Pointer[cudaExternalSemaphoreWaitParams]
@@ -3895,7 +6715,16 @@ class cudaExternalSemaphoreWaitNodeParams(Structure):
 
 
 class cudaExternalSemaphoreWaitNodeParamsV2(Structure):
-    """struct cudaExternalSemaphoreWaitNodeParamsV2 (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaExternalSemaphoreWaitNodeParamsV2 (driver_types.h): 32 bytes, aligned to 8.
+
+    External semaphore wait node parameters
+
+    Fields:
+        extSemArray: Array of external semaphore handles.
+        paramsArray: Array of external semaphore wait parameters.
+        numExtSems: Number of handles and parameters supplied in extSemArray and paramsArray.
+        ctx: CUDA Execution Context
+    """
 
     extSemArray: _Pointer[cudaExternalSemaphore_t]
     paramsArray: _Pointer[cudaExternalSemaphoreWaitParams]
@@ -3904,7 +6733,17 @@ class cudaExternalSemaphoreWaitNodeParamsV2(Structure):
 
 
 class cudaConditionalNodeParams(Structure):
-    """struct cudaConditionalNodeParams (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaConditionalNodeParams (driver_types.h): 32 bytes, aligned to 8.
+
+    CUDA conditional node parameters
+
+    Fields:
+        handle: Conditional node handle. Handles must be created in advance of creating the node using cudaGraphConditionalHandleCreate.
+        type: Type of conditional node.
+        size: Size of graph output array. Allowed values are 1 for cudaGraphCondTypeWhile, 1 or 2 for cudaGraphCondTypeIf, or any value greater than zero for cudaGraphCondTypeSwitch.
+        phGraph_out: CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints: - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies. - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same device context. These graphs may be populated using graph node creation APIs or cudaStreamBeginCaptureToGraph. cudaGraphCondTypeIf: phGraph_out[0] is executed when the condition is non-zero. If size == 2, phGraph_out[1] will be executed when the condition is zero. cudaGraphCondTypeWhile: phGraph_out[0] is executed as long as the condition is non-zero. cudaGraphCondTypeSwitch: phGraph_out[n] is executed when the condition is equal to n. If the condition >= size, no body graph is executed.
+        ctx: CUDA Execution Context
+    """
 
     handle: int
     type: int
@@ -3914,27 +6753,63 @@ class cudaConditionalNodeParams(Structure):
 
 
 class cudaChildGraphNodeParams(Structure):
-    """struct cudaChildGraphNodeParams (driver_types.h): 16 bytes, aligned to 8."""
+    """struct cudaChildGraphNodeParams (driver_types.h): 16 bytes, aligned to 8.
+
+    Child graph node parameters
+
+    Fields:
+        graph: The child graph to clone into the node for node creation, or a handle to the graph owned by the node for node query. The graph must not contain conditional nodes. Graphs containing memory allocation or memory free nodes must set the ownership to be moved to the parent.
+        ownership: The ownership relationship of the child graph node.
+    """
 
     graph: cudaGraph_t
     ownership: int
 
 
 class cudaEventRecordNodeParams(Structure):
-    """struct cudaEventRecordNodeParams (driver_types.h): 16 bytes, aligned to 8."""
+    """struct cudaEventRecordNodeParams (driver_types.h): 16 bytes, aligned to 8.
+
+    Event record node parameters
+
+    Fields:
+        event: The event to record when the node executes
+        ctx: CUDA Execution Context
+    """
 
     event: cudaEvent_t
     ctx: cudaExecutionContext_t
 
 
 class cudaEventWaitNodeParams(Structure):
-    """struct cudaEventWaitNodeParams (driver_types.h): 8 bytes, aligned to 8."""
+    """struct cudaEventWaitNodeParams (driver_types.h): 8 bytes, aligned to 8.
+
+    Event wait node parameters
+
+    Fields:
+        event: The event to wait on from the node
+    """
 
     event: cudaEvent_t
 
 
 class cudaGraphNodeParams__anon0(Union):
-    """anonymous union member of cudaGraphNodeParams (driver_types.h): 232 bytes, aligned to 8."""
+    """anonymous union member of cudaGraphNodeParams (driver_types.h): 232 bytes, aligned to 8.
+
+    Fields:
+        reserved1: Padding. Unused bytes must be zero.
+        kernel: Kernel node parameters.
+        memcpy: Memcpy node parameters.
+        memset: Memset node parameters.
+        host: Host node parameters.
+        graph: Child graph node parameters.
+        eventWait: Event wait node parameters.
+        eventRecord: Event record node parameters.
+        extSemSignal: External semaphore signal node parameters.
+        extSemWait: External semaphore wait node parameters.
+        alloc: Memory allocation node parameters.
+        free: Memory free node parameters.
+        conditional: Conditional node parameters.
+    """
 
     reserved1: Array[c_longlong]
     kernel: cudaKernelNodeParamsV2
@@ -3952,7 +6827,15 @@ class cudaGraphNodeParams__anon0(Union):
 
 
 class cudaGraphNodeParams(Structure):
-    """struct cudaGraphNodeParams (driver_types.h): 256 bytes, aligned to 8."""
+    """struct cudaGraphNodeParams (driver_types.h): 256 bytes, aligned to 8.
+
+    Graph node parameters. See cudaGraphAddNode.
+
+    Fields:
+        type: Type of the node
+        reserved0: Reserved. Must be zero.
+        reserved2: Reserved bytes. Must be zero.
+    """
 
     type: int
     reserved0: Array[c_int]
@@ -3974,7 +6857,16 @@ class cudaGraphNodeParams(Structure):
 
 
 class cudaGraphEdgeData_st(Structure):
-    """struct cudaGraphEdgeData_st (driver_types.h): 8 bytes, aligned to 1."""
+    """struct cudaGraphEdgeData_st (driver_types.h): 8 bytes, aligned to 1.
+
+    Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and default to a zero-initialized value if not specified. A zero-initialized struct indicates a standard full serialization of two nodes with memory visibility.
+
+    Fields:
+        from_port: This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by to_port). <br> Only kernel nodes define non-zero ports. A kernel node can use the following output port types: cudaGraphKernelNodePortDefault, cudaGraphKernelNodePortProgrammatic, or cudaGraphKernelNodePortLaunchCompletion.
+        to_port: This indicates what portion of the downstream node is dependent on the upstream node or portion thereof (indicated by from_port). The meaning is specific to the node type. A value of 0 in all cases means the entirety of the downstream node is dependent on the upstream work. <br> Currently no node types define non-zero ports. Accordingly, this field must be set to zero.
+        type: This should be populated with a value from cudaGraphDependencyType. (It is typed as char due to compiler-specific layout of bitfields.) See cudaGraphDependencyType.
+        reserved: These bytes are unused and must be zeroed. This ensures compatibility if additional fields are added in the future.
+    """
 
     from_port: int
     to_port: int
@@ -3987,7 +6879,16 @@ class CUgraphExec_st(Structure):
 
 
 class cudaGraphInstantiateParams_st(Structure):
-    """struct cudaGraphInstantiateParams_st (driver_types.h): 32 bytes, aligned to 8."""
+    """struct cudaGraphInstantiateParams_st (driver_types.h): 32 bytes, aligned to 8.
+
+    Graph instantiation parameters
+
+    Fields:
+        flags: Instantiation flags
+        uploadStream: Upload stream
+        errNode_out: The node which caused instantiation to fail, if any
+        result_out: Whether instantiation was successful. If it failed, the reason why
+    """
 
     flags: int
     uploadStream: cudaStream_t
@@ -3996,7 +6897,15 @@ class cudaGraphInstantiateParams_st(Structure):
 
 
 class cudaGraphExecUpdateResultInfo_st(Structure):
-    """struct cudaGraphExecUpdateResultInfo_st (driver_types.h): 24 bytes, aligned to 8."""
+    """struct cudaGraphExecUpdateResultInfo_st (driver_types.h): 24 bytes, aligned to 8.
+
+    Result information returned by cudaGraphExecUpdate
+
+    Fields:
+        result: Gives more specific detail when a cuda graph update fails.
+        errorNode: The "to node" of the error edge when the topologies do not match. The error node when the error is associated with a specific node. NULL when the error is generic.
+        errorFromNode: The from node of error edge when the topologies do not match. Otherwise NULL.
+    """
 
     result: int
     errorNode: cudaGraphNode_t
@@ -4008,7 +6917,13 @@ class CUgraphDeviceUpdatableNode_st(Structure):
 
 
 class cudaGraphKernelNodeUpdate_updateData_param(Structure):
-    """__typeof__(((__typeof__(((struct cudaGraphKernelNodeUpdate *)0)->updateData) *)0)->param) (driver_types.h): 24 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaGraphKernelNodeUpdate *)0)->updateData) *)0)->param) (driver_types.h): 24 bytes, aligned to 8.
+
+    Fields:
+        pValue: Kernel parameter data to write in
+        offset: Offset into the parameter buffer at which to apply the update
+        size: Number of bytes to update
+    """
 
     pValue: int | None
     offset: int
@@ -4016,7 +6931,13 @@ class cudaGraphKernelNodeUpdate_updateData_param(Structure):
 
 
 class cudaGraphKernelNodeUpdate_updateData(Union):
-    """__typeof__(((struct cudaGraphKernelNodeUpdate *)0)->updateData) (driver_types.h): 24 bytes, aligned to 8."""
+    """__typeof__(((struct cudaGraphKernelNodeUpdate *)0)->updateData) (driver_types.h): 24 bytes, aligned to 8.
+
+    Fields:
+        gridDim: Grid dimensions
+        param: Kernel parameter data
+        isEnabled: Node enable/disable data. Nonzero if the node should be enabled, 0 if it should be disabled
+    """
 
     gridDim: dim3
     param: cudaGraphKernelNodeUpdate_updateData_param
@@ -4024,7 +6945,15 @@ class cudaGraphKernelNodeUpdate_updateData(Union):
 
 
 class cudaGraphKernelNodeUpdate(Structure):
-    """struct cudaGraphKernelNodeUpdate (driver_types.h): 40 bytes, aligned to 8."""
+    """struct cudaGraphKernelNodeUpdate (driver_types.h): 40 bytes, aligned to 8.
+
+    Struct to specify a single node update to pass as part of a larger array to cudaGraphKernelNodeUpdatesApply
+
+    Fields:
+        node: Node to update
+        field: Which type of update to apply. Determines how updateData is interpreted
+        updateData: Update data to apply. Which field is used depends on field's value
+    """
 
     node: cudaGraphDeviceNode_t
     field: int
@@ -4032,14 +6961,24 @@ class cudaGraphKernelNodeUpdate(Structure):
 
 
 class cudaLaunchMemSyncDomainMap_st(Structure):
-    """struct cudaLaunchMemSyncDomainMap_st (driver_types.h): 2 bytes, aligned to 1."""
+    """struct cudaLaunchMemSyncDomainMap_st (driver_types.h): 2 bytes, aligned to 1.
+
+    Memory Synchronization Domain map See cudaLaunchMemSyncDomain. By default, kernels are launched in domain 0. Kernel launched with cudaLaunchMemSyncDomainRemote will have a different domain ID. User may also alter the domain ID with cudaLaunchMemSyncDomainMap for a specific stream / graph node / kernel launch. See cudaLaunchAttributeMemSyncDomainMap. Domain ID range is available through cudaDevAttrMemSyncDomainCount.
+
+    Fields:
+        default_: The default domain ID to use for designated kernels
+        remote: The remote domain ID to use for designated kernels
+    """
 
     default_: int
     remote: int
 
 
 class cudaLaunchAttributeValue_clusterDim(Structure):
-    """__typeof__(((union cudaLaunchAttributeValue *)0)->clusterDim) (driver_types.h): 12 bytes, aligned to 4."""
+    """__typeof__(((union cudaLaunchAttributeValue *)0)->clusterDim) (driver_types.h): 12 bytes, aligned to 4.
+
+    Value of launch attribute cudaLaunchAttributeClusterDimension that represents the desired cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension. - y - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension. - z - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension.
+    """
 
     x: int
     y: int
@@ -4047,7 +6986,10 @@ class cudaLaunchAttributeValue_clusterDim(Structure):
 
 
 class cudaLaunchAttributeValue_programmaticEvent(Structure):
-    """__typeof__(((union cudaLaunchAttributeValue *)0)->programmaticEvent) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((union cudaLaunchAttributeValue *)0)->programmaticEvent) (driver_types.h): 16 bytes, aligned to 8.
+
+    Value of launch attribute cudaLaunchAttributeProgrammaticEvent with the following fields: - cudaEvent_t event - Event to fire when all blocks trigger it. - int flags; - Event record flags, see cudaEventRecordWithFlags. Does not accept cudaEventRecordExternal. - int triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event.
+    """
 
     event: cudaEvent_t
     flags: int
@@ -4055,7 +6997,10 @@ class cudaLaunchAttributeValue_programmaticEvent(Structure):
 
 
 class cudaLaunchAttributeValue_preferredClusterDim(Structure):
-    """__typeof__(((union cudaLaunchAttributeValue *)0)->preferredClusterDim) (driver_types.h): 12 bytes, aligned to 4."""
+    """__typeof__(((union cudaLaunchAttributeValue *)0)->preferredClusterDim) (driver_types.h): 12 bytes, aligned to 4.
+
+    Value of launch attribute cudaLaunchAttributePreferredClusterDimension that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields: - x - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the x field of cudaLaunchAttributeValueclusterDim. - y - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the y field of cudaLaunchAttributeValueclusterDim. - z - The Z dimension of the preferred cluster, in blocks. Must be equal to the z field of cudaLaunchAttributeValueclusterDim.
+    """
 
     x: int
     y: int
@@ -4063,21 +7008,44 @@ class cudaLaunchAttributeValue_preferredClusterDim(Structure):
 
 
 class cudaLaunchAttributeValue_launchCompletionEvent(Structure):
-    """__typeof__(((union cudaLaunchAttributeValue *)0)->launchCompletionEvent) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((union cudaLaunchAttributeValue *)0)->launchCompletionEvent) (driver_types.h): 16 bytes, aligned to 8.
+
+    Value of launch attribute cudaLaunchAttributeLaunchCompletionEvent with the following fields: - cudaEvent_t event - Event to fire when the last block launches. - int flags - Event record flags, see cudaEventRecordWithFlags. Does not accept cudaEventRecordExternal.
+    """
 
     event: cudaEvent_t
     flags: int
 
 
 class cudaLaunchAttributeValue_deviceUpdatableKernelNode(Structure):
-    """__typeof__(((union cudaLaunchAttributeValue *)0)->deviceUpdatableKernelNode) (driver_types.h): 16 bytes, aligned to 8."""
+    """__typeof__(((union cudaLaunchAttributeValue *)0)->deviceUpdatableKernelNode) (driver_types.h): 16 bytes, aligned to 8.
+
+    Value of launch attribute cudaLaunchAttributeDeviceUpdatableKernelNode with the following fields: - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable. - cudaGraphDeviceNode_t devNode - Returns a handle to pass to the various device-side update functions.
+    """
 
     deviceUpdatable: int
     devNode: cudaGraphDeviceNode_t
 
 
 class cudaLaunchAttributeValue(Union):
-    """union cudaLaunchAttributeValue (driver_types.h): 64 bytes, aligned to 8."""
+    """union cudaLaunchAttributeValue (driver_types.h): 64 bytes, aligned to 8.
+
+    Launch attributes union; used as value field of cudaLaunchAttribute
+
+    Fields:
+        accessPolicyWindow: Value of launch attribute cudaLaunchAttributeAccessPolicyWindow.
+        cooperative: Value of launch attribute cudaLaunchAttributeCooperative. Nonzero indicates a cooperative kernel (see cudaLaunchCooperativeKernel).
+        syncPolicy: Value of launch attribute cudaLaunchAttributeSynchronizationPolicy. cudaSynchronizationPolicy for work queued up in this stream.
+        clusterSchedulingPolicyPreference: Value of launch attribute cudaLaunchAttributeClusterSchedulingPolicyPreference. Cluster scheduling policy preference for the kernel.
+        programmaticStreamSerializationAllowed: Value of launch attribute cudaLaunchAttributeProgrammaticStreamSerialization.
+        priority: Value of launch attribute cudaLaunchAttributePriority. Execution priority of the kernel.
+        memSyncDomainMap: Value of launch attribute cudaLaunchAttributeMemSyncDomainMap. See cudaLaunchMemSyncDomainMap.
+        memSyncDomain: Value of launch attribute cudaLaunchAttributeMemSyncDomain. See cudaLaunchMemSyncDomain.
+        sharedMemCarveout: Value of launch attribute cudaLaunchAttributePreferredSharedMemoryCarveout.
+        nvlinkUtilCentricScheduling: Value of launch attribute cudaLaunchAttributeNvlinkUtilCentricScheduling.
+        portableClusterSizeMode: Value of launch attribute cudaLaunchAttributePortableClusterSizeMode
+        sharedMemoryMode: Value of launch attribute cudaLaunchAttributeSharedMemoryMode. See cudaSharedMemoryMode for acceptable values.
+    """
 
     pad: bytes
     accessPolicyWindow: cudaAccessPolicyWindow
@@ -4100,7 +7068,14 @@ class cudaLaunchAttributeValue(Union):
 
 
 class cudaLaunchAttribute_st(Structure):
-    """struct cudaLaunchAttribute_st (driver_types.h): 72 bytes, aligned to 8."""
+    """struct cudaLaunchAttribute_st (driver_types.h): 72 bytes, aligned to 8.
+
+    Launch attribute
+
+    Fields:
+        id: Attribute to set
+        val: Value of the attribute
+    """
 
     id: int
     pad: bytes
@@ -4108,7 +7083,18 @@ class cudaLaunchAttribute_st(Structure):
 
 
 class cudaLaunchConfig_st(Structure):
-    """struct cudaLaunchConfig_st (driver_types.h): 56 bytes, aligned to 8."""
+    """struct cudaLaunchConfig_st (driver_types.h): 56 bytes, aligned to 8.
+
+    CUDA extensible launch configuration
+
+    Fields:
+        gridDim: Grid dimensions
+        blockDim: Block dimensions
+        dynamicSmemBytes: Dynamic shared-memory size per thread block in bytes
+        stream: Stream identifier
+        attrs: List of attributes; nullable if cudaLaunchConfig_tnumAttrs == 0
+        numAttrs: Number of attributes populated in cudaLaunchConfig_tattrs
+    """
 
     gridDim: dim3
     blockDim: dim3
@@ -4123,19 +7109,34 @@ class cudaAsyncCallbackEntry(Structure):
 
 
 class cudaAsyncNotificationInfo_info_overBudget(Structure):
-    """__typeof__(((__typeof__(((struct cudaAsyncNotificationInfo *)0)->info) *)0)->overBudget) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((__typeof__(((struct cudaAsyncNotificationInfo *)0)->info) *)0)->overBudget) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        bytesOverBudget: The number of bytes that the process has allocated above its device memory budget
+    """
 
     bytesOverBudget: int
 
 
 class cudaAsyncNotificationInfo_info(Union):
-    """__typeof__(((struct cudaAsyncNotificationInfo *)0)->info) (driver_types.h): 8 bytes, aligned to 8."""
+    """__typeof__(((struct cudaAsyncNotificationInfo *)0)->info) (driver_types.h): 8 bytes, aligned to 8.
+
+    Fields:
+        overBudget: Information about notifications of type cudaAsyncNotificationTypeOverBudget
+    """
 
     overBudget: cudaAsyncNotificationInfo_info_overBudget
 
 
 class cudaAsyncNotificationInfo(Structure):
-    """struct cudaAsyncNotificationInfo (driver_types.h): 16 bytes, aligned to 8."""
+    """struct cudaAsyncNotificationInfo (driver_types.h): 16 bytes, aligned to 8.
+
+    Information describing an async notification event
+
+    Fields:
+        type: The type of notification being sent
+        info: Information about the notification. type must be checked in order to interpret this field.
+    """
 
     type: int
     info: cudaAsyncNotificationInfo_info
@@ -4146,7 +7147,25 @@ class CUlogsCallbackEntry_st(Structure):
 
 
 class cudaTextureDesc(Structure):
-    """struct cudaTextureDesc (texture_types.h): 72 bytes, aligned to 4."""
+    """struct cudaTextureDesc (texture_types.h): 72 bytes, aligned to 4.
+
+    CUDA texture descriptor
+
+    Fields:
+        addressMode: Texture address mode for up to 3 dimensions
+        filterMode: Texture filter mode
+        readMode: Texture read mode
+        sRGB: Perform sRGB->linear conversion during texture read
+        borderColor: Texture Border Color
+        normalizedCoords: Indicates whether texture reads are normalized or not
+        maxAnisotropy: Limit to the anisotropy ratio
+        mipmapFilterMode: Mipmap filter mode
+        mipmapLevelBias: Offset applied to the supplied mipmap level
+        minMipmapLevelClamp: Lower end of the mipmap level range to clamp access to
+        maxMipmapLevelClamp: Upper end of the mipmap level range to clamp access to
+        disableTrilinearOptimization: Disable any trilinear filtering optimizations.
+        seamlessCubemap: Enable seamless cube map filtering.
+    """
 
     addressMode: Array[c_uint]
     filterMode: int
@@ -4164,7 +7183,14 @@ class cudaTextureDesc(Structure):
 
 
 class cudaGraphRecaptureCallbackData(Structure):
-    """struct cudaGraphRecaptureCallbackData (cuda_runtime_api.h): 16 bytes, aligned to 8."""
+    """struct cudaGraphRecaptureCallbackData (cuda_runtime_api.h): 16 bytes, aligned to 8.
+
+    Struct of user callback data that is invoked when node parameter mismatches are detected while recapturing to an existing graph
+
+    Fields:
+        callbackFunc: Callback function that will be invoked
+        userData: Generic pointer that is passed to the callback function
+    """
 
     callbackFunc: _CFuncPtr
     userData: int | None
@@ -7006,6 +10032,1746 @@ SYMBOLS_PER_THREAD: dict[str, str] = SYMBOLS_LEGACY | {
 SYMBOLS: dict[str, str] = SYMBOLS_PER_THREAD if per_thread_default_stream() else SYMBOLS_LEGACY
 
 # Deprecated function -> what its header says to use instead.
-_REPLACEMENTS = {}
+_REPLACEMENTS: dict[str, str] = {}
 
-__getattr__, __dir__ = bind_on_first_lookup(globals(), _FUNCTIONS, _REPLACEMENTS)
+# Public name -> the bound function's __doc__ (help()): its C prototype and the
+# header's documentation, in short.
+_DOCS: dict[str, str] = {
+    "cudaArrayGetInfo": "cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct cudaExtent *extent, unsigned int *flags, cudaArray_t array)\n\nGets info about the specified cudaArray.\n\nParameters:\n    desc: Returned array type\n    extent: Returned array shape.\n    flags: Returned array flags\n    array: The cudaArray to get info for\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaArrayGetMemoryRequirements": "cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaArray_t array, int device)\n\nReturns the memory requirements of a CUDA array.\n\nParameters:\n    memoryRequirements: Pointer to cudaArrayMemoryRequirements\n    array: CUDA array to get the memory requirements of\n    device: Device to get the memory requirements for\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaArrayGetPlane": "cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsigned int planeIdx)\n\nGets a CUDA array plane from a CUDA array.\n\nParameters:\n    pPlaneArray: Returned CUDA array referenced by the planeIdx\n    hArray: CUDA array\n    planeIdx: Plane index\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorInvalidResourceHandle",
+    "cudaArrayGetSparseProperties": "cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaArray_t array)\n\nReturns the layout properties of a sparse CUDA array.\n\nParameters:\n    sparseProperties: Pointer to return the cudaArraySparseProperties\n    array: The CUDA array to get the sparse properties of\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaChooseDevice": "cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)\n\nSelect compute-device which best matches criteria.\n\nParameters:\n    device: Device with best match\n    prop: Desired device properties\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaCreateChannelDesc": "struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)\n\nReturns a channel descriptor using the specified format.\n\nParameters:\n    x: X component\n    y: Y component\n    z: Z component\n    w: W component\n    f: Channel format\n\nReturns: Channel descriptor with format f",
+    "cudaCreateSurfaceObject": "cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc)\n\nCreates a surface object.\n\nParameters:\n    pSurfObject: Surface object to create\n    pResDesc: Resource descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidResourceHandle",
+    "cudaCreateTextureObject": "cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc)\n\nCreates a texture object.\n\nParameters:\n    pTexObject: Texture object to create\n    pResDesc: Resource descriptor\n    pTexDesc: Texture descriptor\n    pResViewDesc: Resource view descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaCtxResetPersistingL2Cache": "cudaError_t cudaCtxResetPersistingL2Cache(void)\n\nResets all persisting lines in cache to normal status.\n\nReturns: cudaSuccess,",
+    "cudaDestroyExternalMemory": "cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)\n\nDestroys an external memory object.\n\nParameters:\n    extMem: External memory object to be destroyed\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle",
+    "cudaDestroyExternalSemaphore": "cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem)\n\nDestroys an external semaphore.\n\nParameters:\n    extSem: External semaphore to be destroyed\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle",
+    "cudaDestroySurfaceObject": "cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)\n\nDestroys a surface object.\n\nParameters:\n    surfObject: Surface object to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaDestroyTextureObject": "cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)\n\nDestroys a texture object.\n\nParameters:\n    texObject: Texture object to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaDevResourceGenerateDesc": "cudaError_t cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *phDesc, cudaDevResource *resources, unsigned int nbResources)\n\nGenerate a resource descriptor.\n\nParameters:\n    phDesc: Output descriptor\n    resources: Array of resources to be included in the descriptor\n    nbResources: Number of resources passed in resources\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidResourceType, cudaErrorInvalidResourceConfiguration, cudaErrorNotSupported, cudaErrorOutOfMemory, cudaErrorCudartUnloading, cudaErrorInitializationError",
+    "cudaDevSmResourceSplit": "cudaError_t cudaDevSmResourceSplit(cudaDevResource *result, unsigned int nbGroups, const cudaDevResource *input, cudaDevResource *remainder, unsigned int flags, cudaDevSmResourceGroupParams *groupParams)\n\nSplits a cudaDevResourceTypeSm resource into structured groups.\n\nParameters:\n    result: Output array of cudaDevResource resources.\n    nbGroups: Specifies the number of groups in result and groupParams\n    input: Input SM resource to be split.\n    remainder: If splitting the input resource leaves any SMs, the remainder is placed in here.\n    flags: Flags specifying how the API should behave.\n    groupParams: Description of how the SMs should be split and assigned to the corresponding result entry.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidResourceType, cudaErrorInvalidResourceConfiguration, cudaErrorNotSupported, cudaErrorCudartUnloading, cudaErrorInitializationError",
+    "cudaDevSmResourceSplitByCount": "cudaError_t cudaDevSmResourceSplitByCount(cudaDevResource *result, unsigned int *nbGroups, const cudaDevResource *input, cudaDevResource *remaining, unsigned int flags, unsigned int minCount)\n\nSplits cudaDevResourceTypeSm resources.\n\nParameters:\n    result: Output array of cudaDevResource resources.\n    nbGroups: This is a pointer, specifying the number of groups that would be or should be created as described below.\n    input: Input SM resource to be split.\n    remaining: If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here.\n    flags: Flags specifying how these partitions are used or which constraints to abide by when splitting the input.\n    minCount: Minimum number of SMs required\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidResourceType, cudaErrorInvalidResourceConfiguration, cudaErrorNotSupported, cudaErrorCudartUnloading, cudaErrorInitializationError",
+    "cudaDeviceCanAccessPeer": "cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)\n\nQueries if a device may directly access a peer device's memory.\n\nParameters:\n    canAccessPeer: Returned access capability\n    device: Device from which allocations on peerDevice are to be directly accessed.\n    peerDevice: Device on which the allocations to be directly accessed by device reside.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice",
+    "cudaDeviceDisablePeerAccess": "cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)\n\nDisables direct access to memory allocations on a peer device.\n\nParameters:\n    peerDevice: Peer device to disable direct access to\n\nReturns: cudaSuccess, cudaErrorPeerAccessNotEnabled, cudaErrorInvalidDevice",
+    "cudaDeviceEnablePeerAccess": "cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)\n\nEnables direct access to memory allocations on a peer device.\n\nParameters:\n    peerDevice: Peer device to enable direct access to from the current device\n    flags: Reserved for future use and must be set to 0\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorPeerAccessAlreadyEnabled, cudaErrorInvalidValue",
+    "cudaDeviceFlushGPUDirectRDMAWrites": "cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope)\n\nBlocks until remote writes are visible to the specified scope.\n\nParameters:\n    target: The target of the operation, see cudaFlushGPUDirectRDMAWritesTarget\n    scope: The scope of the operation, see cudaFlushGPUDirectRDMAWritesScope\n\nReturns: cudaSuccess, cudaErrorNotSupported,",
+    "cudaDeviceGetAttribute": "cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)\n\nReturns information about the device.\n\nParameters:\n    value: Returned device attribute value\n    attr: Device attribute to query\n    device: Device number to query\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue",
+    "cudaDeviceGetByPCIBusId": "cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)\n\nReturns a handle to a compute device.\n\nParameters:\n    device: Returned device ordinal\n    pciBusId: String in one of the following forms: [domain]:[bus]:[device].[function] [domain]:[bus]:[device] [bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaDeviceGetCacheConfig": "cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)\n\nReturns the preferred cache configuration for the current device.\n\nParameters:\n    pCacheConfig: Returned cache configuration\n\nReturns: cudaSuccess",
+    "cudaDeviceGetDefaultMemPool": "cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)\n\nReturns the default mempool of a device.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue cudaErrorNotSupported",
+    "cudaDeviceGetDevResource": "cudaError_t cudaDeviceGetDevResource(int device, cudaDevResource *resource, enum cudaDevResourceType type)\n\nGet device resources.\n\nParameters:\n    device: Device to get resource for\n    resource: Output pointer to a cudaDevResource structure\n    type: Type of resource to retrieve\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidDevice, cudaErrorInvalidResourceType, cudaErrorNotSupported, cudaErrorCudartUnloading, cudaErrorInitializationError",
+    "cudaDeviceGetExecutionCtx": "cudaError_t cudaDeviceGetExecutionCtx(cudaExecutionContext_t *ctx, int device)\n\nReturns the execution context for a device.\n\nParameters:\n    ctx: Returns the device execution context\n    device: Device to get the execution context for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaDeviceGetGraphMemAttribute": "cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)\n\nQuery asynchronous allocation attributes related to graphs.\n\nParameters:\n    device: Specifies the scope of the query\n    attr: attribute to get\n    value: retrieved value\n\nReturns: cudaSuccess, cudaErrorInvalidDevice",
+    "cudaDeviceGetHostAtomicCapabilities": "cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device)\n\nQueries details about atomic operations supported between the device and host.\n\nParameters:\n    capabilities: Returned capability details of each requested operation\n    operations: Requested operations\n    count: Count of requested operations and size of capabilities\n    device:\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue",
+    "cudaDeviceGetLimit": "cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)\n\nReturn resource limits.\n\nParameters:\n    pValue: Returned size of the limit\n    limit: Limit to query\n\nReturns: cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue",
+    "cudaDeviceGetMemPool": "cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)\n\nGets the current mempool for a device.\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorNotSupported",
+    "cudaDeviceGetNvSciSyncAttributes": "cudaError_t cudaDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, int device, int flags)\n\nReturn NvSciSync attributes that this device can support.\n\nParameters:\n    nvSciSyncAttrList: Return NvSciSync attributes supported.\n    device: Valid Cuda Device to get NvSciSync attributes for.\n    flags: flags describing NvSciSync usage.",
+    "cudaDeviceGetP2PAtomicCapabilities": "cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice)\n\nQueries details about atomic operations supported between two devices.\n\nParameters:\n    capabilities: Returned capability details of each requested operation\n    operations: Requested operations\n    count: Count of requested operations and size of capabilities\n    srcDevice: The source device of the target link\n    dstDevice: The destination device of the target link\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue",
+    "cudaDeviceGetP2PAttribute": "cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)\n\nQueries attributes of the link between two devices.\n\nParameters:\n    value: Returned value of the requested attribute\n    attr:\n    srcDevice: The source device of the target link.\n    dstDevice: The destination device of the target link.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue",
+    "cudaDeviceGetPCIBusId": "cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)\n\nReturns a PCI Bus Id string for the device.\n\nParameters:\n    pciBusId: Returned identifier string for the device in the following format [domain]:[bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values.\n    len: Maximum length of string to store in name\n    device: Device to get identifier string for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaDeviceGetSharedMemConfig": "cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig)\n\nReturns the shared memory configuration for the current device.\n\nParameters:\n    pConfig: Returned cache configuration\n\nReturns: cudaSuccess, cudaErrorInvalidValue\n\nDeprecated.",
+    "cudaDeviceGetStreamPriorityRange": "cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)\n\nReturns numerical values that correspond to the least and greatest stream priorities.\n\nParameters:\n    leastPriority: Pointer to an int in which the numerical value for least stream priority is returned\n    greatestPriority: Pointer to an int in which the numerical value for greatest stream priority is returned\n\nReturns: cudaSuccess",
+    "cudaDeviceGetTexture1DLinearMaxWidth": "cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)\n\nReturns the maximum number of elements allocatable in a 1D linear texture for a given element size.\n\nParameters:\n    maxWidthInElements: Returns maximum number of texture elements allocatable for given fmtDesc.\n    fmtDesc: Texture format description.\n    device:\n\nReturns: cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue",
+    "cudaDeviceGraphMemTrim": "cudaError_t cudaDeviceGraphMemTrim(int device)\n\nFree unused memory that was cached on the specified device for use with graphs back to the OS.\n\nParameters:\n    device: The device for which cached memory should be freed.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaDeviceRegisterAsyncNotification": "cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void *userData, cudaAsyncCallbackHandle_t *callback)\n\nRegisters a callback function to receive async notifications.\n\nParameters:\n    device: The device on which to register the callback\n    callbackFunc: The function to register as a callback\n    userData: A generic pointer to user data.\n    callback: A handle representing the registered callback instance\n\nReturns: cudaSuccess cudaErrorNotSupported cudaErrorInvalidDevice cudaErrorInvalidValue cudaErrorNotPermitted cudaErrorUnknown",
+    "cudaDeviceReset": "cudaError_t cudaDeviceReset(void)\n\nDestroy all allocations and reset all state on the current device in the current process.\n\nReturns: cudaSuccess",
+    "cudaDeviceSetCacheConfig": "cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)\n\nSets the preferred cache configuration for the current device.\n\nParameters:\n    cacheConfig: Requested cache configuration\n\nReturns: cudaSuccess",
+    "cudaDeviceSetGraphMemAttribute": "cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)\n\nSet asynchronous allocation attributes related to graphs.\n\nParameters:\n    device: Specifies the scope of the query\n    attr: attribute to get\n    value: pointer to value to set\n\nReturns: cudaSuccess, cudaErrorInvalidDevice",
+    "cudaDeviceSetLimit": "cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)\n\nSet resource limits.\n\nParameters:\n    limit: Limit to set\n    value: Size of limit\n\nReturns: cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaDeviceSetMemPool": "cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)\n\nSets the current memory pool of a device.\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorInvalidDevice cudaErrorNotSupported",
+    "cudaDeviceSetSharedMemConfig": "cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)\n\nSets the shared memory configuration for the current device.\n\nParameters:\n    config: Requested cache configuration\n\nReturns: cudaSuccess, cudaErrorInvalidValue\n\nDeprecated.",
+    "cudaDeviceSynchronize": "cudaError_t cudaDeviceSynchronize(void)\n\nWait for compute device to finish.\n\nReturns: cudaSuccess, cudaErrorStreamCaptureUnsupported",
+    "cudaDeviceUnregisterAsyncNotification": "cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)\n\nUnregisters an async notification callback.\n\nParameters:\n    device: The device from which to remove callback.\n    callback: The callback instance to unregister from receiving async notifications.\n\nReturns: cudaSuccess cudaErrorNotSupported cudaErrorInvalidDevice cudaErrorInvalidValue cudaErrorNotPermitted cudaErrorUnknown",
+    "cudaDriverGetVersion": "cudaError_t cudaDriverGetVersion(int *driverVersion)\n\nReturns the latest version of CUDA supported by the driver.\n\nParameters:\n    driverVersion: Returns the CUDA driver version.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaEventCreate": "cudaError_t cudaEventCreate(cudaEvent_t *event)\n\nCreates an event object.\n\nParameters:\n    event: Newly created event\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure, cudaErrorMemoryAllocation",
+    "cudaEventCreateWithFlags": "cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)\n\nCreates an event object with the specified flags.\n\nParameters:\n    event: Newly created event\n    flags: Flags for new event\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure, cudaErrorMemoryAllocation",
+    "cudaEventDestroy": "cudaError_t cudaEventDestroy(cudaEvent_t event)\n\nDestroys an event object.\n\nParameters:\n    event: Event to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure",
+    "cudaEventElapsedTime": "cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)\n\nComputes the elapsed time between events.\n\nParameters:\n    ms: Time between start and end in ms\n    start: Starting event\n    end: Ending event\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure, cudaErrorUnknown",
+    "cudaEventQuery": "cudaError_t cudaEventQuery(cudaEvent_t event)\n\nQueries an event's status.\n\nParameters:\n    event: Event to query\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure",
+    "cudaEventRecord": "cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)\n\nRecords an event.\n\nParameters:\n    event: Event to record\n    stream: Stream in which to record event\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure",
+    "cudaEventRecordWithFlags": "cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)\n\nRecords an event.\n\nParameters:\n    event: Event to record\n    stream: Stream in which to record event\n    flags: Parameters for the operation(See above)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure",
+    "cudaEventSynchronize": "cudaError_t cudaEventSynchronize(cudaEvent_t event)\n\nWaits for an event to complete.\n\nParameters:\n    event: Event to wait for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure",
+    "cudaExecutionCtxDestroy": "cudaError_t cudaExecutionCtxDestroy(cudaExecutionContext_t ctx)\n\nDestroy a execution context.\n\nParameters:\n    ctx: Execution context to destroy (required parameter, see note below)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorCudartUnloading, cudaErrorInitializationError",
+    "cudaExecutionCtxGetDevResource": "cudaError_t cudaExecutionCtxGetDevResource(cudaExecutionContext_t ctx, cudaDevResource *resource, enum cudaDevResourceType type)\n\nGet context resources.\n\nParameters:\n    ctx: Execution context to get resource for (required parameter, see note below)\n    resource: Output pointer to a cudaDevResource structure\n    type: Type of resource to retrieve\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported, cudaErrorNotPermitted, cudaErrorCudartUnloading, cudaErrorInitializationError",
+    "cudaExecutionCtxGetDevice": "cudaError_t cudaExecutionCtxGetDevice(int *device, cudaExecutionContext_t ctx)\n\nReturns the device handle for the execution context.\n\nParameters:\n    device: Returned device handle for the specified execution context\n    ctx: Execution context for which to obtain the device (required parameter, see note below)\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorNotPermitted",
+    "cudaExecutionCtxGetId": "cudaError_t cudaExecutionCtxGetId(cudaExecutionContext_t ctx, unsigned long long *ctxId)\n\nReturns the unique Id associated with the execution context supplied.\n\nParameters:\n    ctx: Context for which to obtain the Id (required parameter, see note below)\n    ctxId: Pointer to store the Id of the context\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorNotPermitted",
+    "cudaExecutionCtxRecordEvent": "cudaError_t cudaExecutionCtxRecordEvent(cudaExecutionContext_t ctx, cudaEvent_t event)\n\nRecords an event for the specified execution context.\n\nParameters:\n    ctx: Execution context to record event for (required parameter, see note below)\n    event: Event to record\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidHandle, cudaErrorStreamCaptureUnsupported",
+    "cudaExecutionCtxStreamCreate": "cudaError_t cudaExecutionCtxStreamCreate(cudaStream_t *phStream, cudaExecutionContext_t ctx, unsigned int flags, int priority)\n\nCreates a stream and initializes it for the given execution context.\n\nParameters:\n    phStream: Returned stream handle\n    ctx: Execution context to initialize the stream with (required parameter, see note below)\n    flags: Flags for stream creation\n    priority: Stream priority\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorOutOfMemory, cudaErrorCudartUnloading, cudaErrorInitializationError",
+    "cudaExecutionCtxSynchronize": "cudaError_t cudaExecutionCtxSynchronize(cudaExecutionContext_t ctx)\n\nBlock for the specified execution context's tasks to complete.\n\nParameters:\n    ctx: Execution context to synchronize (required parameter, see note below)\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorDeviceUninitialized, cudaErrorInvalidValue",
+    "cudaExecutionCtxWaitEvent": "cudaError_t cudaExecutionCtxWaitEvent(cudaExecutionContext_t ctx, cudaEvent_t event)\n\nMake an execution context wait on an event.\n\nParameters:\n    ctx: Execution context to wait for (required parameter, see note below)\n    event: Event to wait on\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidHandle, cudaErrorStreamCaptureUnsupported",
+    "cudaExternalMemoryGetMappedBuffer": "cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc)\n\nMaps a buffer onto an imported memory object.\n\nParameters:\n    devPtr: Returned device pointer to buffer\n    extMem: Handle to external memory object\n    bufferDesc: Buffer descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaExternalMemoryGetMappedMipmappedArray": "cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t *mipmap, cudaExternalMemory_t extMem, const struct cudaExternalMemoryMipmappedArrayDesc *mipmapDesc)\n\nMaps a CUDA mipmapped array onto an external memory object.\n\nParameters:\n    mipmap: Returned CUDA mipmapped array\n    extMem: Handle to external memory object\n    mipmapDesc: CUDA array descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaFree": "cudaError_t cudaFree(void *devPtr)\n\nFrees memory on the device.\n\nParameters:\n    devPtr: Device pointer to memory to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaFreeArray": "cudaError_t cudaFreeArray(cudaArray_t array)\n\nFrees an array on the device.\n\nParameters:\n    array: Pointer to array to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaFreeAsync": "cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)\n\nFrees memory with stream ordered semantics.\n\nParameters:\n    devPtr:\n    hStream: The stream establishing the stream ordering promise\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaFreeHost": "cudaError_t cudaFreeHost(void *ptr)\n\nFrees page-locked memory.\n\nParameters:\n    ptr: Pointer to memory to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaFreeMipmappedArray": "cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)\n\nFrees a mipmapped array on the device.\n\nParameters:\n    mipmappedArray: Pointer to mipmapped array to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaFuncGetAttributes": "cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)\n\nFind out attributes for a given function.\n\nParameters:\n    attr: Return pointer to function's attributes\n    func: Device function symbol\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction",
+    "cudaFuncGetName": "cudaError_t cudaFuncGetName(const char **name, const void *func)\n\nReturns the function name for a device entry function pointer.\n\nParameters:\n    name: The returned name of the function\n    func: The function pointer to retrieve name for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction",
+    "cudaFuncGetParamCount": "cudaError_t cudaFuncGetParamCount(const void *func, size_t *paramCount)\n\nReturns the number of parameters used by the function.\n\nParameters:\n    func: The function to query\n    paramCount: Returns the number of parameters used by the function\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE,",
+    "cudaFuncGetParamInfo": "cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)\n\nReturns the offset and size of a kernel parameter in the device-side parameter layout.\n\nParameters:\n    func: The function to query\n    paramIndex: The parameter index to query\n    paramOffset: The offset into the device-side parameter layout at which the parameter resides\n    paramSize: The size of the parameter in the device-side parameter layout\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE,",
+    "cudaFuncSetAttribute": "cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)\n\nSet attributes for a given function.\n\nParameters:\n    func: Function to get attributes of\n    attr: Attribute to set\n    value: Value to set\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue",
+    "cudaFuncSetCacheConfig": "cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)\n\nSets the preferred cache configuration for a device function.\n\nParameters:\n    func: Device function symbol\n    cacheConfig: Requested cache configuration\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction",
+    "cudaFuncSetSharedMemConfig": "cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)\n\nSets the shared memory configuration for a device function.\n\nParameters:\n    func: Device function symbol\n    config: Requested shared memory configuration\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue,\n\nDeprecated.",
+    "cudaGetChannelDesc": "cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc, cudaArray_const_t array)\n\nGet the channel descriptor of an array.\n\nParameters:\n    desc: Channel format\n    array: Memory array on device\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGetDevice": "cudaError_t cudaGetDevice(int *device)\n\nReturns which device is currently being used.\n\nParameters:\n    device: Returns the device on which the active host thread executes the device code.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorDeviceUnavailable,",
+    "cudaGetDeviceCount": "cudaError_t cudaGetDeviceCount(int *count)\n\nReturns the number of compute-capable devices.\n\nParameters:\n    count: Returns the number of devices with compute capability greater or equal to 2.0\n\nReturns: cudaSuccess",
+    "cudaGetDeviceFlags": "cudaError_t cudaGetDeviceFlags(unsigned int *flags)\n\nGets the flags for the current device.\n\nParameters:\n    flags: Pointer to store the device flags\n\nReturns: cudaSuccess, cudaErrorInvalidDevice",
+    "cudaGetDeviceProperties": "cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)\n\nReturns information about the compute-device.\n\nParameters:\n    prop: Properties for the specified device\n    device: Device number to get properties for\n\nReturns: cudaSuccess, cudaErrorInvalidDevice",
+    "cudaGetDriverEntryPoint": "cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)\n\nReturns the requested driver API function pointer.\n\nParameters:\n    symbol: The base name of the driver API function to look for.\n    funcPtr: Location to return the function pointer to the requested driver function\n    flags: Flags to specify search options.\n    driverStatus: Optional location to store the status of finding the symbol from the driver.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported\n\nDeprecated. This function is deprecated as of CUDA 13.0",
+    "cudaGetDriverEntryPointByVersion": "cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)\n\nReturns the requested driver API function pointer by CUDA version.\n\nParameters:\n    symbol: The base name of the driver API function to look for.\n    funcPtr: Location to return the function pointer to the requested driver function\n    cudaVersion: The CUDA version to look for the requested driver symbol\n    flags: Flags to specify search options.\n    driverStatus: Optional location to store the status of finding the symbol from the driver.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaGetErrorName": "const char *cudaGetErrorName(cudaError_t error)\n\nReturns the string representation of an error code enum name.\n\nParameters:\n    error: Error code to convert to string\n\nReturns: char* pointer to a NULL-terminated string",
+    "cudaGetErrorString": "const char *cudaGetErrorString(cudaError_t error)\n\nReturns the description string for an error code.\n\nParameters:\n    error: Error code to convert to string\n\nReturns: char* pointer to a NULL-terminated string",
+    "cudaGetExportTable": "cudaError_t cudaGetExportTable(const void **ppExportTable, const cudaUUID_t *pExportTableId)",
+    "cudaGetFuncBySymbol": "cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)\n\nGet pointer to device entry function that matches entry function symbolPtr.\n\nParameters:\n    functionPtr: Returns the device entry function\n    symbolPtr: Pointer to device entry function to search for\n\nReturns: cudaSuccess",
+    "cudaGetKernel": "cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)\n\nGet pointer to device kernel that matches entry function entryFuncAddr.\n\nParameters:\n    kernelPtr: Returns the device kernel\n    entryFuncAddr: Address of device entry function to search kernel for\n\nReturns: cudaSuccess",
+    "cudaGetLastError": "cudaError_t cudaGetLastError(void)\n\nReturns the last error from a runtime call.\n\nReturns: cudaSuccess, cudaErrorMissingConfiguration, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidSymbol, cudaErrorUnmapBufferObjectFailed, cudaErrorInvalidDevicePointer, cudaErrorInvalidTexture, cudaErrorInvalidTextureBinding, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidMemcpyDirection, cudaErrorInvalidFilterSetting, cudaErrorInvalidNormSetting, cudaErrorUnknown, cudaErrorInvalidResourceHandle, cudaErrorInsufficientDriver, cudaErrorNoDevice, cudaErrorSetOnActiveProcess, cudaErrorStartupFailure, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled",
+    "cudaGetMipmappedArrayLevel": "cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level)\n\nGets a mipmap level of a CUDA mipmapped array.\n\nParameters:\n    levelArray: Returned mipmap level CUDA array\n    mipmappedArray: CUDA mipmapped array\n    level: Mipmap level\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorInvalidResourceHandle",
+    "cudaGetSurfaceObjectResourceDesc": "cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject)\n\nReturns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject.\n\nParameters:\n    pResDesc: Resource descriptor\n    surfObject: Surface object\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGetSymbolAddress": "cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)\n\nFinds the address associated with a CUDA symbol.\n\nParameters:\n    devPtr: Return device pointer associated with symbol\n    symbol: Device symbol address\n\nReturns: cudaSuccess, cudaErrorInvalidSymbol, cudaErrorNoKernelImageForDevice",
+    "cudaGetSymbolSize": "cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)\n\nFinds the size of the object associated with a CUDA symbol.\n\nParameters:\n    size: Size of object associated with symbol\n    symbol: Device symbol address\n\nReturns: cudaSuccess, cudaErrorInvalidSymbol, cudaErrorNoKernelImageForDevice",
+    "cudaGetTextureObjectResourceDesc": "cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject)\n\nReturns a texture object's resource descriptor.\n\nParameters:\n    pResDesc: Resource descriptor\n    texObject: Texture object\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGetTextureObjectResourceViewDesc": "cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *pResViewDesc, cudaTextureObject_t texObject)\n\nReturns a texture object's resource view descriptor.\n\nParameters:\n    pResViewDesc: Resource view descriptor\n    texObject: Texture object\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGetTextureObjectTextureDesc": "cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *pTexDesc, cudaTextureObject_t texObject)\n\nReturns a texture object's texture descriptor.\n\nParameters:\n    pTexDesc: Texture descriptor\n    texObject: Texture object\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddChildGraphNode": "cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaGraph_t childGraph)\n\nCreates a child graph node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    childGraph: The graph to clone into this node\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddDependencies": "cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)\n\nAdds dependency edges to a graph.\n\nParameters:\n    graph: Graph to which dependencies are added\n    from: Array of nodes that provide the dependencies\n    to: Array of dependent nodes\n    edgeData: Optional array of edge data.\n    numDependencies: Number of dependencies to be added\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddEmptyNode": "cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)\n\nCreates an empty node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddEventRecordNode": "cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)\n\nCreates an event record node and adds it to a graph.\n\nParameters:\n    pGraphNode:\n    graph:\n    pDependencies:\n    numDependencies: Number of dependencies\n    event: Event for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddEventWaitNode": "cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)\n\nCreates an event wait node and adds it to a graph.\n\nParameters:\n    pGraphNode:\n    graph:\n    pDependencies:\n    numDependencies: Number of dependencies\n    event: Event for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddExternalSemaphoresSignalNode": "cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)\n\nCreates an external semaphore signal node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    nodeParams: Parameters for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddExternalSemaphoresWaitNode": "cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)\n\nCreates an external semaphore wait node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    nodeParams: Parameters for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddHostNode": "cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams)\n\nCreates a host execution node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pNodeParams: Parameters for the host node\n\nReturns: cudaSuccess, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaGraphAddKernelNode": "cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams)\n\nCreates a kernel execution node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pNodeParams: Parameters for the GPU execution node\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction",
+    "cudaGraphAddMemAllocNode": "cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams)\n\nCreates an allocation node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    nodeParams: Parameters for the node\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue, cudaErrorOutOfMemory",
+    "cudaGraphAddMemFreeNode": "cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr)\n\nCreates a memory free node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    dptr: Address of memory to free\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue, cudaErrorOutOfMemory",
+    "cudaGraphAddMemcpyNode": "cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams)\n\nCreates a memcpy node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pCopyParams: Parameters for the memory copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddMemcpyNode1D": "cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nCreates a 1D memcpy node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddMemcpyNodeFromSymbol": "cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCreates a memcpy node to copy from a symbol on the device and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddMemcpyNodeToSymbol": "cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCreates a memcpy node to copy to a symbol on the device and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphAddMemsetNode": "cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams)\n\nCreates a memset node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pMemsetParams: Parameters for the memory set\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaGraphAddNode": "cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, struct cudaGraphNodeParams *nodeParams)\n\nAdds a node of arbitrary type to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    dependencyData: Optional edge data for the dependencies.\n    numDependencies: Number of dependencies\n    nodeParams: Specification of the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported",
+    "cudaGraphChildGraphNodeGetGraph": "cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph)\n\nGets a handle to the embedded graph of a child graph node.\n\nParameters:\n    node: Node to get the embedded graph for\n    pGraph: Location to store a handle to the graph\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphClone": "cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)\n\nClones a graph.\n\nParameters:\n    pGraphClone: Returns newly created cloned graph\n    originalGraph: Graph to clone\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaGraphConditionalHandleCreate": "cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags)\n\nCreate a conditional handle.\n\nParameters:\n    pHandle_out: Pointer used to return the handle to the caller.\n    graph: Graph which will contain the conditional node using this handle.\n    defaultLaunchValue: Optional initial value for the conditional variable.\n    flags: Currently must be cudaGraphCondAssignDefault or 0.\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED",
+    "cudaGraphConditionalHandleCreate_v2": "cudaError_t cudaGraphConditionalHandleCreate_v2(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, cudaExecutionContext_t ctx, unsigned int defaultLaunchValue, unsigned int flags)\n\nCreate a conditional handle.\n\nParameters:\n    pHandle_out: Pointer used to return the handle to the caller.\n    graph: Graph which will contain the conditional node using this handle.\n    ctx: Execution context for the handle and associated conditional node.\n    defaultLaunchValue: Optional initial value for the conditional variable.\n    flags: Currently must be cudaGraphCondAssignDefault or 0.\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED",
+    "cudaGraphCreate": "cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)\n\nCreates a graph.\n\nParameters:\n    pGraph: Returns newly created graph\n    flags: Graph creation flags, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaGraphDebugDotPrint": "cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)\n\nWrite a DOT file describing graph structure.\n\nParameters:\n    graph: The graph to create a DOT file from\n    path: The path to write the DOT file to\n    flags: Flags from cudaGraphDebugDotFlags for specifying which additional node information to write\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOperatingSystem",
+    "cudaGraphDestroy": "cudaError_t cudaGraphDestroy(cudaGraph_t graph)\n\nDestroys a graph.\n\nParameters:\n    graph: Graph to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphDestroyNode": "cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)\n\nRemove a node from the graph.\n\nParameters:\n    node: Node to remove\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphEventRecordNodeGetEvent": "cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out)\n\nReturns the event associated with an event record node.\n\nParameters:\n    node:\n    event_out: Pointer to return the event\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphEventRecordNodeSetEvent": "cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event)\n\nSets an event record node's event.\n\nParameters:\n    node:\n    event: Event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphEventWaitNodeGetEvent": "cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out)\n\nReturns the event associated with an event wait node.\n\nParameters:\n    node:\n    event_out: Pointer to return the event\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphEventWaitNodeSetEvent": "cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event)\n\nSets an event wait node's event.\n\nParameters:\n    node:\n    event: Event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecChildGraphNodeSetParams": "cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph)\n\nUpdates node parameters in the child graph node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Host node from the graph which was used to instantiate graphExec\n    childGraph: The graph supplying the updated parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecDestroy": "cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)\n\nDestroys an executable graph.\n\nParameters:\n    graphExec: Executable graph to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecEventRecordNodeSetEvent": "cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event)\n\nSets the event for an event record node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Event record node from the graph from which graphExec was instantiated\n    event: Updated event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecEventWaitNodeSetEvent": "cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event)\n\nSets the event for an event wait node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Event wait node from the graph from which graphExec was instantiated\n    event: Updated event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecExternalSemaphoresSignalNodeSetParams": "cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)\n\nSets the parameters for an external semaphore signal node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: semaphore signal node from the graph from which graphExec was instantiated\n    nodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecExternalSemaphoresWaitNodeSetParams": "cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)\n\nSets the parameters for an external semaphore wait node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: semaphore wait node from the graph from which graphExec was instantiated\n    nodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecGetFlags": "cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long *flags)\n\nQuery the instantiation flags of an executable graph.\n\nParameters:\n    graphExec: The executable graph to query\n    flags: Returns the instantiation flags\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecGetId": "cudaError_t cudaGraphExecGetId(cudaGraphExec_t hGraphExec, unsigned int *graphID)\n\nReturns the id of a given graph exec.\n\nParameters:\n    hGraphExec: Graph to query\n    graphID: Pointer to return the graphId\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecHostNodeSetParams": "cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)\n\nSets the parameters for a host node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Host node from the graph which was used to instantiate graphExec\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecKernelNodeSetParams": "cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)\n\nSets the parameters for a kernel node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: kernel node from the graph from which graphExec was instantiated\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecMemcpyNodeSetParams": "cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)\n\nSets the parameters for a memcpy node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecMemcpyNodeSetParams1D": "cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nSets the parameters for a memcpy node in the given graphExec to perform a 1-dimensional copy.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecMemcpyNodeSetParamsFromSymbol": "cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets the parameters for a memcpy node in the given graphExec to copy from a symbol on the device.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecMemcpyNodeSetParamsToSymbol": "cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets the parameters for a memcpy node in the given graphExec to copy to a symbol on the device.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExecMemsetNodeSetParams": "cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)\n\nSets the parameters for a memset node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memset node from the graph which was used to instantiate graphExec\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphExecNodeSetParams": "cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)\n\nUpdate a graph node's parameters in an instantiated graph.\n\nParameters:\n    graphExec: The executable graph in which to update the specified node\n    node: Corresponding node from the graph from which graphExec was instantiated\n    nodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported",
+    "cudaGraphExecUpdate": "cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo)\n\nCheck whether an executable graph can be updated with a graph and perform the update if possible.\n\nParameters:\n    hGraphExec: The instantiated graph to be updated\n    hGraph: The graph containing the updated parameters\n    resultInfo: the error info structure\n\nReturns: cudaSuccess, cudaErrorGraphExecUpdateFailure,",
+    "cudaGraphExternalSemaphoresSignalNodeGetParams": "cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams *params_out)\n\nReturns an external semaphore signal node's parameters.\n\nParameters:\n    hNode: Node to get the parameters for\n    params_out: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExternalSemaphoresSignalNodeSetParams": "cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)\n\nSets an external semaphore signal node's parameters.\n\nParameters:\n    hNode: Node to set the parameters for\n    nodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExternalSemaphoresWaitNodeGetParams": "cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams *params_out)\n\nReturns an external semaphore wait node's parameters.\n\nParameters:\n    hNode: Node to get the parameters for\n    params_out: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphExternalSemaphoresWaitNodeSetParams": "cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)\n\nSets an external semaphore wait node's parameters.\n\nParameters:\n    hNode: Node to set the parameters for\n    nodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphGetEdges": "cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to, cudaGraphEdgeData *edgeData, size_t *numEdges)\n\nReturns a graph's dependency edges.\n\nParameters:\n    graph: Graph to get the edges from\n    from: Location to return edge endpoints\n    to: Location to return edge endpoints\n    edgeData: Optional location to return edge data\n    numEdges: See description\n\nReturns: cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue",
+    "cudaGraphGetId": "cudaError_t cudaGraphGetId(cudaGraph_t hGraph, unsigned int *graphID)\n\nReturns the id of a given graph.\n\nParameters:\n    hGraph: Graph to query\n    graphID: Pointer to return the graphId\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphGetNodes": "cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)\n\nReturns a graph's nodes.\n\nParameters:\n    graph: Graph to query\n    nodes: Pointer to return the nodes\n    numNodes: See description\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphGetRootNodes": "cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes)\n\nReturns a graph's root nodes.\n\nParameters:\n    graph: Graph to query\n    pRootNodes: Pointer to return the root nodes\n    pNumRootNodes: See description\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphHostNodeGetParams": "cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams)\n\nReturns a host node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphHostNodeSetParams": "cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)\n\nSets a host node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphInstantiate": "cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)\n\nCreates an executable graph from a graph.\n\nParameters:\n    pGraphExec: Returns instantiated graph\n    graph: Graph to instantiate\n    flags: Flags to control instantiation.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphInstantiateWithFlags": "cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)\n\nCreates an executable graph from a graph.\n\nParameters:\n    pGraphExec: Returns instantiated graph\n    graph: Graph to instantiate\n    flags: Flags to control instantiation.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphInstantiateWithParams": "cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams)\n\nCreates an executable graph from a graph.\n\nParameters:\n    pGraphExec: Returns instantiated graph\n    graph: Graph to instantiate\n    instantiateParams: Instantiation parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphKernelNodeCopyAttributes": "cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc)\n\nCopies attributes from source node to destination node.\n\nParameters:\n    hDst: Destination node\n    hSrc: Source node For list of attributes see cudaKernelNodeAttrID\n\nReturns: cudaSuccess, cudaErrorInvalidContext",
+    "cudaGraphKernelNodeGetAttribute": "cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)\n\nQueries node attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaGraphKernelNodeGetParams": "cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams)\n\nReturns a kernel node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction",
+    "cudaGraphKernelNodeSetAttribute": "cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)\n\nSets node attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaGraphKernelNodeSetParams": "cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)\n\nSets a kernel node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorMemoryAllocation",
+    "cudaGraphLaunch": "cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)\n\nLaunches an executable graph in a stream.\n\nParameters:\n    graphExec: Executable graph to launch\n    stream: Stream in which to launch the graph\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemAllocNodeGetParams": "cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out)\n\nReturns a memory alloc node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    params_out: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemFreeNodeGetParams": "cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out)\n\nReturns a memory free node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    dptr_out: Pointer to return the device address\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemcpyNodeGetParams": "cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams)\n\nReturns a memcpy node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemcpyNodeSetParams": "cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)\n\nSets a memcpy node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphMemcpyNodeSetParams1D": "cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nSets a memcpy node's parameters to perform a 1-dimensional copy.\n\nParameters:\n    node: Node to set the parameters for\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemcpyNodeSetParamsFromSymbol": "cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets a memcpy node's parameters to copy from a symbol on the device.\n\nParameters:\n    node: Node to set the parameters for\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemcpyNodeSetParamsToSymbol": "cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets a memcpy node's parameters to copy to a symbol on the device.\n\nParameters:\n    node: Node to set the parameters for\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemsetNodeGetParams": "cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams *pNodeParams)\n\nReturns a memset node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphMemsetNodeSetParams": "cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)\n\nSets a memset node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphNodeFindInClone": "cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)\n\nFinds a cloned version of a node.\n\nParameters:\n    pNode: Returns handle to the cloned node\n    originalNode: Handle to the original node\n    clonedGraph: Cloned graph to query\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphNodeGetContainingGraph": "cudaError_t cudaGraphNodeGetContainingGraph(cudaGraphNode_t hNode, cudaGraph_t *phGraph)\n\nReturns the graph that contains a given graph node.\n\nParameters:\n    hNode: Node to query\n    phGraph: Pointer to return the containing graph\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaGraphNodeGetDependencies": "cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies, cudaGraphEdgeData *edgeData, size_t *pNumDependencies)\n\nReturns a node's dependencies.\n\nParameters:\n    node: Node to query\n    pDependencies: Pointer to return the dependencies\n    edgeData: Optional array to return edge data for each dependency\n    pNumDependencies: See description\n\nReturns: cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue",
+    "cudaGraphNodeGetDependentNodes": "cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes, cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes)\n\nReturns a node's dependent nodes.\n\nParameters:\n    node: Node to query\n    pDependentNodes: Pointer to return the dependent nodes\n    edgeData: Optional pointer to return edge data for dependent nodes\n    pNumDependentNodes: See description\n\nReturns: cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue",
+    "cudaGraphNodeGetEnabled": "cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int *isEnabled)\n\nQuery whether a node in the given graphExec is enabled.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Node from the graph from which graphExec was instantiated\n    isEnabled: Location to return the enabled status of the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphNodeGetLocalId": "cudaError_t cudaGraphNodeGetLocalId(cudaGraphNode_t hNode, unsigned int *nodeId)\n\nReturns the node id of a given graph node.\n\nParameters:\n    hNode: Node to query\n    nodeId: Pointer to return the nodeId\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaGraphNodeGetParams": "cudaError_t cudaGraphNodeGetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)\n\nReturns a graph node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    nodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaGraphNodeGetToolsId": "cudaError_t cudaGraphNodeGetToolsId(cudaGraphNode_t hNode, unsigned long long *toolsNodeId)\n\nReturns an id used by tools to identify a given node.\n\nParameters:\n    hNode: Node to query\n    toolsNodeId: Pointer to return the id used by tools\n\nReturns: CUDA_SUCCESS cudaErrorInvalidValue",
+    "cudaGraphNodeGetType": "cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType)\n\nReturns a node's type.\n\nParameters:\n    node: Node to query\n    pType: Pointer to return the node type\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphNodeSetEnabled": "cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled)\n\nEnables or disables the specified node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Node from the graph from which graphExec was instantiated\n    isEnabled: Node is enabled if != 0, otherwise the node is disabled\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphNodeSetParams": "cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)\n\nUpdate a graph node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    nodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported",
+    "cudaGraphReleaseUserObject": "cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count)\n\nRelease a user object reference from a graph.\n\nParameters:\n    graph: The graph that will release the reference\n    object: The user object to release a reference for\n    count: The number of references to release, typically 1.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphRemoveDependencies": "cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)\n\nRemoves dependency edges from a graph.\n\nParameters:\n    graph: Graph from which to remove dependencies\n    from: Array of nodes that provide the dependencies\n    to: Array of dependent nodes\n    edgeData: Optional array of edge data.\n    numDependencies: Number of dependencies to be removed\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphRetainUserObject": "cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags)\n\nRetain a reference to a user object from a graph.\n\nParameters:\n    graph: The graph to associate the reference with\n    object: The user object to retain a reference for\n    count: The number of references to add to the graph, typically 1.\n    flags: The optional flag cudaGraphUserObjectMove transfers references from the calling thread, rather than create new references.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaGraphUpload": "cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)\n\nUploads an executable graph in a stream.\n\nParameters:\n    graphExec: Executable graph to upload\n    stream: Stream in which to upload the graph\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaGraphicsMapResources": "cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)\n\nMap graphics resources for access by CUDA.\n\nParameters:\n    count: Number of resources to map\n    resources: Resources to map for CUDA\n    stream: Stream for synchronization\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaGraphicsResourceGetMappedMipmappedArray": "cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t *mipmappedArray, cudaGraphicsResource_t resource)\n\nGet a mipmapped array through which to access a mapped graphics resource.\n\nParameters:\n    mipmappedArray: Returned mipmapped array through which resource may be accessed\n    resource: Mapped resource to access\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaGraphicsResourceGetMappedPointer": "cudaError_t cudaGraphicsResourceGetMappedPointer(void **devPtr, size_t *size, cudaGraphicsResource_t resource)\n\nGet an device pointer through which to access a mapped graphics resource.\n\nParameters:\n    devPtr: Returned pointer through which resource may be accessed\n    size: Returned size of the buffer accessible starting at *devPtr\n    resource: Mapped resource to access\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaGraphicsResourceSetMapFlags": "cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags)\n\nSet usage flags for mapping a graphics resource.\n\nParameters:\n    resource: Registered resource to set flags for\n    flags: Parameters for resource mapping\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown,",
+    "cudaGraphicsSubResourceGetMappedArray": "cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel)\n\nGet an array through which to access a subresource of a mapped graphics resource.\n\nParameters:\n    array: Returned array through which a subresource of resource may be accessed\n    resource: Mapped resource to access\n    arrayIndex: Array index for array textures or cubemap face index as defined by cudaGraphicsCubeFace for cubemap textures for the subresource to access\n    mipLevel: Mipmap level for the subresource to access\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaGraphicsUnmapResources": "cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)\n\nUnmap graphics resources.\n\nParameters:\n    count: Number of resources to unmap\n    resources: Resources to unmap\n    stream: Stream for synchronization\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaGraphicsUnregisterResource": "cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource)\n\nUnregisters a graphics resource for access by CUDA.\n\nParameters:\n    resource: Resource to unregister\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown",
+    "cudaGreenCtxCreate": "cudaError_t cudaGreenCtxCreate(cudaExecutionContext_t *phCtx, cudaDevResourceDesc_t desc, int device, unsigned int flags)\n\nCreates a green context with a specified set of resources.\n\nParameters:\n    phCtx: Pointer for the output handle to the green context\n    desc: Descriptor generated via cudaDevResourceGenerateDesc which contains the set of resources to be used\n    device: Device on which to create the green context.\n    flags: Green context creation flags.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorNotPermitted, cudaErrorNotSupported, cudaErrorOutOfMemory, cudaErrorCudartUnloading, cudaErrorInitializationError",
+    "cudaHostAlloc": "cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)\n\nAllocates page-locked memory on the host.\n\nParameters:\n    pHost: Device pointer to allocated memory\n    size: Requested allocation size in bytes\n    flags: Requested properties of allocated memory\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorExternalDevice",
+    "cudaHostGetDevicePointer": "cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)\n\nPasses back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister.\n\nParameters:\n    pDevice: Returned device pointer for mapped memory\n    pHost: Requested host pointer mapping\n    flags: Flags for extensions (must be 0 for now)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaHostGetFlags": "cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)\n\nPasses back flags used to allocate pinned host memory allocated by cudaHostAlloc.\n\nParameters:\n    pFlags: Returned flags word\n    pHost: Host pointer\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaHostRegister": "cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)\n\nRegisters an existing host memory range for use by CUDA.\n\nParameters:\n    ptr: Host pointer to memory to page-lock\n    size: Size in bytes of the address range to page-lock in bytes\n    flags: Flags for allocation request\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorHostMemoryAlreadyRegistered, cudaErrorNotSupported, cudaErrorExternalDevice",
+    "cudaHostUnregister": "cudaError_t cudaHostUnregister(void *ptr)\n\nUnregisters a memory range that was registered with cudaHostRegister.\n\nParameters:\n    ptr: Host pointer to memory to unregister\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorHostMemoryNotRegistered",
+    "cudaImportExternalMemory": "cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc)\n\nImports an external memory object.\n\nParameters:\n    extMem_out: Returned handle to an external memory object\n    memHandleDesc: Memory import handle descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem",
+    "cudaImportExternalSemaphore": "cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t *extSem_out, const struct cudaExternalSemaphoreHandleDesc *semHandleDesc)\n\nImports an external semaphore.\n\nParameters:\n    extSem_out: Returned handle to an external semaphore\n    semHandleDesc: Semaphore import handle descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem",
+    "cudaInitDevice": "cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)\n\nInitialize device to be used for GPU executions.\n\nParameters:\n    device: Device on which the runtime will initialize itself.\n    deviceFlags: Parameters for device operation.\n    flags: Flags for controlling the device initialization.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice,",
+    "cudaIpcCloseMemHandle": "cudaError_t cudaIpcCloseMemHandle(void *devPtr)\n\nAttempts to close memory mapped with cudaIpcOpenMemHandle.\n\nParameters:\n    devPtr: Device pointer returned by cudaIpcOpenMemHandle\n\nReturns: cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaIpcGetEventHandle": "cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)\n\nGets an interprocess handle for a previously allocated event.\n\nParameters:\n    handle: Pointer to a user allocated cudaIpcEventHandle in which to return the opaque event handle\n    event: Event allocated with cudaEventInterprocess and cudaEventDisableTiming flags.\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorMemoryAllocation, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaIpcGetMemHandle": "cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)\n\nGets an interprocess memory handle for an existing device memory allocation.\n\nParameters:\n    handle: Pointer to user allocated cudaIpcMemHandle to return the handle in.\n    devPtr: Base pointer to previously allocated device memory\n\nReturns: cudaSuccess, cudaErrorMemoryAllocation, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaIpcOpenEventHandle": "cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)\n\nOpens an interprocess event handle for use in the current process.\n\nParameters:\n    event: Returns the imported event\n    handle: Interprocess handle to open\n\nReturns: cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue, cudaErrorDeviceUninitialized",
+    "cudaIpcOpenMemHandle": "cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)\n\nOpens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.\n\nParameters:\n    devPtr: Returned device pointer\n    handle: cudaIpcMemHandle to open\n    flags: Flags for this operation.\n\nReturns: cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorInvalidResourceHandle, cudaErrorDeviceUninitialized, cudaErrorTooManyPeers, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaKernelSetAttributeForDevice": "cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device)\n\nSets information about a kernel.\n\nParameters:\n    kernel: Kernel to set attribute of\n    attr: Attribute requested\n    value: Value to set\n    device: Device to set attribute of\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue",
+    "cudaLaunchCooperativeKernel": "cudaError_t cudaLaunchCooperativeKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)\n\nLaunches a device function where thread blocks can cooperate and synchronize as they execute.\n\nParameters:\n    func: Device function symbol\n    gridDim: Grid dimentions\n    blockDim: Block dimentions\n    args: Arguments\n    sharedMem: Shared memory\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorCooperativeLaunchTooLarge, cudaErrorSharedObjectInitFailed",
+    "cudaLaunchHostFunc": "cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)\n\nEnqueues a host function call in a stream.\n\nParameters:\n    stream: Stream to enqueue function call in\n    fn: The function to call once preceding stream operations are complete\n    userData: User-specified data to be passed to the function\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaLaunchHostFunc_v2": "cudaError_t cudaLaunchHostFunc_v2(cudaStream_t stream, cudaHostFn_t fn, void *userData, unsigned int syncMode)\n\nEnqueues a host function call in a stream.\n\nParameters:\n    stream: Stream to enqueue function call in\n    fn: The function to call once preceding stream operations are complete\n    userData: User-specified data to be passed to the function\n    syncMode: Sync mode for the host function\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaLaunchKernel": "cudaError_t cudaLaunchKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)\n\nLaunches a device function.\n\nParameters:\n    func: Device function symbol\n    gridDim: Grid dimentions\n    blockDim: Block dimentions\n    args: Arguments\n    sharedMem: Shared memory\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorSharedObjectInitFailed, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled",
+    "cudaLaunchKernelExC": "cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)\n\nLaunches a CUDA function with launch-time configuration.\n\nParameters:\n    config: Launch configuration\n    func: Kernel to launch\n    args: Array of pointers to kernel parameters\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorSharedObjectInitFailed, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled",
+    "cudaLibraryEnumerateKernels": "cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib)\n\nRetrieve the kernel handles within a library.\n\nParameters:\n    kernels: Buffer where the kernel handles are returned to\n    numKernels: Maximum number of kernel handles may be returned to the buffer\n    lib: Library to query from\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaLibraryGetGlobal": "cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name)\n\nReturns a global device pointer.\n\nParameters:\n    dptr: Returned global device pointer for the requested library\n    bytes: Returned global size in bytes\n    library: Library to retrieve global from\n    name: Name of global to retrieve\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound cudaErrorDeviceUninitialized, cudaErrorContextIsDestroyed",
+    "cudaLibraryGetKernel": "cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name)\n\nReturns a kernel handle.\n\nParameters:\n    pKernel: Returned kernel handle\n    library: Library to retrieve kernel from\n    name: Name of kernel to retrieve\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound",
+    "cudaLibraryGetKernelCount": "cudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLibrary_t lib)\n\nReturns the number of kernels within a library.\n\nParameters:\n    count: Number of kernels found within the library\n    lib: Library to query\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaLibraryGetManaged": "cudaError_t cudaLibraryGetManaged(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name)\n\nReturns a pointer to managed memory.\n\nParameters:\n    dptr: Returned pointer to the managed memory\n    bytes: Returned memory size in bytes\n    library: Library to retrieve managed memory from\n    name: Name of managed memory to retrieve\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound",
+    "cudaLibraryGetUnifiedFunction": "cudaError_t cudaLibraryGetUnifiedFunction(void **fptr, cudaLibrary_t library, const char *symbol)\n\nReturns a pointer to a unified function.\n\nParameters:\n    fptr: Returned pointer to a unified function\n    library: Library to retrieve function pointer memory from\n    symbol: Name of function pointer to retrieve\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound",
+    "cudaLibraryLoadData": "cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)\n\nLoad a library with specified code and options.\n\nParameters:\n    library: Returned library\n    code: Code to load\n    jitOptions: Options for JIT\n    jitOptionsValues: Option values for JIT\n    numJitOptions: Number of options\n    libraryOptions: Options for loading\n    libraryOptionValues: Option values for loading\n    numLibraryOptions: Number of options for loading\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorCudartUnloading, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorSharedObjectSymbolNotFound, cudaErrorSharedObjectInitFailed, cudaErrorJitCompilerNotFound",
+    "cudaLibraryLoadFromFile": "cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)\n\nLoad a library with specified file and options.\n\nParameters:\n    library: Returned library\n    fileName: File to load from\n    jitOptions: Options for JIT\n    jitOptionsValues: Option values for JIT\n    numJitOptions: Number of options\n    libraryOptions: Options for loading\n    libraryOptionValues: Option values for loading\n    numLibraryOptions: Number of options for loading\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorCudartUnloading, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorSharedObjectSymbolNotFound, cudaErrorSharedObjectInitFailed, cudaErrorJitCompilerNotFound",
+    "cudaLibraryUnload": "cudaError_t cudaLibraryUnload(cudaLibrary_t library)\n\nUnloads a library.\n\nParameters:\n    library: Library to unload\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue",
+    "cudaLogsCurrent": "cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigned int flags)\n\nSets log iterator to point to the end of log buffer, where the next message would be written.\n\nParameters:\n    iterator_out: Location to store an iterator to the current tail of the logs\n    flags: Reserved for future use, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaLogsDumpToFile": "cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const char *pathToFile, unsigned int flags)\n\nDump accumulated driver logs into a file.\n\nParameters:\n    iterator: Optional auto-advancing iterator specifying the starting log to read.\n    pathToFile: Path to output file for dumping logs\n    flags: Reserved for future use, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaLogsDumpToMemory": "cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags)\n\nDump accumulated driver logs into a buffer.\n\nParameters:\n    iterator: Optional auto-advancing iterator specifying the starting log to read.\n    buffer: Pointer to dump logs\n    size: See description\n    flags: Reserved for future use, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaLogsRegisterCallback": "cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData, cudaLogsCallbackHandle *callback_out)\n\nRegister a callback function to receive error log messages.\n\nParameters:\n    callbackFunc: The function to register as a callback\n    userData: A generic pointer to user data.\n    callback_out: Optional location to store the callback handle after it is registered\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaLogsUnregisterCallback": "cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)\n\nUnregister a log message callback.\n\nParameters:\n    callback: The callback instance to unregister from receiving log messages\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMalloc": "cudaError_t cudaMalloc(void **devPtr, size_t size)\n\nAllocate memory on the device.\n\nParameters:\n    devPtr: Pointer to allocated device memory\n    size: Requested allocation size in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorExternalDevice",
+    "cudaMalloc3D": "cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)\n\nAllocates logical 1D, 2D, or 3D memory objects on the device.\n\nParameters:\n    pitchedDevPtr: Pointer to allocated pitched device memory\n    extent: Requested allocation size (width field in bytes)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMalloc3DArray": "cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)\n\nAllocate an array on the device.\n\nParameters:\n    array: Pointer to allocated array in device memory\n    desc: Requested channel format\n    extent: Requested allocation size (width field in elements)\n    flags: Flags for extensions\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMallocArray": "cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)\n\nAllocate an array on the device.\n\nParameters:\n    array: Pointer to allocated array in device memory\n    desc: Requested channel format\n    width: Requested array allocation width\n    height: Requested array allocation height\n    flags: Requested properties of allocated array\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMallocAsync": "cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)\n\nAllocates memory with stream ordered semantics.\n\nParameters:\n    devPtr: Returned device pointer\n    size: Number of bytes to allocate\n    hStream: The stream establishing the stream ordering contract and the memory pool to allocate from\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported, cudaErrorOutOfMemory,",
+    "cudaMallocFromPoolAsync": "cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)\n\nAllocates memory from a specified pool with stream ordered semantics.\n\nParameters:\n    ptr: Returned device pointer\n    size:\n    memPool: The pool to allocate from\n    stream: The stream establishing the stream ordering semantic\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported, cudaErrorOutOfMemory",
+    "cudaMallocHost": "cudaError_t cudaMallocHost(void **ptr, size_t size)\n\nAllocates page-locked memory on the host.\n\nParameters:\n    ptr: Pointer to allocated host memory\n    size: Requested allocation size in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorExternalDevice",
+    "cudaMallocManaged": "cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)\n\nAllocates memory that will be automatically managed by the Unified Memory system.\n\nParameters:\n    devPtr: Pointer to allocated device memory\n    size: Requested allocation size in bytes\n    flags: Must be either cudaMemAttachGlobal or cudaMemAttachHost (defaults to cudaMemAttachGlobal)\n\nReturns: cudaSuccess, cudaErrorMemoryAllocation, cudaErrorNotSupported, cudaErrorInvalidValue",
+    "cudaMallocMipmappedArray": "cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)\n\nAllocate a mipmapped array on the device.\n\nParameters:\n    mipmappedArray: Pointer to allocated mipmapped array in device memory\n    desc: Requested channel format\n    extent: Requested allocation size (width field in elements)\n    numLevels: Number of mipmap levels to allocate\n    flags: Flags for extensions\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMallocPitch": "cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)\n\nAllocates pitched memory on the device.\n\nParameters:\n    devPtr: Pointer to allocated pitched device memory\n    pitch: Pitch for allocation\n    width: Requested pitched allocation width (in bytes)\n    height: Requested pitched allocation height\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation",
+    "cudaMemAdvise": "cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location)\n\nAdvise about the usage of a given memory range.\n\nParameters:\n    devPtr: Pointer to memory to set the advice for\n    count: Size in bytes of the memory range\n    advice: Advice to be applied for the specified memory range\n    location: location to apply the advice for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorNotSupported",
+    "cudaMemDiscardAndPrefetchBatchAsync": "cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)\n\nPerforms a batch of memory discards and prefetches asynchronously.\n\nParameters:\n    dptrs: Array of pointers to be discarded\n    sizes: Array of sizes for memory discard operations.\n    count: Size of dptrs and sizes arrays.\n    prefetchLocs: Array of locations to prefetch to.\n    prefetchLocIdxs: Array of indices to specify which operands each entry in the prefetchLocs array applies to.\n    numPrefetchLocs: Size of prefetchLocs and prefetchLocIdxs arrays.\n    flags: Flags reserved for future use.\n    stream: The stream to enqueue the operations in.",
+    "cudaMemDiscardBatchAsync": "cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags, cudaStream_t stream)\n\nPerforms a batch of memory discards asynchronously.\n\nParameters:\n    dptrs: Array of pointers to be discarded\n    sizes: Array of sizes for memory discard operations.\n    count: Size of dptrs and sizes arrays.\n    flags: Flags reserved for future use.\n    stream: The stream to enqueue the operations in.",
+    "cudaMemGetDefaultMemPool": "cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)\n\nReturns the default memory pool for a given location and allocation type.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported,",
+    "cudaMemGetInfo": "cudaError_t cudaMemGetInfo(size_t *free, size_t *total)\n\nGets free and total device memory.\n\nParameters:\n    free: Returned free memory in bytes\n    total: Returned total memory in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure",
+    "cudaMemGetLocationInfo": "cudaError_t cudaMemGetLocationInfo(void *devPtr, size_t size, size_t summaryGranularity, size_t samplingGranularity, struct cudaMemLocation *location_out)\n\nGets location information for a memory address range.\n\nParameters:\n    devPtr:\n    size: Size in bytes of the memory range to query\n    summaryGranularity: Granularity in bytes at which to summarize location information\n    samplingGranularity: Granularity in bytes at which to sample memory within each summary region\n    location_out: Array to store location information, one entry per summary region\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaMemGetMemPool": "cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)\n\nGets the current memory pool for a given memory location and allocation type.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaMemPoolCreate": "cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)\n\nCreates a memory pool.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaMemPoolDestroy": "cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)\n\nDestroys the specified memory pool.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemPoolExportPointer": "cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *exportData, void *ptr)\n\nExport data to share a memory pool allocation between processes.\n\nParameters:\n    exportData:\n    ptr: pointer to memory being exported\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOutOfMemory",
+    "cudaMemPoolExportToShareableHandle": "cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)\n\nExports a memory pool to the requested handle type.\n\nParameters:\n    shareableHandle:\n    memPool:\n    handleType: the type of handle to create\n    flags: must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOutOfMemory",
+    "cudaMemPoolGetAccess": "cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool, struct cudaMemLocation *location)\n\nReturns the accessibility of a pool from a device.\n\nParameters:\n    flags: the accessibility of the pool from the specified location\n    memPool: the pool being queried\n    location: the location accessing the pool",
+    "cudaMemPoolGetAttribute": "cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)\n\nGets attributes of a memory pool.\n\nParameters:\n    memPool:\n    attr: The attribute to get\n    value: Retrieved value\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemPoolImportFromShareableHandle": "cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)\n\nimports a memory pool from a shared handle.\n\nParameters:\n    memPool:\n    shareableHandle:\n    handleType: The type of handle being imported\n    flags: must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOutOfMemory",
+    "cudaMemPoolImportPointer": "cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData)\n\nImport a memory pool allocation from another process.\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_OUT_OF_MEMORY",
+    "cudaMemPoolSetAccess": "cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)\n\nControls visibility of pools between devices.\n\nParameters:\n    memPool:\n    descList:\n    count: Number of descriptors in the map array.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaMemPoolSetAttribute": "cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)\n\nSets attributes of a memory pool.\n\nParameters:\n    memPool:\n    attr: The attribute to modify\n    value: Pointer to the value to assign\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemPoolTrimTo": "cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)\n\nTries to release memory back to the OS.\n\nParameters:\n    memPool:\n    minBytesToKeep: If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemPrefetchAsync": "cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream)\n\nPrefetches memory to the specified destination location.\n\nParameters:\n    devPtr: Pointer to be prefetched\n    count: Size in bytes\n    location: location to prefetch to\n    flags: flags for future use, must be zero now.\n    stream: Stream to enqueue prefetch operation\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorNotSupported",
+    "cudaMemPrefetchBatchAsync": "cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)\n\nPerforms a batch of memory prefetches asynchronously.\n\nParameters:\n    dptrs: Array of pointers to be prefetched\n    sizes: Array of sizes for memory prefetch operations.\n    count: Size of dptrs and sizes arrays.\n    prefetchLocs: Array of locations to prefetch to.\n    prefetchLocIdxs: Array of indices to specify which operands each entry in the prefetchLocs array applies to.\n    numPrefetchLocs: Size of prefetchLocs and prefetchLocIdxs arrays.\n    flags: Flags reserved for future use.\n    stream: The stream to enqueue the operations in.",
+    "cudaMemRangeGetAttribute": "cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)\n\nQuery an attribute of a given memory range.\n\nParameters:\n    data: A pointers to a memory location where the result of each attribute query will be written to.\n    dataSize: Array containing the size of data\n    attribute: The attribute to query\n    devPtr: Start of the range to query\n    count: Size of the range to query\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemRangeGetAttributes": "cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)\n\nQuery attributes of a given memory range.\n\nParameters:\n    data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.\n    dataSizes: Array containing the sizes of each result\n    attributes: An array of attributes to query (numAttributes and the number of attributes in this array should match)\n    numAttributes: Number of attributes to query\n    devPtr: Start of the range to query\n    count: Size of the range to query\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemSetMemPool": "cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool)\n\nSets the current memory pool for a memory location and allocation type.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaMemcpy": "cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2D": "cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DArrayToArray": "cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffsetDst: Destination starting X offset (columns in bytes)\n    hOffsetDst: Destination starting Y offset (rows)\n    src: Source memory address\n    wOffsetSrc: Source starting X offset (columns in bytes)\n    hOffsetSrc: Source starting Y offset (rows)\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DAsync": "cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DFromArray": "cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DFromArrayAsync": "cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DToArray": "cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy2DToArrayAsync": "cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy3D": "cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)\n\nCopies data between 3D objects.\n\nParameters:\n    p: 3D memory copy parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy3DAsync": "cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream)\n\nCopies data between 3D objects.\n\nParameters:\n    p: 3D memory copy parameters\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpy3DBatchAsync": "cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList, unsigned long long flags, cudaStream_t stream)\n\nPerforms a batch of 3D memory copies asynchronously.\n\nParameters:\n    numOps: Total number of memcpy operations.\n    opList: Array of size numOps containing the actual memcpy operations.\n    flags: Flags for future use, must be zero now.\n    stream: The stream to enqueue the operations in.\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaMemcpy3DPeer": "cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)\n\nCopies memory between devices.\n\nParameters:\n    p: Parameters for the memory copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorInvalidPitchValue",
+    "cudaMemcpy3DPeerAsync": "cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)\n\nCopies memory between devices asynchronously.\n\nParameters:\n    p: Parameters for the memory copy\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorInvalidPitchValue",
+    "cudaMemcpy3DWithAttributesAsync": "cudaError_t cudaMemcpy3DWithAttributesAsync(struct cudaMemcpy3DBatchOp *op, unsigned long long flags, cudaStream_t stream)\n\nParameters:\n    op: Operation to perform\n    flags: Flags for the copy, must be zero now.\n    stream: Stream to enqueue the operation in\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemcpyArrayToArray": "cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffsetDst: Destination starting X offset (columns in bytes)\n    hOffsetDst: Destination starting Y offset (rows)\n    src: Source memory address\n    wOffsetSrc: Source starting X offset (columns in bytes)\n    hOffsetSrc: Source starting Y offset (rows)\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.",
+    "cudaMemcpyAsync": "cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection",
+    "cudaMemcpyBatchAsync": "cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)\n\nPerforms a batch of memory copies asynchronously.\n\nParameters:\n    dsts: Array of destination pointers.\n    srcs: Array of memcpy source pointers.\n    sizes: Array of sizes for memcpy operations.\n    count: Size of dsts, srcs and sizes arrays\n    attrs: Array of memcpy attributes.\n    attrsIdxs: Array of indices to specify which copies each entry in the attrs array applies to.\n    numAttrs: Size of attrs and attrsIdxs arrays.\n    stream: The stream to enqueue the operations in.\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaMemcpyFromArray": "cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.",
+    "cudaMemcpyFromArrayAsync": "cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    count: Size in bytes to copy\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.",
+    "cudaMemcpyFromSymbol": "cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCopies data from the given symbol on the device.\n\nParameters:\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice",
+    "cudaMemcpyFromSymbolAsync": "cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data from the given symbol on the device.\n\nParameters:\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice",
+    "cudaMemcpyPeer": "cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)\n\nCopies memory between two devices.\n\nParameters:\n    dst: Destination device pointer\n    dstDevice: Destination device\n    src: Source device pointer\n    srcDevice: Source device\n    count: Size of memory copy in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaMemcpyPeerAsync": "cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)\n\nCopies memory between two devices asynchronously.\n\nParameters:\n    dst: Destination device pointer\n    dstDevice: Destination device\n    src: Source device pointer\n    srcDevice: Source device\n    count: Size of memory copy in bytes\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaMemcpyToArray": "cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.",
+    "cudaMemcpyToArrayAsync": "cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.",
+    "cudaMemcpyToSymbol": "cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCopies data to the given symbol on the device.\n\nParameters:\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice",
+    "cudaMemcpyToSymbolAsync": "cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data to the given symbol on the device.\n\nParameters:\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice",
+    "cudaMemcpyWithAttributesAsync": "cudaError_t cudaMemcpyWithAttributesAsync(void *dst, const void *src, size_t size, struct cudaMemcpyAttributes *attr, cudaStream_t stream)\n\nParameters:\n    dst: Destination device pointer\n    src: Source device pointer\n    size: Number of bytes to copy\n    attr: Attributes for the copy\n    stream: Stream to enqueue the operation in\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaMemset": "cudaError_t cudaMemset(void *devPtr, int value, size_t count)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to device memory\n    value: Value to set for each byte of specified memory\n    count: Size in bytes to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMemset2D": "cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to 2D device memory\n    pitch: Pitch in bytes of 2D device memory(Unused if height is 1)\n    value: Value to set for each byte of specified memory\n    width: Width of matrix set (columns in bytes)\n    height: Height of matrix set (rows)\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMemset2DAsync": "cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to 2D device memory\n    pitch: Pitch in bytes of 2D device memory(Unused if height is 1)\n    value: Value to set for each byte of specified memory\n    width: Width of matrix set (columns in bytes)\n    height: Height of matrix set (rows)\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMemset3D": "cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    pitchedDevPtr: Pointer to pitched device memory\n    value: Value to set for each byte of specified memory\n    extent: Size parameters for where to set device memory (width field in bytes)\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMemset3DAsync": "cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    pitchedDevPtr: Pointer to pitched device memory\n    value: Value to set for each byte of specified memory\n    extent: Size parameters for where to set device memory (width field in bytes)\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMemsetAsync": "cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to device memory\n    value: Value to set for each byte of specified memory\n    count: Size in bytes to set\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue,",
+    "cudaMipmappedArrayGetMemoryRequirements": "cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaMipmappedArray_t mipmap, int device)\n\nReturns the memory requirements of a CUDA mipmapped array.\n\nParameters:\n    memoryRequirements: Pointer to cudaArrayMemoryRequirements\n    mipmap: CUDA mipmapped array to get the memory requirements of\n    device: Device to get the memory requirements for\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaMipmappedArrayGetSparseProperties": "cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaMipmappedArray_t mipmap)\n\nReturns the layout properties of a sparse CUDA mipmapped array.\n\nParameters:\n    sparseProperties: Pointer to return cudaArraySparseProperties\n    mipmap: The CUDA mipmapped array to get the sparse properties of\n\nReturns: cudaSuccess cudaErrorInvalidValue",
+    "cudaOccupancyAvailableDynamicSMemPerBlock": "cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks, int blockSize)\n\nReturns dynamic shared memory available per block when launching numBlocks blocks on SM.\n\nParameters:\n    dynamicSmemSize: Returned maximum dynamic shared memory\n    func: Kernel function for which occupancy is calculated\n    numBlocks: Number of blocks to fit on SM\n    blockSize: Size of the block\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessor": "cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize)\n\nReturns occupancy for a device function.\n\nParameters:\n    numBlocks: Returned occupancy\n    func: Kernel function for which occupancy is calculated\n    blockSize: Block size the kernel is intended to be launched with\n    dynamicSMemSize: Per-block dynamic shared memory usage intended, in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": "cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned int flags)\n\nReturns occupancy for a device function with the specified flags.\n\nParameters:\n    numBlocks: Returned occupancy\n    func: Kernel function for which occupancy is calculated\n    blockSize: Block size the kernel is intended to be launched with\n    dynamicSMemSize: Per-block dynamic shared memory usage intended, in bytes\n    flags: Requested behavior for the occupancy calculator\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,",
+    "cudaOccupancyMaxActiveClusters": "cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func, const cudaLaunchConfig_t *launchConfig)\n\nGiven the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.\n\nParameters:\n    numClusters: Returned maximum number of clusters that could co-exist on the target device\n    func: Kernel function for which maximum number of clusters are calculated\n    launchConfig:\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorInvalidClusterSize, cudaErrorUnknown,",
+    "cudaOccupancyMaxPotentialClusterSize": "cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func, const cudaLaunchConfig_t *launchConfig)\n\nGiven the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.\n\nParameters:\n    clusterSize: Returned maximum cluster size that can be launched for the given kernel function and launch configuration\n    func: Kernel function for which maximum cluster size is calculated\n    launchConfig:\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,",
+    "cudaPeekAtLastError": "cudaError_t cudaPeekAtLastError(void)\n\nReturns the last error from a runtime call.\n\nReturns: cudaSuccess, cudaErrorMissingConfiguration, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidSymbol, cudaErrorUnmapBufferObjectFailed, cudaErrorInvalidDevicePointer, cudaErrorInvalidTexture, cudaErrorInvalidTextureBinding, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidMemcpyDirection, cudaErrorInvalidFilterSetting, cudaErrorInvalidNormSetting, cudaErrorUnknown, cudaErrorInvalidResourceHandle, cudaErrorInsufficientDriver, cudaErrorNoDevice, cudaErrorSetOnActiveProcess, cudaErrorStartupFailure, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled",
+    "cudaPointerGetAttributes": "cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)\n\nReturns attributes about a specified pointer.\n\nParameters:\n    attributes: Attributes for the specified pointer\n    ptr: Pointer to get attributes for\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue",
+    "cudaRuntimeGetVersion": "cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)\n\nReturns the CUDA Runtime version.\n\nParameters:\n    runtimeVersion: Returns the CUDA Runtime version.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaSetDevice": "cudaError_t cudaSetDevice(int device)\n\nSet device to be used for GPU executions.\n\nParameters:\n    device: Device on which the active host thread should execute the device code.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorDeviceUnavailable,",
+    "cudaSetDeviceFlags": "cudaError_t cudaSetDeviceFlags(unsigned int flags)\n\nSets flags to be used for device executions.\n\nParameters:\n    flags: Parameters for device operation\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaSetValidDevices": "cudaError_t cudaSetValidDevices(int *device_arr, int len)\n\nSet a list of devices that can be used for CUDA.\n\nParameters:\n    device_arr: List of devices to try\n    len: Number of devices in specified list\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice",
+    "cudaSignalExternalSemaphoresAsync": "cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)\n\nSignals a set of external semaphore objects.\n\nParameters:\n    extSemArray: Set of external semaphores to be signaled\n    paramsArray: Array of semaphore parameters\n    numExtSems: Number of semaphores to signal\n    stream: Stream to enqueue the signal operations in\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle",
+    "cudaStreamAddCallback": "cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags)\n\nAdd a callback to a compute stream.\n\nParameters:\n    stream: Stream to add callback to\n    callback: The function to call once preceding stream operations are complete\n    userData: User specified data to be passed to the callback function\n    flags: Reserved for future use, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorNotSupported",
+    "cudaStreamAttachMemAsync": "cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)\n\nAttach memory to a stream asynchronously.\n\nParameters:\n    stream: Stream in which to enqueue the attach operation\n    devPtr: Pointer to memory (must be a pointer to managed memory or to a valid host-accessible region of system-allocated memory)\n    length: Length of memory (defaults to zero)\n    flags: Must be one of cudaMemAttachGlobal, cudaMemAttachHost or cudaMemAttachSingle (defaults to cudaMemAttachSingle)\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamBeginCapture": "cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)\n\nBegins graph capture on a stream.\n\nParameters:\n    stream: Stream in which to initiate capture\n    mode: Controls the interaction of this capture sequence with other API calls that are potentially unsafe.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaStreamBeginCaptureToGraph": "cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode)\n\nBegins graph capture on a stream to an existing graph.\n\nParameters:\n    stream: Stream in which to initiate capture.\n    graph: Graph to capture into.\n    dependencies: Dependencies of the first node captured in the stream.\n    dependencyData: Optional array of data associated with each dependency.\n    numDependencies: Number of dependencies.\n    mode: Controls the interaction of this capture sequence with other API calls that are potentially unsafe.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaStreamBeginRecaptureToGraph": "cudaError_t cudaStreamBeginRecaptureToGraph(cudaStream_t stream, enum cudaStreamCaptureMode mode, cudaGraph_t graph, struct cudaGraphRecaptureCallbackData *callbackData)\n\nBegin graph capture on a stream to an existing graph.\n\nParameters:\n    stream: Stream in which to initiate capture\n    mode: Controls the interaction of this capture sequence with other API calls that are potentially unsafe.\n    graph: Existing CUDA graph to be captured into\n    callbackData: Optional struct of callback data that will be invoked for all parameter mismatches from the original graph\n\nReturns: cudaSuccess, cudaErrorDeinitialized, cudaErrorNotInitialized, cudaErrorInvalidValue,",
+    "cudaStreamCopyAttributes": "cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src)\n\nCopies attributes from source stream to destination stream.\n\nParameters:\n    dst: Destination stream\n    src: Source stream For attributes see cudaStreamAttrID\n\nReturns: cudaSuccess, cudaErrorNotSupported",
+    "cudaStreamCreate": "cudaError_t cudaStreamCreate(cudaStream_t *pStream)\n\nCreate an asynchronous stream.\n\nParameters:\n    pStream: Pointer to new stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorExternalDevice",
+    "cudaStreamCreateWithFlags": "cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)\n\nCreate an asynchronous stream.\n\nParameters:\n    pStream: Pointer to new stream identifier\n    flags: Parameters for stream creation\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorExternalDevice",
+    "cudaStreamCreateWithPriority": "cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)\n\nCreate an asynchronous stream with the specified priority.\n\nParameters:\n    pStream: Pointer to new stream identifier\n    flags: Flags for stream creation.\n    priority: Priority of the stream.\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorExternalDevice",
+    "cudaStreamDestroy": "cudaError_t cudaStreamDestroy(cudaStream_t stream)\n\nDestroys and cleans up an asynchronous stream.\n\nParameters:\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle cudaErrorExternalDevice",
+    "cudaStreamEndCapture": "cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)\n\nEnds capture on a stream, returning the captured graph.\n\nParameters:\n    stream: Stream to query\n    pGraph: The captured graph\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureWrongThread",
+    "cudaStreamGetAttribute": "cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)\n\nQueries stream attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamGetCaptureInfo": "cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)\n\nQuery a stream's capture state.\n\nParameters:\n    stream: The stream to query\n    captureStatus_out: Location to return the capture status of the stream; required\n    id_out: Optional location to return an id for the capture sequence, which is unique over the lifetime of the process\n    graph_out: Optional location to return the graph being captured into.\n    dependencies_out: Optional location to store a pointer to an array of nodes.\n    edgeData_out: Optional location to store a pointer to an array of graph edge data.\n    numDependencies_out: Optional location to store the size of the array returned in dependencies_out.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureImplicit, cudaErrorLossyQuery",
+    "cudaStreamGetDevResource": "cudaError_t cudaStreamGetDevResource(cudaStream_t hStream, cudaDevResource *resource, enum cudaDevResourceType type)\n\nGet stream resources.\n\nParameters:\n    hStream: Stream to get resource for\n    resource: Output pointer to a cudaDevResource structure\n    type: Type of resource to retrieve\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorDeviceUninitialized, cudaErrorInvalidResourceType, cudaErrorInvalidValue, cudaErrorInvalidHandle, cudaErrorNotPermitted, cudaErrorCallRequiresNewerDriver,",
+    "cudaStreamGetDevice": "cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)\n\nQuery the device of a stream.\n\nParameters:\n    hStream: Handle to the stream to be queried\n    device: Returns the device to which the stream belongs\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorDeviceUnavailable,",
+    "cudaStreamGetFlags": "cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)\n\nQuery the flags of a stream.\n\nParameters:\n    hStream: Handle to the stream to be queried\n    flags: Pointer to an unsigned integer in which the stream's flags are returned\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamGetId": "cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId)\n\nQuery the Id of a stream.\n\nParameters:\n    hStream: Handle to the stream to be queried\n    streamId: Pointer to an unsigned long long in which the stream Id is returned\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamGetPriority": "cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)\n\nQuery the priority of a stream.\n\nParameters:\n    hStream: Handle to the stream to be queried\n    priority: Pointer to a signed integer in which the stream's priority is returned\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamIsCapturing": "cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)\n\nReturns a stream's capture status.\n\nParameters:\n    stream: Stream to query\n    pCaptureStatus: Returns the stream's capture status\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureImplicit",
+    "cudaStreamQuery": "cudaError_t cudaStreamQuery(cudaStream_t stream)\n\nQueries an asynchronous stream for completion status.\n\nParameters:\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidResourceHandle",
+    "cudaStreamSetAttribute": "cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)\n\nSets stream attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaStreamSynchronize": "cudaError_t cudaStreamSynchronize(cudaStream_t stream)\n\nWaits for stream tasks to complete.\n\nParameters:\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle",
+    "cudaStreamUpdateCaptureDependencies": "cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)\n\nUpdate the set of dependencies in a capturing stream.\n\nParameters:\n    stream: The stream to update\n    dependencies: The set of dependencies to add\n    dependencyData: Optional array of data associated with each dependency.\n    numDependencies: The size of the dependencies array\n    flags: See above\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorIllegalState",
+    "cudaStreamWaitEvent": "cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)\n\nMake a compute stream wait on an event.\n\nParameters:\n    stream: Stream to wait\n    event: Event to wait on\n    flags: Parameters for the operation(See above)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle",
+    "cudaThreadExchangeStreamCaptureMode": "cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)\n\nSwaps the stream capture interaction mode for a thread.\n\nParameters:\n    mode: Pointer to mode value to swap with the current mode\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaUserObjectCreate": "cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags)\n\nCreate a user object.\n\nParameters:\n    object_out: Location to return the user object handle\n    ptr: The pointer to pass to the destroy function\n    destroy: Callback to free the user object when it is no longer in use\n    initialRefcount: The initial refcount to create the object with, typically 1.\n    flags: Currently it is required to pass cudaUserObjectNoDestructorSync, which is the only defined flag.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaUserObjectRelease": "cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)\n\nRelease a reference to a user object.\n\nParameters:\n    object: The object to release\n    count: The number of references to release, typically 1.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaUserObjectRetain": "cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count)\n\nRetain a reference to a user object.\n\nParameters:\n    object: The object to retain\n    count: The number of references to retain, typically 1.\n\nReturns: cudaSuccess, cudaErrorInvalidValue",
+    "cudaWaitExternalSemaphoresAsync": "cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)\n\nWaits on a set of external semaphore objects.\n\nParameters:\n    extSemArray: External semaphores to be waited on\n    paramsArray: Array of semaphore parameters\n    numExtSems: Number of semaphores to wait on\n    stream: Stream to enqueue the wait operations in\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle cudaErrorTimeout",
+}
+
+if TYPE_CHECKING:
+    # Each function as tools see it (completion, mypy): positional parameters typed by
+    # what their ctypes argtype accepts, and what the restype gives back. At run time
+    # the first lookup binds the ctypes function itself (cudart._binding); type checkers
+    # see no __getattr__, so a misspelt name is an error there too.
+
+    def cudaArrayGetInfo(
+        desc: _RawPointer, extent: _RawPointer, flags: _RawPointer, array: _RawPointer, /
+    ) -> int: ...
+
+    def cudaArrayGetMemoryRequirements(
+        memoryRequirements: _RawPointer, array: _RawPointer, device: int, /
+    ) -> int: ...
+
+    def cudaArrayGetPlane(
+        pPlaneArray: _RawPointer, hArray: _RawPointer, planeIdx: int, /
+    ) -> int: ...
+
+    def cudaArrayGetSparseProperties(
+        sparseProperties: _RawPointer, array: _RawPointer, /
+    ) -> int: ...
+
+    def cudaChooseDevice(device: _RawPointer, prop: _RawPointer, /) -> int: ...
+
+    def cudaCreateChannelDesc(
+        x: int, y: int, z: int, w: int, f: int, /
+    ) -> cudaChannelFormatDesc: ...
+
+    def cudaCreateSurfaceObject(pSurfObject: _RawPointer, pResDesc: _RawPointer, /) -> int: ...
+
+    def cudaCreateTextureObject(
+        pTexObject: _RawPointer,
+        pResDesc: _RawPointer,
+        pTexDesc: _RawPointer,
+        pResViewDesc: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaCtxResetPersistingL2Cache() -> int: ...
+
+    def cudaDestroyExternalMemory(extMem: _RawPointer, /) -> int: ...
+
+    def cudaDestroyExternalSemaphore(extSem: _RawPointer, /) -> int: ...
+
+    def cudaDestroySurfaceObject(surfObject: int, /) -> int: ...
+
+    def cudaDestroyTextureObject(texObject: int, /) -> int: ...
+
+    def cudaDevResourceGenerateDesc(
+        phDesc: _RawPointer, resources: _RawPointer, nbResources: int, /
+    ) -> int: ...
+
+    def cudaDevSmResourceSplit(
+        result: _RawPointer,
+        nbGroups: int,
+        input: _RawPointer,
+        remainder: _RawPointer,
+        flags: int,
+        groupParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaDevSmResourceSplitByCount(
+        result: _RawPointer,
+        nbGroups: _RawPointer,
+        input: _RawPointer,
+        remaining: _RawPointer,
+        flags: int,
+        minCount: int,
+        /,
+    ) -> int: ...
+
+    def cudaDeviceCanAccessPeer(
+        canAccessPeer: _RawPointer, device: int, peerDevice: int, /
+    ) -> int: ...
+
+    def cudaDeviceDisablePeerAccess(peerDevice: int, /) -> int: ...
+
+    def cudaDeviceEnablePeerAccess(peerDevice: int, flags: int, /) -> int: ...
+
+    def cudaDeviceFlushGPUDirectRDMAWrites(target: int, scope: int, /) -> int: ...
+
+    def cudaDeviceGetAttribute(value: _RawPointer, attr: int, device: int, /) -> int: ...
+
+    def cudaDeviceGetByPCIBusId(device: _RawPointer, pciBusId: _RawPointer, /) -> int: ...
+
+    def cudaDeviceGetCacheConfig(pCacheConfig: _RawPointer, /) -> int: ...
+
+    def cudaDeviceGetDefaultMemPool(memPool: _RawPointer, device: int, /) -> int: ...
+
+    def cudaDeviceGetDevResource(device: int, resource: _RawPointer, type: int, /) -> int: ...
+
+    def cudaDeviceGetExecutionCtx(ctx: _RawPointer, device: int, /) -> int: ...
+
+    def cudaDeviceGetGraphMemAttribute(device: int, attr: int, value: _RawPointer, /) -> int: ...
+
+    def cudaDeviceGetHostAtomicCapabilities(
+        capabilities: _RawPointer, operations: _RawPointer, count: int, device: int, /
+    ) -> int: ...
+
+    def cudaDeviceGetLimit(pValue: _RawPointer, limit: int, /) -> int: ...
+
+    def cudaDeviceGetMemPool(memPool: _RawPointer, device: int, /) -> int: ...
+
+    def cudaDeviceGetNvSciSyncAttributes(
+        nvSciSyncAttrList: _RawPointer, device: int, flags: int, /
+    ) -> int: ...
+
+    def cudaDeviceGetP2PAtomicCapabilities(
+        capabilities: _RawPointer,
+        operations: _RawPointer,
+        count: int,
+        srcDevice: int,
+        dstDevice: int,
+        /,
+    ) -> int: ...
+
+    def cudaDeviceGetP2PAttribute(
+        value: _RawPointer, attr: int, srcDevice: int, dstDevice: int, /
+    ) -> int: ...
+
+    def cudaDeviceGetPCIBusId(pciBusId: _RawPointer, len: int, device: int, /) -> int: ...
+
+    def cudaDeviceGetSharedMemConfig(pConfig: _RawPointer, /) -> int: ...
+
+    def cudaDeviceGetStreamPriorityRange(
+        leastPriority: _RawPointer, greatestPriority: _RawPointer, /
+    ) -> int: ...
+
+    def cudaDeviceGetTexture1DLinearMaxWidth(
+        maxWidthInElements: _RawPointer, fmtDesc: _RawPointer, device: int, /
+    ) -> int: ...
+
+    def cudaDeviceGraphMemTrim(device: int, /) -> int: ...
+
+    def cudaDeviceRegisterAsyncNotification(
+        device: int, callbackFunc: _RawPointer, userData: _RawPointer, callback: _RawPointer, /
+    ) -> int: ...
+
+    def cudaDeviceReset() -> int: ...
+
+    def cudaDeviceSetCacheConfig(cacheConfig: int, /) -> int: ...
+
+    def cudaDeviceSetGraphMemAttribute(device: int, attr: int, value: _RawPointer, /) -> int: ...
+
+    def cudaDeviceSetLimit(limit: int, value: int, /) -> int: ...
+
+    def cudaDeviceSetMemPool(device: int, memPool: _RawPointer, /) -> int: ...
+
+    def cudaDeviceSetSharedMemConfig(config: int, /) -> int: ...
+
+    def cudaDeviceSynchronize() -> int: ...
+
+    def cudaDeviceUnregisterAsyncNotification(device: int, callback: _RawPointer, /) -> int: ...
+
+    def cudaDriverGetVersion(driverVersion: _RawPointer, /) -> int: ...
+
+    def cudaEventCreate(event: _RawPointer, /) -> int: ...
+
+    def cudaEventCreateWithFlags(event: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaEventDestroy(event: _RawPointer, /) -> int: ...
+
+    def cudaEventElapsedTime(ms: _RawPointer, start: _RawPointer, end: _RawPointer, /) -> int: ...
+
+    def cudaEventQuery(event: _RawPointer, /) -> int: ...
+
+    def cudaEventRecord(event: _RawPointer, stream: _RawPointer, /) -> int: ...
+
+    def cudaEventRecordWithFlags(event: _RawPointer, stream: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaEventSynchronize(event: _RawPointer, /) -> int: ...
+
+    def cudaExecutionCtxDestroy(ctx: _RawPointer, /) -> int: ...
+
+    def cudaExecutionCtxGetDevResource(
+        ctx: _RawPointer, resource: _RawPointer, type: int, /
+    ) -> int: ...
+
+    def cudaExecutionCtxGetDevice(device: _RawPointer, ctx: _RawPointer, /) -> int: ...
+
+    def cudaExecutionCtxGetId(ctx: _RawPointer, ctxId: _RawPointer, /) -> int: ...
+
+    def cudaExecutionCtxRecordEvent(ctx: _RawPointer, event: _RawPointer, /) -> int: ...
+
+    def cudaExecutionCtxStreamCreate(
+        phStream: _RawPointer, ctx: _RawPointer, flags: int, priority: int, /
+    ) -> int: ...
+
+    def cudaExecutionCtxSynchronize(ctx: _RawPointer, /) -> int: ...
+
+    def cudaExecutionCtxWaitEvent(ctx: _RawPointer, event: _RawPointer, /) -> int: ...
+
+    def cudaExternalMemoryGetMappedBuffer(
+        devPtr: _RawPointer, extMem: _RawPointer, bufferDesc: _RawPointer, /
+    ) -> int: ...
+
+    def cudaExternalMemoryGetMappedMipmappedArray(
+        mipmap: _RawPointer, extMem: _RawPointer, mipmapDesc: _RawPointer, /
+    ) -> int: ...
+
+    def cudaFree(devPtr: _RawPointer, /) -> int: ...
+
+    def cudaFreeArray(array: _RawPointer, /) -> int: ...
+
+    def cudaFreeAsync(devPtr: _RawPointer, hStream: _RawPointer, /) -> int: ...
+
+    def cudaFreeHost(ptr: _RawPointer, /) -> int: ...
+
+    def cudaFreeMipmappedArray(mipmappedArray: _RawPointer, /) -> int: ...
+
+    def cudaFuncGetAttributes(attr: _RawPointer, func: _RawPointer, /) -> int: ...
+
+    def cudaFuncGetName(name: _RawPointer, func: _RawPointer, /) -> int: ...
+
+    def cudaFuncGetParamCount(func: _RawPointer, paramCount: _RawPointer, /) -> int: ...
+
+    def cudaFuncGetParamInfo(
+        func: _RawPointer, paramIndex: int, paramOffset: _RawPointer, paramSize: _RawPointer, /
+    ) -> int: ...
+
+    def cudaFuncSetAttribute(func: _RawPointer, attr: int, value: int, /) -> int: ...
+
+    def cudaFuncSetCacheConfig(func: _RawPointer, cacheConfig: int, /) -> int: ...
+
+    def cudaFuncSetSharedMemConfig(func: _RawPointer, config: int, /) -> int: ...
+
+    def cudaGetChannelDesc(desc: _RawPointer, array: _RawPointer, /) -> int: ...
+
+    def cudaGetDevice(device: _RawPointer, /) -> int: ...
+
+    def cudaGetDeviceCount(count: _RawPointer, /) -> int: ...
+
+    def cudaGetDeviceFlags(flags: _RawPointer, /) -> int: ...
+
+    def cudaGetDeviceProperties(prop: _RawPointer, device: int, /) -> int: ...
+
+    def cudaGetDriverEntryPoint(
+        symbol: _RawPointer, funcPtr: _RawPointer, flags: int, driverStatus: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGetDriverEntryPointByVersion(
+        symbol: _RawPointer,
+        funcPtr: _RawPointer,
+        cudaVersion: int,
+        flags: int,
+        driverStatus: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGetErrorName(error: int, /) -> bytes | None: ...
+
+    def cudaGetErrorString(error: int, /) -> bytes | None: ...
+
+    def cudaGetExportTable(ppExportTable: _RawPointer, pExportTableId: _RawPointer, /) -> int: ...
+
+    def cudaGetFuncBySymbol(functionPtr: _RawPointer, symbolPtr: _RawPointer, /) -> int: ...
+
+    def cudaGetKernel(kernelPtr: _RawPointer, entryFuncAddr: _RawPointer, /) -> int: ...
+
+    def cudaGetLastError() -> int: ...
+
+    def cudaGetMipmappedArrayLevel(
+        levelArray: _RawPointer, mipmappedArray: _RawPointer, level: int, /
+    ) -> int: ...
+
+    def cudaGetSurfaceObjectResourceDesc(pResDesc: _RawPointer, surfObject: int, /) -> int: ...
+
+    def cudaGetSymbolAddress(devPtr: _RawPointer, symbol: _RawPointer, /) -> int: ...
+
+    def cudaGetSymbolSize(size: _RawPointer, symbol: _RawPointer, /) -> int: ...
+
+    def cudaGetTextureObjectResourceDesc(pResDesc: _RawPointer, texObject: int, /) -> int: ...
+
+    def cudaGetTextureObjectResourceViewDesc(
+        pResViewDesc: _RawPointer, texObject: int, /
+    ) -> int: ...
+
+    def cudaGetTextureObjectTextureDesc(pTexDesc: _RawPointer, texObject: int, /) -> int: ...
+
+    def cudaGraphAddChildGraphNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        childGraph: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddDependencies(
+        graph: _RawPointer,
+        from_: _RawPointer,
+        to: _RawPointer,
+        edgeData: _RawPointer,
+        numDependencies: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddEmptyNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddEventRecordNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        event: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddEventWaitNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        event: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddExternalSemaphoresSignalNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        nodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddExternalSemaphoresWaitNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        nodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddHostNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        pNodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddKernelNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        pNodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemAllocNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        nodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemFreeNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        dptr: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemcpyNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        pCopyParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemcpyNode1D(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        dst: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemcpyNodeFromSymbol(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        dst: _RawPointer,
+        symbol: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemcpyNodeToSymbol(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        symbol: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddMemsetNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        numDependencies: int,
+        pMemsetParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphAddNode(
+        pGraphNode: _RawPointer,
+        graph: _RawPointer,
+        pDependencies: _RawPointer,
+        dependencyData: _RawPointer,
+        numDependencies: int,
+        nodeParams: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphChildGraphNodeGetGraph(node: _RawPointer, pGraph: _RawPointer, /) -> int: ...
+
+    def cudaGraphClone(pGraphClone: _RawPointer, originalGraph: _RawPointer, /) -> int: ...
+
+    def cudaGraphConditionalHandleCreate(
+        pHandle_out: _RawPointer, graph: _RawPointer, defaultLaunchValue: int, flags: int, /
+    ) -> int: ...
+
+    def cudaGraphConditionalHandleCreate_v2(
+        pHandle_out: _RawPointer,
+        graph: _RawPointer,
+        ctx: _RawPointer,
+        defaultLaunchValue: int,
+        flags: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphCreate(pGraph: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaGraphDebugDotPrint(graph: _RawPointer, path: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaGraphDestroy(graph: _RawPointer, /) -> int: ...
+
+    def cudaGraphDestroyNode(node: _RawPointer, /) -> int: ...
+
+    def cudaGraphEventRecordNodeGetEvent(node: _RawPointer, event_out: _RawPointer, /) -> int: ...
+
+    def cudaGraphEventRecordNodeSetEvent(node: _RawPointer, event: _RawPointer, /) -> int: ...
+
+    def cudaGraphEventWaitNodeGetEvent(node: _RawPointer, event_out: _RawPointer, /) -> int: ...
+
+    def cudaGraphEventWaitNodeSetEvent(node: _RawPointer, event: _RawPointer, /) -> int: ...
+
+    def cudaGraphExecChildGraphNodeSetParams(
+        hGraphExec: _RawPointer, node: _RawPointer, childGraph: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecDestroy(graphExec: _RawPointer, /) -> int: ...
+
+    def cudaGraphExecEventRecordNodeSetEvent(
+        hGraphExec: _RawPointer, hNode: _RawPointer, event: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecEventWaitNodeSetEvent(
+        hGraphExec: _RawPointer, hNode: _RawPointer, event: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecExternalSemaphoresSignalNodeSetParams(
+        hGraphExec: _RawPointer, hNode: _RawPointer, nodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecExternalSemaphoresWaitNodeSetParams(
+        hGraphExec: _RawPointer, hNode: _RawPointer, nodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecGetFlags(graphExec: _RawPointer, flags: _RawPointer, /) -> int: ...
+
+    def cudaGraphExecGetId(hGraphExec: _RawPointer, graphID: _RawPointer, /) -> int: ...
+
+    def cudaGraphExecHostNodeSetParams(
+        hGraphExec: _RawPointer, node: _RawPointer, pNodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecKernelNodeSetParams(
+        hGraphExec: _RawPointer, node: _RawPointer, pNodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecMemcpyNodeSetParams(
+        hGraphExec: _RawPointer, node: _RawPointer, pNodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecMemcpyNodeSetParams1D(
+        hGraphExec: _RawPointer,
+        node: _RawPointer,
+        dst: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
+        hGraphExec: _RawPointer,
+        node: _RawPointer,
+        dst: _RawPointer,
+        symbol: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphExecMemcpyNodeSetParamsToSymbol(
+        hGraphExec: _RawPointer,
+        node: _RawPointer,
+        symbol: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphExecMemsetNodeSetParams(
+        hGraphExec: _RawPointer, node: _RawPointer, pNodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecNodeSetParams(
+        graphExec: _RawPointer, node: _RawPointer, nodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExecUpdate(
+        hGraphExec: _RawPointer, hGraph: _RawPointer, resultInfo: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExternalSemaphoresSignalNodeGetParams(
+        hNode: _RawPointer, params_out: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExternalSemaphoresSignalNodeSetParams(
+        hNode: _RawPointer, nodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExternalSemaphoresWaitNodeGetParams(
+        hNode: _RawPointer, params_out: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphExternalSemaphoresWaitNodeSetParams(
+        hNode: _RawPointer, nodeParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphGetEdges(
+        graph: _RawPointer,
+        from_: _RawPointer,
+        to: _RawPointer,
+        edgeData: _RawPointer,
+        numEdges: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphGetId(hGraph: _RawPointer, graphID: _RawPointer, /) -> int: ...
+
+    def cudaGraphGetNodes(
+        graph: _RawPointer, nodes: _RawPointer, numNodes: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphGetRootNodes(
+        graph: _RawPointer, pRootNodes: _RawPointer, pNumRootNodes: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphHostNodeGetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphHostNodeSetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphInstantiate(pGraphExec: _RawPointer, graph: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaGraphInstantiateWithFlags(
+        pGraphExec: _RawPointer, graph: _RawPointer, flags: int, /
+    ) -> int: ...
+
+    def cudaGraphInstantiateWithParams(
+        pGraphExec: _RawPointer, graph: _RawPointer, instantiateParams: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphKernelNodeCopyAttributes(hDst: _RawPointer, hSrc: _RawPointer, /) -> int: ...
+
+    def cudaGraphKernelNodeGetAttribute(
+        hNode: _RawPointer, attr: int, value_out: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphKernelNodeGetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphKernelNodeSetAttribute(
+        hNode: _RawPointer, attr: int, value: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphKernelNodeSetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphLaunch(graphExec: _RawPointer, stream: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemAllocNodeGetParams(node: _RawPointer, params_out: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemFreeNodeGetParams(node: _RawPointer, dptr_out: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemcpyNodeGetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemcpyNodeSetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemcpyNodeSetParams1D(
+        node: _RawPointer, dst: _RawPointer, src: _RawPointer, count: int, kind: int, /
+    ) -> int: ...
+
+    def cudaGraphMemcpyNodeSetParamsFromSymbol(
+        node: _RawPointer,
+        dst: _RawPointer,
+        symbol: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphMemcpyNodeSetParamsToSymbol(
+        node: _RawPointer,
+        symbol: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphMemsetNodeGetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphMemsetNodeSetParams(node: _RawPointer, pNodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphNodeFindInClone(
+        pNode: _RawPointer, originalNode: _RawPointer, clonedGraph: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphNodeGetContainingGraph(hNode: _RawPointer, phGraph: _RawPointer, /) -> int: ...
+
+    def cudaGraphNodeGetDependencies(
+        node: _RawPointer,
+        pDependencies: _RawPointer,
+        edgeData: _RawPointer,
+        pNumDependencies: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphNodeGetDependentNodes(
+        node: _RawPointer,
+        pDependentNodes: _RawPointer,
+        edgeData: _RawPointer,
+        pNumDependentNodes: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaGraphNodeGetEnabled(
+        hGraphExec: _RawPointer, hNode: _RawPointer, isEnabled: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphNodeGetLocalId(hNode: _RawPointer, nodeId: _RawPointer, /) -> int: ...
+
+    def cudaGraphNodeGetParams(node: _RawPointer, nodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphNodeGetToolsId(hNode: _RawPointer, toolsNodeId: _RawPointer, /) -> int: ...
+
+    def cudaGraphNodeGetType(node: _RawPointer, pType: _RawPointer, /) -> int: ...
+
+    def cudaGraphNodeSetEnabled(
+        hGraphExec: _RawPointer, hNode: _RawPointer, isEnabled: int, /
+    ) -> int: ...
+
+    def cudaGraphNodeSetParams(node: _RawPointer, nodeParams: _RawPointer, /) -> int: ...
+
+    def cudaGraphReleaseUserObject(
+        graph: _RawPointer, object: _RawPointer, count: int, /
+    ) -> int: ...
+
+    def cudaGraphRemoveDependencies(
+        graph: _RawPointer,
+        from_: _RawPointer,
+        to: _RawPointer,
+        edgeData: _RawPointer,
+        numDependencies: int,
+        /,
+    ) -> int: ...
+
+    def cudaGraphRetainUserObject(
+        graph: _RawPointer, object: _RawPointer, count: int, flags: int, /
+    ) -> int: ...
+
+    def cudaGraphUpload(graphExec: _RawPointer, stream: _RawPointer, /) -> int: ...
+
+    def cudaGraphicsMapResources(
+        count: int, resources: _RawPointer, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphicsResourceGetMappedMipmappedArray(
+        mipmappedArray: _RawPointer, resource: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphicsResourceGetMappedPointer(
+        devPtr: _RawPointer, size: _RawPointer, resource: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphicsResourceSetMapFlags(resource: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaGraphicsSubResourceGetMappedArray(
+        array: _RawPointer, resource: _RawPointer, arrayIndex: int, mipLevel: int, /
+    ) -> int: ...
+
+    def cudaGraphicsUnmapResources(
+        count: int, resources: _RawPointer, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaGraphicsUnregisterResource(resource: _RawPointer, /) -> int: ...
+
+    def cudaGreenCtxCreate(
+        phCtx: _RawPointer, desc: _RawPointer, device: int, flags: int, /
+    ) -> int: ...
+
+    def cudaHostAlloc(pHost: _RawPointer, size: int, flags: int, /) -> int: ...
+
+    def cudaHostGetDevicePointer(
+        pDevice: _RawPointer, pHost: _RawPointer, flags: int, /
+    ) -> int: ...
+
+    def cudaHostGetFlags(pFlags: _RawPointer, pHost: _RawPointer, /) -> int: ...
+
+    def cudaHostRegister(ptr: _RawPointer, size: int, flags: int, /) -> int: ...
+
+    def cudaHostUnregister(ptr: _RawPointer, /) -> int: ...
+
+    def cudaImportExternalMemory(extMem_out: _RawPointer, memHandleDesc: _RawPointer, /) -> int: ...
+
+    def cudaImportExternalSemaphore(
+        extSem_out: _RawPointer, semHandleDesc: _RawPointer, /
+    ) -> int: ...
+
+    def cudaInitDevice(device: int, deviceFlags: int, flags: int, /) -> int: ...
+
+    def cudaIpcCloseMemHandle(devPtr: _RawPointer, /) -> int: ...
+
+    def cudaIpcGetEventHandle(handle: _RawPointer, event: _RawPointer, /) -> int: ...
+
+    def cudaIpcGetMemHandle(handle: _RawPointer, devPtr: _RawPointer, /) -> int: ...
+
+    def cudaIpcOpenEventHandle(event: _RawPointer, handle: cudaIpcEventHandle_t, /) -> int: ...
+
+    def cudaIpcOpenMemHandle(
+        devPtr: _RawPointer, handle: cudaIpcMemHandle_t, flags: int, /
+    ) -> int: ...
+
+    def cudaKernelSetAttributeForDevice(
+        kernel: _RawPointer, attr: int, value: int, device: int, /
+    ) -> int: ...
+
+    def cudaLaunchCooperativeKernel(
+        func: _RawPointer,
+        gridDim: dim3,
+        blockDim: dim3,
+        args: _RawPointer,
+        sharedMem: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaLaunchHostFunc(
+        stream: _RawPointer, fn: _RawPointer, userData: _RawPointer, /
+    ) -> int: ...
+
+    def cudaLaunchHostFunc_v2(
+        stream: _RawPointer, fn: _RawPointer, userData: _RawPointer, syncMode: int, /
+    ) -> int: ...
+
+    def cudaLaunchKernel(
+        func: _RawPointer,
+        gridDim: dim3,
+        blockDim: dim3,
+        args: _RawPointer,
+        sharedMem: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaLaunchKernelExC(
+        config: _RawPointer, func: _RawPointer, args: _RawPointer, /
+    ) -> int: ...
+
+    def cudaLibraryEnumerateKernels(
+        kernels: _RawPointer, numKernels: int, lib: _RawPointer, /
+    ) -> int: ...
+
+    def cudaLibraryGetGlobal(
+        dptr: _RawPointer, bytes: _RawPointer, library: _RawPointer, name: _RawPointer, /
+    ) -> int: ...
+
+    def cudaLibraryGetKernel(
+        pKernel: _RawPointer, library: _RawPointer, name: _RawPointer, /
+    ) -> int: ...
+
+    def cudaLibraryGetKernelCount(count: _RawPointer, lib: _RawPointer, /) -> int: ...
+
+    def cudaLibraryGetManaged(
+        dptr: _RawPointer, bytes: _RawPointer, library: _RawPointer, name: _RawPointer, /
+    ) -> int: ...
+
+    def cudaLibraryGetUnifiedFunction(
+        fptr: _RawPointer, library: _RawPointer, symbol: _RawPointer, /
+    ) -> int: ...
+
+    def cudaLibraryLoadData(
+        library: _RawPointer,
+        code: _RawPointer,
+        jitOptions: _RawPointer,
+        jitOptionsValues: _RawPointer,
+        numJitOptions: int,
+        libraryOptions: _RawPointer,
+        libraryOptionValues: _RawPointer,
+        numLibraryOptions: int,
+        /,
+    ) -> int: ...
+
+    def cudaLibraryLoadFromFile(
+        library: _RawPointer,
+        fileName: _RawPointer,
+        jitOptions: _RawPointer,
+        jitOptionsValues: _RawPointer,
+        numJitOptions: int,
+        libraryOptions: _RawPointer,
+        libraryOptionValues: _RawPointer,
+        numLibraryOptions: int,
+        /,
+    ) -> int: ...
+
+    def cudaLibraryUnload(library: _RawPointer, /) -> int: ...
+
+    def cudaLogsCurrent(iterator_out: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaLogsDumpToFile(
+        iterator: _RawPointer, pathToFile: _RawPointer, flags: int, /
+    ) -> int: ...
+
+    def cudaLogsDumpToMemory(
+        iterator: _RawPointer, buffer: _RawPointer, size: _RawPointer, flags: int, /
+    ) -> int: ...
+
+    def cudaLogsRegisterCallback(
+        callbackFunc: _RawPointer, userData: _RawPointer, callback_out: _RawPointer, /
+    ) -> int: ...
+
+    def cudaLogsUnregisterCallback(callback: _RawPointer, /) -> int: ...
+
+    def cudaMalloc(devPtr: _RawPointer, size: int, /) -> int: ...
+
+    def cudaMalloc3D(pitchedDevPtr: _RawPointer, extent: cudaExtent, /) -> int: ...
+
+    def cudaMalloc3DArray(
+        array: _RawPointer, desc: _RawPointer, extent: cudaExtent, flags: int, /
+    ) -> int: ...
+
+    def cudaMallocArray(
+        array: _RawPointer, desc: _RawPointer, width: int, height: int, flags: int, /
+    ) -> int: ...
+
+    def cudaMallocAsync(devPtr: _RawPointer, size: int, hStream: _RawPointer, /) -> int: ...
+
+    def cudaMallocFromPoolAsync(
+        ptr: _RawPointer, size: int, memPool: _RawPointer, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMallocHost(ptr: _RawPointer, size: int, /) -> int: ...
+
+    def cudaMallocManaged(devPtr: _RawPointer, size: int, flags: int, /) -> int: ...
+
+    def cudaMallocMipmappedArray(
+        mipmappedArray: _RawPointer,
+        desc: _RawPointer,
+        extent: cudaExtent,
+        numLevels: int,
+        flags: int,
+        /,
+    ) -> int: ...
+
+    def cudaMallocPitch(
+        devPtr: _RawPointer, pitch: _RawPointer, width: int, height: int, /
+    ) -> int: ...
+
+    def cudaMemAdvise(
+        devPtr: _RawPointer, count: int, advice: int, location: cudaMemLocation, /
+    ) -> int: ...
+
+    def cudaMemDiscardAndPrefetchBatchAsync(
+        dptrs: _RawPointer,
+        sizes: _RawPointer,
+        count: int,
+        prefetchLocs: _RawPointer,
+        prefetchLocIdxs: _RawPointer,
+        numPrefetchLocs: int,
+        flags: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemDiscardBatchAsync(
+        dptrs: _RawPointer, sizes: _RawPointer, count: int, flags: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemGetDefaultMemPool(
+        memPool: _RawPointer, location: _RawPointer, type: int, /
+    ) -> int: ...
+
+    def cudaMemGetInfo(free: _RawPointer, total: _RawPointer, /) -> int: ...
+
+    def cudaMemGetLocationInfo(
+        devPtr: _RawPointer,
+        size: int,
+        summaryGranularity: int,
+        samplingGranularity: int,
+        location_out: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemGetMemPool(memPool: _RawPointer, location: _RawPointer, type: int, /) -> int: ...
+
+    def cudaMemPoolCreate(memPool: _RawPointer, poolProps: _RawPointer, /) -> int: ...
+
+    def cudaMemPoolDestroy(memPool: _RawPointer, /) -> int: ...
+
+    def cudaMemPoolExportPointer(exportData: _RawPointer, ptr: _RawPointer, /) -> int: ...
+
+    def cudaMemPoolExportToShareableHandle(
+        shareableHandle: _RawPointer, memPool: _RawPointer, handleType: int, flags: int, /
+    ) -> int: ...
+
+    def cudaMemPoolGetAccess(
+        flags: _RawPointer, memPool: _RawPointer, location: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemPoolGetAttribute(memPool: _RawPointer, attr: int, value: _RawPointer, /) -> int: ...
+
+    def cudaMemPoolImportFromShareableHandle(
+        memPool: _RawPointer, shareableHandle: _RawPointer, handleType: int, flags: int, /
+    ) -> int: ...
+
+    def cudaMemPoolImportPointer(
+        ptr: _RawPointer, memPool: _RawPointer, exportData: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemPoolSetAccess(memPool: _RawPointer, descList: _RawPointer, count: int, /) -> int: ...
+
+    def cudaMemPoolSetAttribute(memPool: _RawPointer, attr: int, value: _RawPointer, /) -> int: ...
+
+    def cudaMemPoolTrimTo(memPool: _RawPointer, minBytesToKeep: int, /) -> int: ...
+
+    def cudaMemPrefetchAsync(
+        devPtr: _RawPointer,
+        count: int,
+        location: cudaMemLocation,
+        flags: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemPrefetchBatchAsync(
+        dptrs: _RawPointer,
+        sizes: _RawPointer,
+        count: int,
+        prefetchLocs: _RawPointer,
+        prefetchLocIdxs: _RawPointer,
+        numPrefetchLocs: int,
+        flags: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemRangeGetAttribute(
+        data: _RawPointer, dataSize: int, attribute: int, devPtr: _RawPointer, count: int, /
+    ) -> int: ...
+
+    def cudaMemRangeGetAttributes(
+        data: _RawPointer,
+        dataSizes: _RawPointer,
+        attributes: _RawPointer,
+        numAttributes: int,
+        devPtr: _RawPointer,
+        count: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemSetMemPool(location: _RawPointer, type: int, memPool: _RawPointer, /) -> int: ...
+
+    def cudaMemcpy(dst: _RawPointer, src: _RawPointer, count: int, kind: int, /) -> int: ...
+
+    def cudaMemcpy2D(
+        dst: _RawPointer,
+        dpitch: int,
+        src: _RawPointer,
+        spitch: int,
+        width: int,
+        height: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DArrayToArray(
+        dst: _RawPointer,
+        wOffsetDst: int,
+        hOffsetDst: int,
+        src: _RawPointer,
+        wOffsetSrc: int,
+        hOffsetSrc: int,
+        width: int,
+        height: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DAsync(
+        dst: _RawPointer,
+        dpitch: int,
+        src: _RawPointer,
+        spitch: int,
+        width: int,
+        height: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DFromArray(
+        dst: _RawPointer,
+        dpitch: int,
+        src: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        width: int,
+        height: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DFromArrayAsync(
+        dst: _RawPointer,
+        dpitch: int,
+        src: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        width: int,
+        height: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DToArray(
+        dst: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        src: _RawPointer,
+        spitch: int,
+        width: int,
+        height: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy2DToArrayAsync(
+        dst: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        src: _RawPointer,
+        spitch: int,
+        width: int,
+        height: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpy3D(p: _RawPointer, /) -> int: ...
+
+    def cudaMemcpy3DAsync(p: _RawPointer, stream: _RawPointer, /) -> int: ...
+
+    def cudaMemcpy3DBatchAsync(
+        numOps: int, opList: _RawPointer, flags: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemcpy3DPeer(p: _RawPointer, /) -> int: ...
+
+    def cudaMemcpy3DPeerAsync(p: _RawPointer, stream: _RawPointer, /) -> int: ...
+
+    def cudaMemcpy3DWithAttributesAsync(
+        op: _RawPointer, flags: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemcpyArrayToArray(
+        dst: _RawPointer,
+        wOffsetDst: int,
+        hOffsetDst: int,
+        src: _RawPointer,
+        wOffsetSrc: int,
+        hOffsetSrc: int,
+        count: int,
+        kind: int,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyAsync(
+        dst: _RawPointer, src: _RawPointer, count: int, kind: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemcpyBatchAsync(
+        dsts: _RawPointer,
+        srcs: _RawPointer,
+        sizes: _RawPointer,
+        count: int,
+        attrs: _RawPointer,
+        attrsIdxs: _RawPointer,
+        numAttrs: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyFromArray(
+        dst: _RawPointer, src: _RawPointer, wOffset: int, hOffset: int, count: int, kind: int, /
+    ) -> int: ...
+
+    def cudaMemcpyFromArrayAsync(
+        dst: _RawPointer,
+        src: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        count: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyFromSymbol(
+        dst: _RawPointer, symbol: _RawPointer, count: int, offset: int, kind: int, /
+    ) -> int: ...
+
+    def cudaMemcpyFromSymbolAsync(
+        dst: _RawPointer,
+        symbol: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyPeer(
+        dst: _RawPointer, dstDevice: int, src: _RawPointer, srcDevice: int, count: int, /
+    ) -> int: ...
+
+    def cudaMemcpyPeerAsync(
+        dst: _RawPointer,
+        dstDevice: int,
+        src: _RawPointer,
+        srcDevice: int,
+        count: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyToArray(
+        dst: _RawPointer, wOffset: int, hOffset: int, src: _RawPointer, count: int, kind: int, /
+    ) -> int: ...
+
+    def cudaMemcpyToArrayAsync(
+        dst: _RawPointer,
+        wOffset: int,
+        hOffset: int,
+        src: _RawPointer,
+        count: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyToSymbol(
+        symbol: _RawPointer, src: _RawPointer, count: int, offset: int, kind: int, /
+    ) -> int: ...
+
+    def cudaMemcpyToSymbolAsync(
+        symbol: _RawPointer,
+        src: _RawPointer,
+        count: int,
+        offset: int,
+        kind: int,
+        stream: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaMemcpyWithAttributesAsync(
+        dst: _RawPointer, src: _RawPointer, size: int, attr: _RawPointer, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemset(devPtr: _RawPointer, value: int, count: int, /) -> int: ...
+
+    def cudaMemset2D(
+        devPtr: _RawPointer, pitch: int, value: int, width: int, height: int, /
+    ) -> int: ...
+
+    def cudaMemset2DAsync(
+        devPtr: _RawPointer, pitch: int, value: int, width: int, height: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemset3D(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent, /) -> int: ...
+
+    def cudaMemset3DAsync(
+        pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMemsetAsync(
+        devPtr: _RawPointer, value: int, count: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaMipmappedArrayGetMemoryRequirements(
+        memoryRequirements: _RawPointer, mipmap: _RawPointer, device: int, /
+    ) -> int: ...
+
+    def cudaMipmappedArrayGetSparseProperties(
+        sparseProperties: _RawPointer, mipmap: _RawPointer, /
+    ) -> int: ...
+
+    def cudaOccupancyAvailableDynamicSMemPerBlock(
+        dynamicSmemSize: _RawPointer, func: _RawPointer, numBlocks: int, blockSize: int, /
+    ) -> int: ...
+
+    def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        numBlocks: _RawPointer, func: _RawPointer, blockSize: int, dynamicSMemSize: int, /
+    ) -> int: ...
+
+    def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        numBlocks: _RawPointer,
+        func: _RawPointer,
+        blockSize: int,
+        dynamicSMemSize: int,
+        flags: int,
+        /,
+    ) -> int: ...
+
+    def cudaOccupancyMaxActiveClusters(
+        numClusters: _RawPointer, func: _RawPointer, launchConfig: _RawPointer, /
+    ) -> int: ...
+
+    def cudaOccupancyMaxPotentialClusterSize(
+        clusterSize: _RawPointer, func: _RawPointer, launchConfig: _RawPointer, /
+    ) -> int: ...
+
+    def cudaPeekAtLastError() -> int: ...
+
+    def cudaPointerGetAttributes(attributes: _RawPointer, ptr: _RawPointer, /) -> int: ...
+
+    def cudaRuntimeGetVersion(runtimeVersion: _RawPointer, /) -> int: ...
+
+    def cudaSetDevice(device: int, /) -> int: ...
+
+    def cudaSetDeviceFlags(flags: int, /) -> int: ...
+
+    def cudaSetValidDevices(device_arr: _RawPointer, len: int, /) -> int: ...
+
+    def cudaSignalExternalSemaphoresAsync(
+        extSemArray: _RawPointer, paramsArray: _RawPointer, numExtSems: int, stream: _RawPointer, /
+    ) -> int: ...
+
+    def cudaStreamAddCallback(
+        stream: _RawPointer, callback: _RawPointer, userData: _RawPointer, flags: int, /
+    ) -> int: ...
+
+    def cudaStreamAttachMemAsync(
+        stream: _RawPointer, devPtr: _RawPointer, length: int, flags: int, /
+    ) -> int: ...
+
+    def cudaStreamBeginCapture(stream: _RawPointer, mode: int, /) -> int: ...
+
+    def cudaStreamBeginCaptureToGraph(
+        stream: _RawPointer,
+        graph: _RawPointer,
+        dependencies: _RawPointer,
+        dependencyData: _RawPointer,
+        numDependencies: int,
+        mode: int,
+        /,
+    ) -> int: ...
+
+    def cudaStreamBeginRecaptureToGraph(
+        stream: _RawPointer, mode: int, graph: _RawPointer, callbackData: _RawPointer, /
+    ) -> int: ...
+
+    def cudaStreamCopyAttributes(dst: _RawPointer, src: _RawPointer, /) -> int: ...
+
+    def cudaStreamCreate(pStream: _RawPointer, /) -> int: ...
+
+    def cudaStreamCreateWithFlags(pStream: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaStreamCreateWithPriority(pStream: _RawPointer, flags: int, priority: int, /) -> int: ...
+
+    def cudaStreamDestroy(stream: _RawPointer, /) -> int: ...
+
+    def cudaStreamEndCapture(stream: _RawPointer, pGraph: _RawPointer, /) -> int: ...
+
+    def cudaStreamGetAttribute(
+        hStream: _RawPointer, attr: int, value_out: _RawPointer, /
+    ) -> int: ...
+
+    def cudaStreamGetCaptureInfo(
+        stream: _RawPointer,
+        captureStatus_out: _RawPointer,
+        id_out: _RawPointer,
+        graph_out: _RawPointer,
+        dependencies_out: _RawPointer,
+        edgeData_out: _RawPointer,
+        numDependencies_out: _RawPointer,
+        /,
+    ) -> int: ...
+
+    def cudaStreamGetDevResource(
+        hStream: _RawPointer, resource: _RawPointer, type: int, /
+    ) -> int: ...
+
+    def cudaStreamGetDevice(hStream: _RawPointer, device: _RawPointer, /) -> int: ...
+
+    def cudaStreamGetFlags(hStream: _RawPointer, flags: _RawPointer, /) -> int: ...
+
+    def cudaStreamGetId(hStream: _RawPointer, streamId: _RawPointer, /) -> int: ...
+
+    def cudaStreamGetPriority(hStream: _RawPointer, priority: _RawPointer, /) -> int: ...
+
+    def cudaStreamIsCapturing(stream: _RawPointer, pCaptureStatus: _RawPointer, /) -> int: ...
+
+    def cudaStreamQuery(stream: _RawPointer, /) -> int: ...
+
+    def cudaStreamSetAttribute(hStream: _RawPointer, attr: int, value: _RawPointer, /) -> int: ...
+
+    def cudaStreamSynchronize(stream: _RawPointer, /) -> int: ...
+
+    def cudaStreamUpdateCaptureDependencies(
+        stream: _RawPointer,
+        dependencies: _RawPointer,
+        dependencyData: _RawPointer,
+        numDependencies: int,
+        flags: int,
+        /,
+    ) -> int: ...
+
+    def cudaStreamWaitEvent(stream: _RawPointer, event: _RawPointer, flags: int, /) -> int: ...
+
+    def cudaThreadExchangeStreamCaptureMode(mode: _RawPointer, /) -> int: ...
+
+    def cudaUserObjectCreate(
+        object_out: _RawPointer,
+        ptr: _RawPointer,
+        destroy: _RawPointer,
+        initialRefcount: int,
+        flags: int,
+        /,
+    ) -> int: ...
+
+    def cudaUserObjectRelease(object: _RawPointer, count: int, /) -> int: ...
+
+    def cudaUserObjectRetain(object: _RawPointer, count: int, /) -> int: ...
+
+    def cudaWaitExternalSemaphoresAsync(
+        extSemArray: _RawPointer, paramsArray: _RawPointer, numExtSems: int, stream: _RawPointer, /
+    ) -> int: ...
+
+else:
+    __getattr__, __dir__ = bind_on_first_lookup(globals(), _FUNCTIONS, _REPLACEMENTS, _DOCS)

@@ -361,6 +361,34 @@ class TypeMapper:
             return "c_void_p"
         return self.field_type(t)
 
+    def param_annotation(self, t: CType) -> str:
+        """What a raw function's argument of this type accepts, for type checkers:
+        what ctypes converts for param_type's spelling (`_RawPointer` is the alias a raw
+        module defines for c_void_p's conversions)."""
+        kind = self.classify(t)
+        if kind in POINTER_KINDS or kind is TypeKind.ARRAY:
+            return "_RawPointer"
+        if kind in (TypeKind.RECORD, TypeKind.OPAQUE_RECORD):
+            return self.record_class(t)
+        if kind is TypeKind.CHAR:
+            return "bytes | int"  # c_char takes a one-byte bytes or an int
+        return self.number_annotation(kind)
+
+    def result_annotation(self, t: CType) -> str:
+        """What a raw function returns for result_type's spelling, for type checkers."""
+        kind = self.classify(t)
+        if kind is TypeKind.VOID:
+            return "None"
+        if kind is TypeKind.CHAR_POINTER:
+            return "bytes | None"
+        if kind in POINTER_KINDS:
+            return "int | None"
+        if kind in (TypeKind.RECORD, TypeKind.OPAQUE_RECORD):
+            return self.record_class(t)
+        if kind is TypeKind.CHAR:
+            return "bytes"
+        return self.number_annotation(kind)
+
     def callback_type(self, proto: FunctionProto) -> str:
         args = [self.result_type(proto.result)] + [self.param_type(p) for p in proto.params]
         return f"CFUNCTYPE({', '.join(args)})"

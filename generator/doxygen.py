@@ -20,10 +20,14 @@ _COMMAND = re.compile(r"\\(\w+)\s*(.*)")
 def comment_lines(raw: str) -> list[str]:
     """The text lines of a /** ... */ comment, without the comment's own markup."""
     body = raw.strip()
-    if body.startswith("/**"):
+    if body.startswith(("/**", "/*!")):
         body = body[3:]
+    elif body.startswith(("///", "//!")):
+        body = "\n".join(line.strip()[3:] for line in body.splitlines())
     if body.endswith("*/"):
         body = body[:-2]
+    # `/**< ... */` documents the member it follows (a field or an enumerator).
+    body = body.removeprefix("<")
     lines = []
     for line in body.splitlines():
         line = line.strip()
@@ -41,6 +45,16 @@ def inline_text(text: str) -> str:
     text = re.sub(r"::(?=[A-Za-z_])", "", text)
     text = re.sub(r"\\[A-Za-z_]+", "", text)
     return " ".join(text.split())
+
+
+def summary(raw: str) -> str:
+    """A declaration's doc comment as one paragraph of plain text: what a record, enum,
+    field or enumerator comment says (brief and description, and any deprecation)."""
+    doc = parse_comment(raw)
+    text = " ".join(t for t in (doc.brief, *doc.description) if t)
+    if doc.deprecated is not None:
+        text = " ".join(t for t in (text, "Deprecated.", doc.deprecated) if t)
+    return text
 
 
 def parse_comment(raw: str) -> FunctionDoc:

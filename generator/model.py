@@ -65,6 +65,9 @@ class Field:
     offset: int  # bytes from the start of the record
     bit_width: int | None = None
     anonymous: bool = False  # C's `union { ... };` member: its fields read as the parent's
+    doc: str = (
+        ""  # the header's doc comment (`/**< ... */` beside it or `/** ... */` above), plain text
+    )
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class Record:
     c_spelling: str | None = None
     nested_in: str | None = None  # the enclosing record, for records defined inside another
     header: str = ""
+    doc: str = ""  # the header's doc comment, plain text
 
     @property
     def opaque(self) -> bool:
@@ -89,6 +93,7 @@ class Record:
 class Enumerator:
     name: str
     value: int
+    doc: str = ""  # the header's doc comment, plain text
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ class Enum:
     enumerators: tuple[Enumerator, ...]
     c_spelling: str = ""
     header: str = ""
+    doc: str = ""  # the header's doc comment, plain text
 
 
 @dataclass(frozen=True)

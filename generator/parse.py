@@ -15,7 +15,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
-from .doxygen import parse_comment
+from .doxygen import parse_comment, summary
 from .model import (
     ApiModel,
     Array,
@@ -148,6 +148,11 @@ def _raise_on_diagnostics(tu: ci.TranslationUnit, what: str) -> None:
         shown = "\n".join(_format_diagnostic(d) for d in bad[:20])
         more = f"\n... and {len(bad) - 20} more" if len(bad) > 20 else ""
         raise ParseError(f"{len(bad)} diagnostic(s) {what}:\n{shown}{more}")
+
+
+def _doc(raw: str | None) -> str:
+    """A declaration's doc comment as plain text, "" where it has none."""
+    return summary(raw) if raw else ""
 
 
 def _format_diagnostic(d: ci.Diagnostic) -> str:
@@ -293,6 +298,7 @@ class _Walker:
                     offset=f.get_field_offsetof() // 8,
                     bit_width=f.get_bitfield_width() if f.is_bitfield() else None,
                     anonymous=anonymous,
+                    doc=_doc(f.raw_comment),
                 )
             )
         # Nested records precede their parent so every list is in dependency order.
@@ -311,6 +317,8 @@ class _Walker:
                 c_spelling=c_spelling,
                 nested_in=nested_in,
                 header=self.header_of(defn),
+                # A nested record's lines above are its parent's members, and their comments.
+                doc=_doc(defn.raw_comment if nested_in else self.doc_comment(defn)),
             )
         )
 
@@ -331,12 +339,13 @@ class _Walker:
                 name=name,
                 underlying=Builtin(underlying),
                 enumerators=tuple(
-                    Enumerator(c.spelling, c.enum_value)
+                    Enumerator(c.spelling, c.enum_value, _doc(c.raw_comment))
                     for c in cursor.get_children()
                     if c.kind == ci.CursorKind.ENUM_CONSTANT_DECL
                 ),
                 c_spelling=c_spelling,
                 header=self.header_of(cursor),
+                doc=_doc(self.doc_comment(cursor)),
             )
         )
 

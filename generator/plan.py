@@ -83,7 +83,7 @@ class ResultKind(StrEnum):
 @dataclass(frozen=True)
 class ParamPlan:
     name: str  # the C name
-    py_name: str  # the Python name (C name, plus "_" where it is a keyword)
+    py_name: str  # the Python name (C name, plus "_" where it is a keyword or a builtin)
     role: Role
     kind: ParamKind
     ctype: str  # ctypes spelling of the value (in) or of its storage / element (out)

@@ -75,6 +75,17 @@ def environment() -> jinja2.Environment:
     )
 
 
+def docstring(text: str) -> str:
+    """Text safe inside a triple-quoted docstring."""
+    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').rstrip('"')
+
+
+def first_sentence(text: str) -> str:
+    """Docs grow every version's module: a parameter's first sentence says enough."""
+    head, dot, rest = text.partition(". ")
+    return head + "." if dot and rest else text
+
+
 def tuple_literal(items: list[str]) -> str:
     """A tuple literal without a trailing comma, which black would explode."""
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"

@@ -25,7 +25,14 @@ from .ctypes_map import POINTER_KINDS, RenderError, TypeMapper
 from .formatting import format_python
 from .model import ApiModel, Param
 from .plan import INPUT_KINDS, OUTPUT_KINDS, FunctionPlan, ParamKind, ParamPlan, ResultKind, Role
-from .render import RenderContext, environment, module_name, tuple_literal
+from .render import (
+    RenderContext,
+    docstring,
+    environment,
+    first_sentence,
+    module_name,
+    tuple_literal,
+)
 
 
 def render_checked(model: ApiModel, context: RenderContext, plans=None) -> str:
@@ -40,6 +47,7 @@ def render_checked(model: ApiModel, context: RenderContext, plans=None) -> str:
 class CheckedFunction:
     name: str
     restype: str  # of the ctypes function the checked one calls
+    returns: str  # what it returns, for type checkers
     argtypes: str  # a tuple literal: outputs are POINTER(storage), inputs the raw argtypes
     code: str  # the whole `def`, docstring included
 
@@ -277,11 +285,14 @@ class _Function:
             argtype = f"POINTER({v.ctype('c_void_p')})"
         else:
             argtype = f"POINTER({ctype})"
-        names = {"n": n, "ctype": ctype, "partner": self.py_name(p.partner) if p.partner else None}
-        part = _Param(argtype=argtype, call=n, first_call=out.first_call.format(**names))
+        # In-out storage takes its own name: the parameter keeps the type it is annotated with.
+        store = f"{n}_" if p.role is Role.INOUT else n
+        partner = self.py_name(p.partner) if p.partner else None
+        names = {"n": store, "ctype": ctype, "partner": partner}
+        part = _Param(argtype=argtype, call=store, first_call=out.first_call.format(**names))
         if p.role is Role.INOUT:
             part.signature = f"{n}: {p.py_type}"
-            part.storage = f"{n} = {ctype}({n})"
+            part.storage = f"{names['n']} = {ctype}({n})"
         else:
             part.storage = out.storage.format(**names) if out.storage else None
             part.array = out.array.format(**names) if out.array else None
@@ -337,7 +348,7 @@ class _Function:
             keep = ("result = " if result else "return ") if value else ""
             called = f"_{name}({call})"
             if plan.result is ResultKind.STRING:
-                called = f"_c.string({called})"
+                called = f"_c.text({called})"
             body += ["try:", f"    {keep}{called}", *catch]
             if result:
                 body.append(f"return {'result, ' if value else ''}{result}")
@@ -364,7 +375,9 @@ class _Function:
         )
         code = "\n".join([head] + ["    " + line for line in body])
         restype = self.v.ctype(self.v.types.result_type(plan.function.result))
-        return CheckedFunction(name, restype, tuple_literal([q.argtype for q in parts]), code)
+        raw_returns = self.v.types.result_annotation(plan.function.result)
+        argtypes = tuple_literal([q.argtype for q in parts])
+        return CheckedFunction(name, restype, raw_returns, argtypes, code)
 
     def doc(self, signature: str, returns: str) -> str:
         plan = self.plan
@@ -376,7 +389,7 @@ class _Function:
         described = [p for p in plan.inputs if p.doc]
         if described:
             lines.append("Parameters:")
-            lines += [f"    {p.py_name}: {_first_sentence(p.doc)}" for p in described]
+            lines += [f"    {p.py_name}: {first_sentence(p.doc)}" for p in described]
             lines.append("")
         outs = [p for p in plan.outputs if p.role is not Role.COUNT]
         if plan.result is ResultKind.QUERY:
@@ -384,7 +397,7 @@ class _Function:
         elif outs:
             lines.append("Returns:")
             lines += [
-                f"    {p.py_name}: {_first_sentence(p.doc)}" if p.doc else f"    {p.py_name}"
+                f"    {p.py_name}: {first_sentence(p.doc)}" if p.doc else f"    {p.py_name}"
                 for p in outs
             ]
             lines.append("")
@@ -397,15 +410,4 @@ class _Function:
         lines.append(
             "C: " + self.v.types.c_declaration(f.result, f"{f.name}({', '.join(params) or 'void'})")
         )
-        return _docstring("\n".join(lines))
-
-
-def _first_sentence(text: str) -> str:
-    """Docs grow every version's module: a parameter's first sentence says enough."""
-    head, dot, rest = text.partition(". ")
-    return head + "." if dot and rest else text
-
-
-def _docstring(text: str) -> str:
-    """Text safe inside a triple-quoted docstring."""
-    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').rstrip('"')
+        return docstring("\n".join(lines))

@@ -6,12 +6,20 @@
 
 from __future__ import annotations
 
+import keyword
 from typing import Literal
 
 from .ctypes_map import RenderError, TypeKind, TypeMapper
 from .formatting import format_python
 from .model import ApiModel, EnumRef, FunctionProto, Record, RecordRef, Typedef, TypedefRef
-from .render import FLAG_DEPRECATED, RenderContext, environment, tuple_literal
+from .render import (
+    FLAG_DEPRECATED,
+    RenderContext,
+    docstring,
+    environment,
+    first_sentence,
+    tuple_literal,
+)
 
 
 def render_module(model: ApiModel, context: RenderContext) -> str:
@@ -52,11 +60,19 @@ class RawView:
         return self.model.records
 
     def record_doc(self, rec: Record) -> str:
+        """The class docstring: what C declares, then the header's docs of the record
+        and of each field."""
         where = f" ({rec.header})" if rec.header else ""
         if rec.opaque:
-            return f"Opaque {rec.kind} {rec.name}{where}: only pointers to it exist."
-        spelling = rec.c_spelling or f"anonymous {rec.kind} member of {rec.nested_in}"
-        return f"{spelling}{where}: {rec.size} bytes, aligned to {rec.align}."
+            head = f"Opaque {rec.kind} {rec.name}{where}: only pointers to it exist."
+        else:
+            spelling = rec.c_spelling or f"anonymous {rec.kind} member of {rec.nested_in}"
+            head = f"{spelling}{where}: {rec.size} bytes, aligned to {rec.align}."
+        return _class_doc(head, rec.doc, "Fields", [(f.name, f.doc) for f in rec.fields])
+
+    def enum_doc(self, enum) -> str:
+        head = f"{enum.c_spelling} ({enum.header}), {enum.underlying.name} in C."
+        return _class_doc(head, enum.doc, "Members", [(k.name, k.doc) for k in enum.enumerators])
 
     def record_align(self, rec: Record) -> int | None:
         """C's alignment where no member can give it to the class (beyond 16): the
@@ -127,6 +143,20 @@ class RawView:
         return "typedef " + self.types.c_declaration(td.target, td.name)
 
     @property
+    def exports(self) -> list[str]:
+        """What `from <raw module> import *` gives type checkers (its __all__): every
+        declaration but the functions, which a star import does not give at run time
+        either (they are bound on lookup) and which the checked module and _latest.pyi
+        define with their checked signatures."""
+        names = ["CUDA_VERSION", "SYMBOLS", "SYMBOLS_LEGACY", "SYMBOLS_PER_THREAD"]
+        for e in self.enums:
+            names += ([e.name] if e.name else []) + [k.name for k in e.enumerators]
+        names += [m.name for m in self.model.macros]
+        names += [r.name for r in self.model.records]
+        names += [t.name for t in self.typedefs]
+        return sorted(set(names))
+
+    @property
     def functions(self) -> list[dict]:
         """Every public name callable from the module, sorted by name: declared
         functions and the macro names that C resolves to a versioned symbol."""
@@ -156,6 +186,12 @@ class RawView:
         if f.variadic:
             params.append("...")
         prototype = self.types.c_declaration(f.result, f"{f.name}({', '.join(params) or 'void'})")
+        # For type checkers: what each argtype accepts, positional only as ctypes takes it.
+        stub = [f"{_py_name(p.name)}: {self.types.param_annotation(p.type)}" for p in f.params]
+        if stub:
+            stub.append("/")
+        if f.variadic:
+            stub.append("*args: _RawPointer | float")
         return {
             "name": public,
             "symbol": f.name,
@@ -164,7 +200,30 @@ class RawView:
             "flags": flags,
             "prototype": prototype,
             "variadic": f.variadic,
+            "signature": ", ".join(stub),
+            "returns": self.types.result_annotation(f.result),
+            "doc": repr(self._function_doc(public, f, prototype)),
         }
+
+    def _function_doc(self, public: str, f, prototype: str) -> str:
+        """A bound raw function's __doc__: the C prototype and the header's docs, kept
+        short (brief, each parameter's first sentence, the error codes): the table of
+        them is read at every import."""
+        lines = [prototype if public == f.name else f"{prototype}  (what C's {public} calls)"]
+        doc = f.doc
+        if doc and doc.brief:
+            lines += ["", doc.brief.rstrip(".") + "."]
+        described = [(p.name, doc.param(p.name)) for p in f.params] if doc else []
+        if any(text for _, text in described):
+            lines += ["", "Parameters:"]
+            lines += [
+                f"    {name}: {first_sentence(text or '')}".rstrip() for name, text in described
+            ]
+        if doc and doc.returns:
+            lines += ["", f"Returns: {doc.returns}"]
+        if f.deprecated:
+            lines += ["", "Deprecated." + (f" {doc.deprecated}" if doc and doc.deprecated else "")]
+        return "\n".join(lines)
 
     def field_annotations(self, rec: Record) -> list[tuple[str, str]]:
         """(field, Python type) for type checkers: what reading the field gives."""
@@ -221,3 +280,23 @@ class RawView:
             claim(f.name, "a function")
         for a in self.model.aliases:
             claim(a.public, "a function")
+
+
+def _py_name(name: str) -> str:
+    """A C parameter name as a Python one (C's `lambda` is Python's keyword)."""
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _class_doc(head: str, doc: str, section: str, members: list[tuple[str, str]]) -> str:
+    """A class docstring, indented for the class body: the head line, the header's doc
+    of the declaration, and one line per documented member."""
+    lines = [head]
+    if doc:
+        lines += ["", doc]
+    documented = [(name, text) for name, text in members if text and not name.startswith("_")]
+    if documented:
+        lines += ["", f"{section}:"] + [f"    {name}: {text}" for name, text in documented]
+    text = "\n".join(lines)
+    if len(lines) > 1:
+        text += "\n"  # the closing quotes on a line of their own
+    return docstring(text.replace("\n", "\n    ").replace("\n    \n", "\n\n"))

@@ -459,8 +459,13 @@ class _Resolver:
         return None
 
 
+# Builtins the checked functions' bodies name (`x.__class__ is not bytes`): a parameter
+# or output so named would shadow them in its function (cudaLibraryGetGlobal's `bytes`).
+_BODY_BUILTINS = frozenset({"bytes", "int"})
+
+
 def _py_name(name: str) -> str:
-    return name + "_" if keyword.iskeyword(name) else name
+    return name + "_" if keyword.iskeyword(name) or name in _BODY_BUILTINS else name
 
 
 def _trailing_defaults(params: list[ParamPlan]) -> list[ParamPlan]:

@@ -46,6 +46,10 @@ with warnings.catch_warnings(record=True) as caught:
 out["deprecated"] = getter
 out["replacement"] = m._REPLACEMENTS.get(getter)
 out["deprecation_warnings"] = [str(w.message) for w in caught]
+import pydoc
+out["bare"] = isinstance(m.cudaMalloc, ctypes._CFuncPtr)
+out["help"] = pydoc.render_doc(m.cudaMalloc, renderer=pydoc.plaintext)
+out["deprecated_doc"] = getattr(m, getter).__doc__
 print(json.dumps(out))
 """
 
@@ -96,6 +100,20 @@ def test_deprecated_function_warns_once(results, key):
     if results[key]["replacement"]:  # what the header says to use instead
         expected += f"; use {results[key]['replacement']} instead"
     assert results[key]["deprecation_warnings"] == [expected]
+
+
+@pytest.mark.parametrize("key", version_keys())
+def test_help_shows_the_prototype_and_the_header_docs(results, key):
+    """A bound raw function is the bare ctypes function, carrying its _DOCS entry."""
+    r = results[key]
+    assert r["bare"]
+    text = r["help"]
+    assert f"in module {r['module']}" in text
+    assert "cudaError_t cudaMalloc(void **devPtr, size_t size)" in text
+    assert "Allocate memory on the device." in text
+    assert "devPtr: Pointer to allocated device memory" in text
+    assert r["deprecated_doc"].startswith("cudaError_t " + r["deprecated"] + "(")
+    assert "Deprecated." in r["deprecated_doc"]
 
 
 def test_importing_a_module_loads_no_library(header_sets):

@@ -1,6 +1,7 @@
 """The shipped annotations hold up under `mypy --strict` on a user's script.
 
-tests/typing_user_script.py uses the top-level API the way the README shows it; its
+tests/typing_user_script.py uses the top-level API the way the README shows it, and
+tests/typing_raw_script.py the raw layer (`cudart.sys`, `cudart.sys_<version>`); their
 `# type: ignore[...]` lines are mistakes mypy must catch, and warn_unused_ignores makes
 the run fail if it stops catching them (as it would if the API decayed to Any).
 cudart's own modules are checked the way mypy checks an installed typed package:
@@ -38,6 +39,14 @@ def run_mypy(tmp_path, script):
 
 def test_user_script_passes_mypy_strict(tmp_path):
     proc = run_mypy(tmp_path, REPO / "tests" / "typing_user_script.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Success" in proc.stdout
+
+
+def test_raw_script_passes_mypy_strict(tmp_path):
+    """The raw layer's functions are declared for type checkers: the script's calls
+    check, and its marked mistakes are errors (warn_unused_ignores)."""
+    proc = run_mypy(tmp_path, REPO / "tests" / "typing_raw_script.py")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Success" in proc.stdout
 

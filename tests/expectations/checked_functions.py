@@ -42,17 +42,31 @@ from .sys_12050 import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable as _Callable
+
     from cudart._checked import HandleLike as _HandleLike
     from cudart._checked import PointerLike as _PointerLike
 
     from .sys_12050 import *  # noqa: F403  (every enum, constant and record)
+
+    # The ctypes functions bind_on_first_call puts in the namespace (below), by what
+    # they return.
+    _add_callback: _Callable[..., int]
+    _deprecated_fn: _Callable[..., int]
+    _describe: _Callable[..., bytes | None]
+    _getProps: _Callable[..., int]
+    _getProps_v2: _Callable[..., int]
+    _launch: _Callable[..., int]
+    _no_params: _Callable[..., None]
+    _pointers: _Callable[..., int]
+    _scalars: _Callable[..., int]
 
 CUDA_VERSION = 12050
 _ArgumentError = _c.ArgumentError
 _error = _c.error
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type[CudaError]:
     # The CudaError subclasses (CudaErrorMemoryAllocation, ...) are made on first use.
     if name.startswith("CudaError"):
         return _c.error_class_named(name, _lib.cudaError)
@@ -114,7 +128,7 @@ def describe(s: status | int) -> str:
     C: const char *describe(enum status s)
     """
     try:
-        return _c.string(_describe(s))
+        return _c.text(_describe(s))
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "describe", ("s",)) from None
 

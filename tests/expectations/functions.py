@@ -50,10 +50,38 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
-from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
+from ctypes import _Pointer  # noqa: F401  (named by field annotations)
 
 from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
+
+# For type checkers only (importing typing costs milliseconds).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr as _CFuncPtr
+
+    from cudart._contract import RawPointer as _RawPointer
+
+    # What `from this module import *` gives a type checker: every declaration but the
+    # functions, as at run time, where they are bound on lookup (cudart._latest and the
+    # checked module define the names with their checked signatures).
+    __all__ = [
+        "CUDART_VERSION",
+        "CUDA_VERSION",
+        "CUstream_st",
+        "P",
+        "SYMBOLS",
+        "SYMBOLS_LEGACY",
+        "SYMBOLS_PER_THREAD",
+        "cudaStream_t",
+        "dim",
+        "hostfn_t",
+        "status",
+        "statusBad",
+        "statusOk",
+    ]
+else:
+    from ctypes import _CFuncPtr  # noqa: F401  (named by field annotations)
 
 CUDA_VERSION = 12050
 
@@ -168,6 +196,48 @@ SYMBOLS_PER_THREAD: dict[str, str] = SYMBOLS_LEGACY | {
 SYMBOLS: dict[str, str] = SYMBOLS_PER_THREAD if per_thread_default_stream() else SYMBOLS_LEGACY
 
 # Deprecated function -> what its header says to use instead.
-_REPLACEMENTS = {}
+_REPLACEMENTS: dict[str, str] = {}
 
-__getattr__, __dir__ = bind_on_first_lookup(globals(), _FUNCTIONS, _REPLACEMENTS)
+# Public name -> the bound function's __doc__ (help()): its C prototype and the
+# header's documentation, in short.
+_DOCS: dict[str, str] = {
+    "add_callback": "int add_callback(hostfn_t fn, void *userData)",
+    "deprecated_fn": "int deprecated_fn(int x)\n\nDeprecated.",
+    "describe": "const char *describe(enum status s)",
+    "getProps": "int getProps_v2(struct P *p)  (what C's getProps calls)",
+    "getProps_v2": "int getProps_v2(struct P *p)",
+    "launch": "enum status launch(struct dim grid, cudaStream_t stream)",
+    "log_message": "int log_message(int level, const char *format, ...)",
+    "no_params": "void no_params(void)",
+    "pointers": "int pointers(void *dst, const void *src, int *count)\n\nCopies and counts.\n\nParameters:\n    dst: Destination\n    src: Source\n    count: Returned number of items\n\nReturns: statusOk, statusBad",
+    "scalars": "int scalars(int a, unsigned long long b, double c)",
+}
+
+if TYPE_CHECKING:
+    # Each function as tools see it (completion, mypy): positional parameters typed by
+    # what their ctypes argtype accepts, and what the restype gives back. At run time
+    # the first lookup binds the ctypes function itself (cudart._binding); type checkers
+    # see no __getattr__, so a misspelt name is an error there too.
+
+    def add_callback(fn: _RawPointer, userData: _RawPointer, /) -> int: ...
+
+    def deprecated_fn(x: int, /) -> int: ...
+
+    def describe(s: int, /) -> bytes | None: ...
+
+    def getProps(p: _RawPointer, /) -> int: ...
+
+    def getProps_v2(p: _RawPointer, /) -> int: ...
+
+    def launch(grid: dim, stream: _RawPointer, /) -> int: ...
+
+    def log_message(level: int, format: _RawPointer, /, *args: _RawPointer | float) -> int: ...
+
+    def no_params() -> None: ...
+
+    def pointers(dst: _RawPointer, src: _RawPointer, count: _RawPointer, /) -> int: ...
+
+    def scalars(a: int, b: int, c: float, /) -> int: ...
+
+else:
+    __getattr__, __dir__ = bind_on_first_lookup(globals(), _FUNCTIONS, _REPLACEMENTS, _DOCS)

@@ -50,10 +50,40 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
-from ctypes import _CFuncPtr, _Pointer  # noqa: F401  (named by field annotations)
+from ctypes import _Pointer  # noqa: F401  (named by field annotations)
 
 from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
+
+# For type checkers only (importing typing costs milliseconds).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr as _CFuncPtr
+
+    from cudart._contract import RawPointer as _RawPointer
+
+    # What `from this module import *` gives a type checker: every declaration but the
+    # functions, as at run time, where they are bound on lookup (cudart._latest and the
+    # checked module define the names with their checked signatures).
+    __all__ = [
+        "A",
+        "A_alias",
+        "CUDART_VERSION",
+        "CUDA_VERSION",
+        "CUstream_st",
+        "SYMBOLS",
+        "SYMBOLS_LEGACY",
+        "SYMBOLS_PER_THREAD",
+        "anon_t",
+        "cudaStream_t",
+        "my_int",
+        "my_int2",
+        "my_u64",
+        "other_name",
+        "uses_typedefs",
+    ]
+else:
+    from ctypes import _CFuncPtr  # noqa: F401  (named by field annotations)
 
 CUDA_VERSION = 12050
 
@@ -157,6 +187,17 @@ SYMBOLS_PER_THREAD: dict[str, str] = SYMBOLS_LEGACY | {}
 SYMBOLS: dict[str, str] = SYMBOLS_PER_THREAD if per_thread_default_stream() else SYMBOLS_LEGACY
 
 # Deprecated function -> what its header says to use instead.
-_REPLACEMENTS = {}
+_REPLACEMENTS: dict[str, str] = {}
 
-__getattr__, __dir__ = bind_on_first_lookup(globals(), _FUNCTIONS, _REPLACEMENTS)
+# Public name -> the bound function's __doc__ (help()): its C prototype and the
+# header's documentation, in short.
+_DOCS: dict[str, str] = {}
+
+if TYPE_CHECKING:
+    # Each function as tools see it (completion, mypy): positional parameters typed by
+    # what their ctypes argtype accepts, and what the restype gives back. At run time
+    # the first lookup binds the ctypes function itself (cudart._binding); type checkers
+    # see no __getattr__, so a misspelt name is an error there too.
+    pass  # the headers declare no function
+else:
+    __getattr__, __dir__ = bind_on_first_lookup(globals(), _FUNCTIONS, _REPLACEMENTS, _DOCS)
