@@ -15,6 +15,7 @@ from ctypes import ArgumentError, byref
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import symbol_of
 from ._convert import cstring, handle, pointer, ref
+from ._handles import Handle
 from .errors import CudaError
 
 __all__ = [
@@ -188,7 +189,11 @@ def borrowed(address: int | None, ctype: Any, count: int) -> list[Any] | None:
     """`count` items of the runtime's own array at `address` (None where it gave none)."""
     if not address:
         return None if count else []
-    return list(ctypes.cast(address, ctypes.POINTER(ctype))[:count])
+    items = ctypes.cast(address, ctypes.POINTER(ctype))[:count]
+    if isinstance(ctype, type) and issubclass(ctype, Handle):
+        # ctypes gives views of the runtime's memory, which it may reuse: copies.
+        return [ctype(item.value) for item in items]
+    return list(items)
 
 
 def string(value: bytes | None) -> str | None:

@@ -12,6 +12,8 @@ import _ctypes  # CFuncPtr, the base of ctypes function pointers (ctypes._CFuncP
 import ctypes
 from ctypes import byref, c_char, c_void_p
 
+from ._handles import StreamHandle
+
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -138,13 +140,20 @@ def handle(value: Any, cls: type, name: str) -> Any:
     """A handle argument (cudaStream_t, cudaEvent_t, ...) -> int, None or the handle.
 
     Handle kinds are matched by class name, so one version's module's cudaStream_t
-    passes where another version's is expected; another kind is a TypeError.
+    passes where another version's is expected; a const handle also takes the kinds C
+    converts to it implicitly (its `_accepts_`: cudaArray_const_t takes a cudaArray_t).
+    Another kind is a TypeError.
     """
     if value is None or type(value) is int:
         return value
     if isinstance(value, c_void_p):
         kind = type(value)
-        if kind is c_void_p or kind is cls or kind.__name__ == cls.__name__:
+        if (
+            kind is c_void_p
+            or kind is cls
+            or kind.__name__ == cls.__name__
+            or kind.__name__ in getattr(cls, "_accepts_", ())
+        ):
             return value
         raise TypeError(f"'{name}' must be a {cls.__name__}, not a {kind.__name__}")
     protocol = getattr(value, "__cuda_stream__", None)
@@ -163,7 +172,7 @@ def handle(value: Any, cls: type, name: str) -> Any:
     return address
 
 
-class cudaStream_t(c_void_p):
+class cudaStream_t(StreamHandle):
     """Any version's cudaStream_t: `handle` matches handle kinds by name."""
 
 

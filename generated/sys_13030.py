@@ -55,6 +55,7 @@ from ctypes import _Pointer  # noqa: F401  (named by field annotations)
 
 from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
+from cudart._handles import Handle, StreamHandle
 from cudart._layout import require_alignment
 
 # For type checkers only (importing typing costs milliseconds).
@@ -7091,31 +7092,37 @@ class cudaGraphRecaptureCallbackData(Structure):
 
 
 # ---------------------------------------------------------------------------- typedefs
-# Handles are distinct c_void_p types; callbacks are CFUNCTYPE prototypes.
+# Handles are distinct c_void_p types, values by kind and address (cudart._handles);
+# a const handle accepts its non-const twin (`_accepts_`), as C converts T to const T.
+# Callbacks are CFUNCTYPE prototypes.
 
 
-class cudaDevResourceDesc_t(c_void_p):
+class cudaDevResourceDesc_t(Handle):
     """typedef struct CUdevResourceDesc_st *cudaDevResourceDesc_t: an opaque handle."""
 
 
-class cudaExecutionContext_t(c_void_p):
+class cudaExecutionContext_t(Handle):
     """typedef struct cudaExecutionContext_st *cudaExecutionContext_t: an opaque handle."""
 
 
-class cudaArray_t(c_void_p):
+class cudaArray_t(Handle):
     """typedef struct cudaArray *cudaArray_t: an opaque handle."""
 
 
-class cudaArray_const_t(c_void_p):
+class cudaArray_const_t(Handle):
     """typedef const struct cudaArray *cudaArray_const_t: an opaque handle."""
 
+    _accepts_ = ("cudaArray_t",)
 
-class cudaMipmappedArray_t(c_void_p):
+
+class cudaMipmappedArray_t(Handle):
     """typedef struct cudaMipmappedArray *cudaMipmappedArray_t: an opaque handle."""
 
 
-class cudaMipmappedArray_const_t(c_void_p):
+class cudaMipmappedArray_const_t(Handle):
     """typedef const struct cudaMipmappedArray *cudaMipmappedArray_const_t: an opaque handle."""
+
+    _accepts_ = ("cudaMipmappedArray_t",)
 
 
 # typedef void (*cudaHostFn_t)(void *)
@@ -7138,35 +7145,35 @@ cudaDevResource = cudaDevResource_st
 cudaError_t = cudaError
 
 
-class cudaStream_t(c_void_p):
+class cudaStream_t(StreamHandle):
     """typedef struct CUstream_st *cudaStream_t: an opaque handle."""
 
 
-class cudaEvent_t(c_void_p):
+class cudaEvent_t(Handle):
     """typedef struct CUevent_st *cudaEvent_t: an opaque handle."""
 
 
-class cudaGraphicsResource_t(c_void_p):
+class cudaGraphicsResource_t(Handle):
     """typedef struct cudaGraphicsResource *cudaGraphicsResource_t: an opaque handle."""
 
 
-class cudaExternalMemory_t(c_void_p):
+class cudaExternalMemory_t(Handle):
     """typedef struct CUexternalMemory_st *cudaExternalMemory_t: an opaque handle."""
 
 
-class cudaExternalSemaphore_t(c_void_p):
+class cudaExternalSemaphore_t(Handle):
     """typedef struct CUexternalSemaphore_st *cudaExternalSemaphore_t: an opaque handle."""
 
 
-class cudaGraph_t(c_void_p):
+class cudaGraph_t(Handle):
     """typedef struct CUgraph_st *cudaGraph_t: an opaque handle."""
 
 
-class cudaGraphNode_t(c_void_p):
+class cudaGraphNode_t(Handle):
     """typedef struct CUgraphNode_st *cudaGraphNode_t: an opaque handle."""
 
 
-class cudaUserObject_t(c_void_p):
+class cudaUserObject_t(Handle):
     """typedef struct CUuserObject_st *cudaUserObject_t: an opaque handle."""
 
 
@@ -7174,19 +7181,19 @@ class cudaUserObject_t(c_void_p):
 cudaGraphConditionalHandle = c_ulonglong
 
 
-class cudaFunction_t(c_void_p):
+class cudaFunction_t(Handle):
     """typedef struct CUfunc_st *cudaFunction_t: an opaque handle."""
 
 
-class cudaKernel_t(c_void_p):
+class cudaKernel_t(Handle):
     """typedef struct CUkern_st *cudaKernel_t: an opaque handle."""
 
 
-class cudaLibrary_t(c_void_p):
+class cudaLibrary_t(Handle):
     """typedef struct CUlib_st *cudaLibrary_t: an opaque handle."""
 
 
-class cudaMemPool_t(c_void_p):
+class cudaMemPool_t(Handle):
     """typedef struct CUmemPoolHandle_st *cudaMemPool_t: an opaque handle."""
 
 
@@ -7196,7 +7203,7 @@ cudaGraphDependencyType = cudaGraphDependencyType_enum
 cudaGraphEdgeData = cudaGraphEdgeData_st
 
 
-class cudaGraphExec_t(c_void_p):
+class cudaGraphExec_t(Handle):
     """typedef struct CUgraphExec_st *cudaGraphExec_t: an opaque handle."""
 
 
@@ -7206,7 +7213,7 @@ cudaGraphInstantiateParams = cudaGraphInstantiateParams_st
 cudaGraphExecUpdateResultInfo = cudaGraphExecUpdateResultInfo_st
 
 
-class cudaGraphDeviceNode_t(c_void_p):
+class cudaGraphDeviceNode_t(Handle):
     """typedef struct CUgraphDeviceUpdatableNode_st *cudaGraphDeviceNode_t: an opaque handle."""
 
 
@@ -7218,7 +7225,7 @@ cudaLaunchAttribute = cudaLaunchAttribute_st
 cudaLaunchConfig_t = cudaLaunchConfig_st
 
 
-class cudaAsyncCallbackHandle_t(c_void_p):
+class cudaAsyncCallbackHandle_t(Handle):
     """typedef struct cudaAsyncCallbackEntry *cudaAsyncCallbackHandle_t: an opaque handle."""
 
 
@@ -7232,7 +7239,7 @@ cudaAsyncCallback = CFUNCTYPE(None, c_void_p, c_void_p, c_void_p)
 cudaLogLevel = CUDAlogLevel_enum
 
 
-class cudaLogsCallbackHandle(c_void_p):
+class cudaLogsCallbackHandle(Handle):
     """typedef struct CUlogsCallbackEntry_st *cudaLogsCallbackHandle: an opaque handle."""
 
 

@@ -214,6 +214,23 @@ class TypeMapper:
             and self.records[t.pointee.name].opaque
         )
 
+    def const_twins(self, td: Typedef) -> list[str]:
+        """The handle typedefs C converts to this one implicitly: for a `const T` handle
+        (`typedef const struct cudaArray *cudaArray_const_t`), every handle typedef of a
+        plain pointer to the same record (cudaArray_t). Empty for any other typedef."""
+        t = td.target
+        if not (self.is_handle_typedef(td) and isinstance(t, Pointer) and t.pointee_const):
+            return []
+        return [
+            other.name
+            for other in self.model.typedefs
+            if other is not td
+            and self.is_handle_typedef(other)
+            and isinstance(other.target, Pointer)
+            and other.target.pointee == t.pointee
+            and not other.target.pointee_const
+        ]
+
     def is_callback_typedef(self, td: Typedef) -> bool:
         return isinstance(td.target, Pointer) and isinstance(td.target.pointee, FunctionProto)
 

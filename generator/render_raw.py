@@ -121,6 +121,16 @@ class RawView:
             return "callback"
         return "alias"
 
+    def handle_base(self, td: Typedef) -> str:
+        """The cudart._handles class a handle typedef's class derives from: streams also
+        speak the CUDA stream protocol."""
+        return "StreamHandle" if td.name == "cudaStream_t" else "Handle"
+
+    def handle_accepts(self, td: Typedef) -> str | None:
+        """The `_accepts_` tuple of a const handle class (its non-const twins), or None."""
+        twins = self.types.const_twins(td)
+        return self.tuple(twins, quoted=True) if twins else None
+
     def typedef_value(self, td: Typedef) -> str:
         """Right-hand side of an alias: an enum's class, a record's class, or a ctypes type."""
         target = td.target

@@ -430,6 +430,8 @@ def python_side(plan: dict) -> dict:
     Only the module's namespace is read (vars(), never getattr on the module), so no
     function gets bound and no library gets loaded.
     """
+    from cudart._handles import Handle  # the base of every generated handle class
+
     module = importlib.import_module(plan["module"])
     ns = vars(module)
     facts: dict[str, object] = {}
@@ -592,6 +594,8 @@ def python_side(plan: dict) -> dict:
             problems["typedefs"].append(
                 f"{name}: a handle, but {ct!r} is no distinct c_void_p subclass"
             )
+        if ct is not None and t["kind"] == "handle" and not issubclass(ct, Handle):
+            problems["typedefs"].append(f"{name}: a handle, but {ct!r} is no cudart Handle")
         if ct is not None and t["kind"] == "callback" and not issubclass(ct, CFuncPtr):
             problems["typedefs"].append(f"{name}: a callback, but {ct!r} is no CFUNCTYPE")
         facts[fact_key("typedef.size", name)] = ctypes.sizeof(ct) if ct is not None else None

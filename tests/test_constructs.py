@@ -39,7 +39,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.ctypes_map import RenderError
+from cudart._handles import Handle, StreamHandle
+from generator.ctypes_map import RenderError, TypeMapper
 from generator.model import (
     ApiModel,
     Array,
@@ -810,8 +811,17 @@ def test_typedefs_model():
         TypedefRef("other_name"),
         RecordRef("anon_t"),
         TypedefRef("cudaStream_t"),
+        TypedefRef("cudaArray_const_t"),
         TypedefRef("size_t"),
     ]
+    assert typedefs["cudaArray_const_t"].target == Pointer(
+        RecordRef("cudaArray"), pointee_const=True
+    )
+    # The const handle's twins come from the model: a plain pointer to the same record.
+    mapper = TypeMapper(m)
+    assert mapper.const_twins(typedefs["cudaArray_const_t"]) == ["cudaArray_t"]
+    assert mapper.const_twins(typedefs["cudaArray_t"]) == []
+    assert mapper.const_twins(typedefs["cudaStream_t"]) == []
 
 
 def test_typedefs_module():
@@ -823,6 +833,8 @@ def test_typedefs_module():
     assert "size_t" not in vars(mod)  # system typedefs are mapped, not defined
     assert dict(mod.A._fields_)["length"] is ctypes.c_size_t
     assert dict(mod.uses_typedefs._fields_)["stream"] is mod.cudaStream_t
+    assert issubclass(mod.cudaStream_t, StreamHandle) and issubclass(mod.cudaArray_t, Handle)
+    assert mod.cudaArray_const_t._accepts_ == ("cudaArray_t",) and mod.cudaArray_t._accepts_ == ()
     u = mod.uses_typedefs()
     u.stream = mod.cudaStream_t(0x10)
     assert u.stream.value == 0x10

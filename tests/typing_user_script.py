@@ -19,6 +19,11 @@ def main() -> None:
     print(name.decode(), prop.major, prop.minor, prop.totalGlobalMem)
 
     stream = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking)
+    # Handles are values (cudart._handles.Handle).
+    address: int = int(stream)
+    protocol: tuple[int, int] = stream.__cuda_stream__()
+    streams: dict[cudart.cudaStream_t, int] = {stream: address + protocol[1]}
+    print(streams.get(cudart.cudaStream_t(address)), bool(stream))
     ptr: int = cudart.cudaMalloc(1 << 20)
     host = bytearray(1 << 20)
     cudart.cudaMemcpyAsync(ptr, b"\x01" * (1 << 20), 1 << 20, cudart.cudaMemcpyHostToDevice, stream)

@@ -54,6 +54,7 @@ from ctypes import _Pointer  # noqa: F401  (named by field annotations)
 
 from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
+from cudart._handles import Handle, StreamHandle
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -113,7 +114,9 @@ class S_st(Structure):
 
 
 # ---------------------------------------------------------------------------- typedefs
-# Handles are distinct c_void_p types; callbacks are CFUNCTYPE prototypes.
+# Handles are distinct c_void_p types, values by kind and address (cudart._handles);
+# a const handle accepts its non-const twin (`_accepts_`), as C converts T to const T.
+# Callbacks are CFUNCTYPE prototypes.
 
 
 # ---------------------------------------------------------------------------- layouts

@@ -21,6 +21,11 @@ typedef struct {
 
 typedef struct CUstream_st *cudaStream_t;
 
+/* A const handle and its twin: the const one accepts the other, as C converts T to const T. */
+struct cudaArray;
+typedef struct cudaArray *cudaArray_t;
+typedef const struct cudaArray *cudaArray_const_t;
+
 /* A macro naming a type, as cuda_runtime_api.h does for renamed types. */
 #define A_alias other_name
 
@@ -29,5 +34,6 @@ struct uses_typedefs {
     other_name b;
     anon_t c;
     cudaStream_t stream;
+    cudaArray_const_t array;
     size_t n;
 };
