@@ -37,6 +37,7 @@ __all__ = [
     "FunctionNotFoundError",
     "LibraryNotFoundError",
     "available_versions",
+    "check",
     "load_module",
     "load_runtime",
     "per_thread_default_stream",
@@ -135,6 +136,22 @@ def _selected_version() -> int:
             warnings.warn(warning, RuntimeWarning, stacklevel=4)
         _selected = version
     return _selected
+
+
+def check(status: int) -> None:
+    """Raise what the checked API would for a `cudaError_t` status: the CudaError
+    subclass of its code (CudaErrorMemoryAllocation for 2, ...), with the loaded
+    runtime's name and message. Returns None for cudaSuccess (0).
+
+    For code that holds a raw status: the raw layer's return values, a stream
+    callback's `status` argument, a status passed across threads.
+    """
+    if isinstance(status, bool) or not isinstance(status, int):
+        raise TypeError(f"status must be an int (a cudaError_t), not {type(status).__name__}")
+    if status:
+        from ._checked import error
+
+        raise error(status, _load_selected())
 
 
 def _load_selected():
