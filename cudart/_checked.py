@@ -26,6 +26,9 @@ __all__ = [
     "bind_on_first_call",
     "byref",
     "call_error",
+    "callback",
+    "callback_record",
+    "callback_record_class",
     "cstring",
     "enum_value",
     "error",
@@ -33,6 +36,7 @@ __all__ = [
     "handle",
     "pointer",
     "ref",
+    "release",
     "warn_deprecated",
 ]
 
@@ -45,8 +49,14 @@ if TYPE_CHECKING:
     _E = TypeVar("_E")
 
     # The generated modules' annotations name these through this module.
+    from collections.abc import Callable
+
     from ._convert import HandleLike as HandleLike
     from ._convert import PointerLike as PointerLike
+
+    # A callback parameter: a Python callable, or a C function pointer (an int address,
+    # a ctypes function pointer, None).
+    CallbackLike = Callable[..., object] | int | None
 
 
 # ---------------------------------------------------------------- binding
@@ -209,3 +219,77 @@ def text(value: bytes | None) -> str:
 def deprecated(name: str, replacement: str | None) -> None:
     # Shared with the raw layer: the first call through either layer warns, once.
     warn_deprecated(name, replacement, stacklevel=3)
+
+
+# ---------------------------------------------------------------- callbacks
+#
+# Python callables as cudaHostFn_t / cudaStreamCallback_t and in cudaHostNodeParams:
+# cudart.callbacks does it (registry, trampolines, failures), imported on first use
+# (logging and traceback are not worth paying for at import).
+
+
+def callback(fn: Any, data: Any, kind: str, lib: Any, names: tuple[str, str], *stream: Any) -> Any:
+    """(fn, data, token) for a callback parameter and its data; token 0: none registered."""
+    from .callbacks import callback_argument
+
+    return callback_argument(fn, data, kind, lib, names, *stream)
+
+
+def callback_record(value: Any, cls: Any, lib: Any, name: str) -> Any:
+    """(argument, token) for a `const T *` to a record holding a cudaHostFn_t."""
+    from .callbacks import record_argument
+
+    return record_argument(value, cls, lib, name)
+
+
+def callback_record_class(base: Any) -> Any:
+    """A subclass of a raw record with a cudaHostFn_t `fn` whose `fn` also takes a
+    Python callable, called with `userData` (any object then): the checked layer's
+    `cudaHostNodeParams`. The raw layer takes it as the record it is (`fn` NULL)."""
+
+    class record(base):
+        __slots__ = ("_python_fn_",)
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            fields = [f[0] for f in base._fields_]
+            given = dict(zip(fields, args, strict=False))
+            given.update(kwargs)
+            fn = given.get("fn")
+            if _python_callable(fn):
+                data = given.pop("userData", None)
+                del given["fn"]
+                base.__init__(self, **given)
+                self._python_fn_: tuple[Any, Any] | None = (fn, data)
+            else:
+                base.__init__(self, **given)
+                self._python_fn_ = None
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            held = getattr(self, "_python_fn_", None)
+            if name == "fn" and _python_callable(value):
+                base.fn.__set__(self, None)
+                object.__setattr__(self, "_python_fn_", (value, held[1] if held else None))
+            elif name == "fn":
+                object.__setattr__(self, "_python_fn_", None)
+                base.__setattr__(self, name, value)
+            elif name == "userData" and held is not None:
+                object.__setattr__(self, "_python_fn_", (held[0], value))
+            else:
+                base.__setattr__(self, name, value)
+
+    record.__name__ = record.__qualname__ = base.__name__
+    record.__module__ = base.__module__
+    record.__doc__ = base.__doc__
+    return record
+
+
+def release(token: int) -> None:
+    """Forget what a failed call registered (nothing for token 0)."""
+    if token:
+        from .callbacks import unregister
+
+        unregister(token)
+
+
+def _python_callable(value: Any) -> bool:
+    return callable(value) and not isinstance(value, ctypes._CFuncPtr)  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ from typing import Any
 
 from ._checked import call_error, check
 from ._contract import symbol_of
+from ._demangle import demangle
 from ._launch import Signature, Unpacked, configure, param_sizes
 from ._loader import load_runtime
 
@@ -90,6 +91,11 @@ class Function:
     def __repr__(self):
         state = "closed" if self._handle is None else f"{self._handle:#x}"
         return f"<cudart.kernels.Function {self.name} ({state})>"
+
+    @property
+    def demangled(self) -> str | None:
+        """The C++ signature of a mangled kernel name (`square(float*, int)`), else None."""
+        return demangle(self.name)
 
     # -- what the runtime knows of it
     def attributes(self):

@@ -12,6 +12,7 @@ import ctypes
 
 from ._checked import call_error, check
 from ._contract import exported
+from ._demangle import unknown_kernel
 from ._images import ImageError, inspect_image
 from ._registration import Registration
 from .errors import NameNotFoundError
@@ -45,9 +46,7 @@ class RegisteredLoader:
         try:
             return self.registration.functions[name]
         except KeyError:
-            raise NameNotFoundError(
-                f"no kernel {name!r} in the image; it has {sorted(self.registration.functions)}"
-            ) from None
+            raise unknown_kernel(name, self.registration.functions) from None
 
     def variable(self, name: str):
         try:
@@ -111,7 +110,7 @@ class LibraryLoader:
         kernel = ctypes.c_void_p()
         status = rt.cudaLibraryGetKernel(ctypes.byref(kernel), self.library, name.encode())
         if status == rt.cudaErrorSymbolNotFound:
-            raise NameNotFoundError(f"no kernel {name!r} in the image")
+            raise unknown_kernel(name, self.names())
         check(rt, f"cudaLibraryGetKernel({name!r})", status)
         return kernel.value or 0
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ctypes
 
 from ._checked import check
+from ._demangle import AmbiguousKernelNameError, demangle, resolve_kernel_name
 from ._function import Function
-from .errors import CudartError
+from .errors import CudartError, NameNotFoundError
 
 
 class Module:
@@ -19,7 +20,8 @@ class Module:
         self.kind = kind
         self._loader = loader
         self.route = loader.route
-        self._functions: dict[str, Function] = {}
+        self._functions: dict[str, Function] = {}  # by the name asked for, and as in the image
+        self._names: tuple[str, ...] | None = None
         self._globals: dict[str, Global] = {}
 
     @property
@@ -32,10 +34,23 @@ class Module:
         return self._loader
 
     def get_function(self, name: str) -> Function:
+        """The kernel `name`: its name in the image (mangled, for a C++ kernel), or for
+        a C++ kernel its source name (`square`, `ns::fill<int>`) where one kernel has
+        it, or its signature (`square(float*, int)`). An ambiguous name raises
+        AmbiguousKernelNameError, which lists the candidates."""
         loader = self._live_loader()
         fn = self._functions.get(name)
         if fn is None:
-            fn = self._functions[name] = Function(self, name, loader.function(name))
+            try:
+                target = resolve_kernel_name(name, self.function_names())
+            except AmbiguousKernelNameError:
+                raise
+            except NameNotFoundError:
+                target = name  # the loader's own look-up has the last word (same error form)
+            fn = self._functions.get(target)
+            if fn is None:
+                fn = self._functions[target] = Function(self, target, loader.function(target))
+            self._functions[name] = fn
         return fn
 
     def get_global(self, name: str) -> Global:
@@ -47,14 +62,22 @@ class Module:
         return g
 
     def function_names(self) -> tuple[str, ...]:
-        """The image's kernel names (registration: as read from the image)."""
-        return self._live_loader().names()
+        """The image's kernel names, as in the image (C++ kernels' mangled)."""
+        loader = self._live_loader()
+        if self._names is None:
+            self._names = tuple(loader.names())
+        return self._names
+
+    def functions(self) -> tuple[tuple[str, str | None], ...]:
+        """(name as in the image, demangled signature or None) for each kernel:
+        `("_Z6squarePfi", "square(float*, int)")`, `("axpy", None)`."""
+        return tuple((n, demangle(n)) for n in self.function_names())
 
     def close(self) -> None:
         """Unload the image. Its functions and globals stop working (calls raise)."""
         if self._loader is None:
             return
-        for fn in self._functions.values():
+        for fn in set(self._functions.values()):
             fn._invalidate()
         for g in self._globals.values():
             g._invalidate()

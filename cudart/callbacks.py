@@ -267,3 +267,63 @@ def _record(fn, args, exc: BaseException) -> None:
         logger.error("CUDA host callback %r raised:\n%s", fn, text.rstrip())
     except Exception:
         pass
+
+
+# ---------------------------------------------------------------- the checked layer
+#
+# The generated checked functions call these (through cudart._checked) for the
+# parameters resolve.py gives the "callback" kinds: a cudaHostFn_t or
+# cudaStreamCallback_t with its `void *` data, and a `const T *` to a record holding a
+# cudaHostFn_t (cudaHostNodeParams). A raw function pointer (an int, a ctypes
+# function pointer, None) passes as it always did; a Python callable is registered and
+# replaced by this module's trampoline, with its token as the data.
+
+_NO_STREAM = object()
+
+
+def callback_argument(fn, data, kind: str, rt, names=("fn", "userData"), stream=_NO_STREAM):
+    """(fn, data, token) for a call: token 0 where nothing was registered.
+
+    `kind` is the C typedef (cudaHostFn_t or cudaStreamCallback_t). A host function
+    launched into a capturing `stream` stays registered for the graph (see
+    release_captured()); any other callable is forgotten after its one call. The caller
+    unregisters the token if the call fails.
+    """
+    from ._checked import _python_callable
+    from ._convert import pointer
+
+    if not _python_callable(fn):
+        if fn is not None and not isinstance(fn, (int, ctypes._CFuncPtr)):  # type: ignore[attr-defined]
+            fn = pointer(fn, names[0], False)
+        return fn, pointer(data, names[1], True), 0
+    host = kind == "cudaHostFn_t"
+    capturing = host and stream is not _NO_STREAM and _is_capturing(rt, stream)
+    token = register(fn, data, once=not capturing)
+    if capturing:
+        with _lock:
+            _captured.add(token)
+    t = trampolines(rt)
+    return (t.host if host else t.stream), token, token
+
+
+def record_argument(value, cls, rt, name: str):
+    """(argument, token) for a `const T *` to a record with a cudaHostFn_t `fn`.
+
+    A record made with a Python callable as `fn` (cudart._checked.callback_record_class) is passed
+    as a copy holding the trampoline and a token, registered until release_captured():
+    a host node runs at every launch of its graph.
+    """
+    from ._convert import ref
+
+    held = getattr(value, "_python_fn_", None)
+    if held is None:
+        return ref(value, cls, name, False), 0
+    fn, data = held
+    token = register(fn, data, once=False)
+    with _lock:
+        _captured.add(token)
+    base: Any = type(value).__mro__[1]  # the raw record class
+    copy = base.from_buffer_copy(value)
+    copy.fn = trampolines(rt).host
+    copy.userData = token
+    return ctypes.byref(copy), token

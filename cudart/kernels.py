@@ -35,6 +35,11 @@ cudart._launch). Argument count and sizes are checked against the kernel's param
 (cudaFuncGetParamInfo, 12.4+; the driver's cuFuncGetParamInfo serves older runtimes
 where the driver has it).
 
+C++ kernels: `get_function` takes a kernel's name as in the image (mangled) or, where
+one kernel has it, its source name or signature (cudart._demangle, which carries a
+demangler for the Itanium subset kernel names use); `Module.functions()` pairs each
+name with its demangled signature.
+
 The pieces: cudart._images reads images, cudart._registration and cudart._loaders
 load them by each route, cudart._module and cudart._function are what a load gives,
 cudart._launch packs arguments, and cudart._convert converts streams and pointers as
@@ -48,6 +53,7 @@ import cudart
 from ._checked import call_error
 from ._contract import exported
 from ._convert import stream_handle
+from ._demangle import AmbiguousKernelNameError, demangle
 from ._function import Function
 from ._images import ImageError, image_kind, inspect_image, read_image
 from ._loader import load_runtime
@@ -56,12 +62,14 @@ from ._module import Global, Module
 from .errors import CudartError, NameNotFoundError
 
 __all__ = [
+    "AmbiguousKernelNameError",
     "Function",
     "Global",
     "ImageError",
     "Module",
     "NameNotFoundError",
     "call_error",
+    "demangle",
     "image_kind",
     "inspect_image",
     "load_module",

@@ -202,7 +202,7 @@ def cudaOccupancyMaxPotentialBlockSizeWithFlags(
 
 def max_potential_block_size(
     func, dynamic_smem_size: int = 0, block_size_limit: int = 0, flags: int = 0, *, rt=None
-):
+) -> tuple[int, int]:
     """(min_grid_size, block_size) of the best occupancy; raises a cudart.CudaError subclass."""
     return max_potential_block_size_variable_smem(
         func, _constant(dynamic_smem_size), block_size_limit, flags, rt=rt
@@ -216,7 +216,7 @@ def max_potential_block_size_variable_smem(
     flags: int = 0,
     *,
     rt=None,
-):
+) -> tuple[int, int]:
     """As max_potential_block_size, with dynamic shared memory a function of block size."""
     rt = rt or _default_rt()
     status, grid, block = _run(rt, func, block_size_to_dynamic_smem, block_size_limit, flags)

@@ -125,6 +125,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable as _Callable
 
+    from cudart._checked import CallbackLike as _CallbackLike
     from cudart._checked import HandleLike as _HandleLike
     from cudart._checked import PointerLike as _PointerLike
 
@@ -1342,6 +1343,12 @@ _c.bind_on_first_call(
         "cudaWaitExternalSemaphoresAsync_v2": (c_uint, (c_void_p, c_void_p, c_uint, c_void_p)),
     },
 )
+
+
+# Records with a cudaHostFn_t `fn` that also takes a Python callable (cudart.callbacks
+# runs it with `userData`, any object then): `cudart.cudaHostNodeParams` is this module's.
+if not TYPE_CHECKING:
+    cudaHostNodeParams = _c.callback_record_class(cudaHostNodeParams)
 
 
 def cudaArrayGetInfo(
@@ -3782,18 +3789,21 @@ def cudaGraphAddHostNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaHostNodeParams, "pNodeParams", False)
+    pNodeParams, _pNodeParams_token = _c.callback_record(
+        pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
+    )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddHostNode(pGraphNode, graph, pDependencies, numDependencies, pNodeParams)
     except _ArgumentError as exc:
+        _c.release(_pNodeParams_token)
         raise _c.argument_error(
             exc,
             "cudaGraphAddHostNode",
             ("pGraphNode", "graph", "pDependencies", "numDependencies", "pNodeParams"),
         ) from None
     if err:
+        _c.release(_pNodeParams_token)
         raise _error(err, _lib)
     return pGraphNode
 
@@ -4848,15 +4858,18 @@ def cudaGraphExecHostNodeSetParams(
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
-    if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaHostNodeParams, "pNodeParams", False)
+    pNodeParams, _pNodeParams_token = _c.callback_record(
+        pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
+    )
     try:
         err = _cudaGraphExecHostNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
+        _c.release(_pNodeParams_token)
         raise _c.argument_error(
             exc, "cudaGraphExecHostNodeSetParams", ("hGraphExec", "node", "pNodeParams")
         ) from None
     if err:
+        _c.release(_pNodeParams_token)
         raise _error(err, _lib)
 
 
@@ -5476,15 +5489,18 @@ def cudaGraphHostNodeSetParams(
     """
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
-    if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaHostNodeParams, "pNodeParams", False)
+    pNodeParams, _pNodeParams_token = _c.callback_record(
+        pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
+    )
     try:
         err = _cudaGraphHostNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
+        _c.release(_pNodeParams_token)
         raise _c.argument_error(
             exc, "cudaGraphHostNodeSetParams", ("node", "pNodeParams")
         ) from None
     if err:
+        _c.release(_pNodeParams_token)
         raise _error(err, _lib)
 
 
@@ -7125,9 +7141,9 @@ def cudaLaunchCooperativeKernelMultiDevice(
 
 
 def cudaLaunchHostFunc(
-    stream: cudaStream_t | _HandleLike, fn: _PointerLike, userData: _PointerLike
+    stream: cudaStream_t | _HandleLike, fn: _CallbackLike, userData: object = None
 ) -> None:
-    """cudaLaunchHostFunc(stream: cudaStream_t | _HandleLike, fn: _PointerLike, userData: _PointerLike) -> None
+    """cudaLaunchHostFunc(stream: cudaStream_t | _HandleLike, fn: _CallbackLike, userData: object = None) -> None
 
     Enqueues a host function call in a stream.
 
@@ -7141,15 +7157,16 @@ def cudaLaunchHostFunc(
     """
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
-    if fn.__class__ is not int:
-        fn = _c.pointer(fn, "fn", True)
-    if userData.__class__ is not int:
-        userData = _c.pointer(userData, "userData", True)
+    fn, userData, _fn_token = _c.callback(
+        fn, userData, "cudaHostFn_t", _lib, ("fn", "userData"), stream
+    )
     try:
         err = _cudaLaunchHostFunc(stream, fn, userData)
     except _ArgumentError as exc:
+        _c.release(_fn_token)
         raise _c.argument_error(exc, "cudaLaunchHostFunc", ("stream", "fn", "userData")) from None
     if err:
+        _c.release(_fn_token)
         raise _error(err, _lib)
 
 
@@ -9654,9 +9671,9 @@ def cudaSignalExternalSemaphoresAsync_v2(
 
 
 def cudaStreamAddCallback(
-    stream: cudaStream_t | _HandleLike, callback: _PointerLike, userData: _PointerLike, flags: int
+    stream: cudaStream_t | _HandleLike, callback: _CallbackLike, userData: object, flags: int
 ) -> None:
-    """cudaStreamAddCallback(stream: cudaStream_t | _HandleLike, callback: _PointerLike, userData: _PointerLike, flags: int) -> None
+    """cudaStreamAddCallback(stream: cudaStream_t | _HandleLike, callback: _CallbackLike, userData: object, flags: int) -> None
 
     Add a callback to a compute stream.
 
@@ -9672,17 +9689,18 @@ def cudaStreamAddCallback(
     """
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
-    if callback.__class__ is not int:
-        callback = _c.pointer(callback, "callback", True)
-    if userData.__class__ is not int:
-        userData = _c.pointer(userData, "userData", True)
+    callback, userData, _callback_token = _c.callback(
+        callback, userData, "cudaStreamCallback_t", _lib, ("callback", "userData"), stream
+    )
     try:
         err = _cudaStreamAddCallback(stream, callback, userData, flags)
     except _ArgumentError as exc:
+        _c.release(_callback_token)
         raise _c.argument_error(
             exc, "cudaStreamAddCallback", ("stream", "callback", "userData", "flags")
         ) from None
     if err:
+        _c.release(_callback_token)
         raise _error(err, _lib)
 
 
@@ -10593,9 +10611,9 @@ def cudaThreadSynchronize() -> None:
 
 
 def cudaUserObjectCreate(
-    ptr: _PointerLike, destroy: _PointerLike, initialRefcount: int, flags: int
+    ptr: object, destroy: _CallbackLike, initialRefcount: int, flags: int
 ) -> cudaUserObject_t:
-    """cudaUserObjectCreate(ptr: _PointerLike, destroy: _PointerLike, initialRefcount: int, flags: int) -> cudaUserObject_t
+    """cudaUserObjectCreate(ptr: object, destroy: _CallbackLike, initialRefcount: int, flags: int) -> cudaUserObject_t
 
     Create a user object.
 
@@ -10612,20 +10630,21 @@ def cudaUserObjectCreate(
 
     C: cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags)
     """
-    if ptr.__class__ is not int:
-        ptr = _c.pointer(ptr, "ptr", True)
-    if destroy.__class__ is not int:
-        destroy = _c.pointer(destroy, "destroy", True)
+    destroy, ptr, _destroy_token = _c.callback(
+        destroy, ptr, "cudaHostFn_t", _lib, ("destroy", "ptr")
+    )
     object_out = cudaUserObject_t()
     try:
         err = _cudaUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags)
     except _ArgumentError as exc:
+        _c.release(_destroy_token)
         raise _c.argument_error(
             exc,
             "cudaUserObjectCreate",
             ("object_out", "ptr", "destroy", "initialRefcount", "flags"),
         ) from None
     if err:
+        _c.release(_destroy_token)
         raise _error(err, _lib)
     return object_out
 
@@ -10750,3 +10769,79 @@ def cudaWaitExternalSemaphoresAsync_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+
+
+# The occupancy calculators cuda_runtime.h defines as C++ templates (libcudart exports
+# no symbol for them), under their C names with the templates' parameters: ported by
+# cudart.occupancy, asked through this module's runtime. The outputs come back.
+
+
+def cudaOccupancyMaxPotentialBlockSize(
+    func: _PointerLike, dynamicSMemSize: int = 0, blockSizeLimit: int = 0
+) -> tuple[int, int]:
+    """cudaOccupancyMaxPotentialBlockSize(func, dynamicSMemSize=0, blockSizeLimit=0) -> (minGridSize, blockSize)
+
+    Returns the grid and block size that achieve the maximum potential occupancy for a
+    device function: the C++ template of cuda_runtime.h, ported (cudart.occupancy).
+
+    Parameters:
+        func: Device function (a cudart.kernels.Function, or what cudaFuncGetAttributes takes)
+        dynamicSMemSize: Per-block dynamic shared memory usage intended, in bytes
+        blockSizeLimit: The maximum block size func is designed to work with; 0 means no limit
+
+    Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown.
+    """
+    from cudart import occupancy
+
+    return occupancy.max_potential_block_size(func, dynamicSMemSize, blockSizeLimit, 0, rt=_lib)
+
+
+def cudaOccupancyMaxPotentialBlockSizeWithFlags(
+    func: _PointerLike, dynamicSMemSize: int = 0, blockSizeLimit: int = 0, flags: int = 0
+) -> tuple[int, int]:
+    """cudaOccupancyMaxPotentialBlockSizeWithFlags(func, dynamicSMemSize=0, blockSizeLimit=0, flags=0) -> (minGridSize, blockSize)
+
+    As cudaOccupancyMaxPotentialBlockSize, with occupancy calculator flags
+    (cudaOccupancyDefault, cudaOccupancyDisableCachingOverride).
+
+    Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown.
+    """
+    from cudart import occupancy
+
+    return occupancy.max_potential_block_size(func, dynamicSMemSize, blockSizeLimit, flags, rt=_lib)
+
+
+def cudaOccupancyMaxPotentialBlockSizeVariableSMem(
+    func: _PointerLike, blockSizeToDynamicSMemSize: _Callable[[int], int], blockSizeLimit: int = 0
+) -> tuple[int, int]:
+    """cudaOccupancyMaxPotentialBlockSizeVariableSMem(func, blockSizeToDynamicSMemSize, blockSizeLimit=0) -> (minGridSize, blockSize)
+
+    As cudaOccupancyMaxPotentialBlockSize, with the dynamic shared memory per block a
+    function of the block size (a Python callable: block size -> bytes).
+
+    Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown.
+    """
+    from cudart import occupancy
+
+    return occupancy.max_potential_block_size_variable_smem(
+        func, blockSizeToDynamicSMemSize, blockSizeLimit, 0, rt=_lib
+    )
+
+
+def cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
+    func: _PointerLike,
+    blockSizeToDynamicSMemSize: _Callable[[int], int],
+    blockSizeLimit: int = 0,
+    flags: int = 0,
+) -> tuple[int, int]:
+    """cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(func, blockSizeToDynamicSMemSize, blockSizeLimit=0, flags=0) -> (minGridSize, blockSize)
+
+    As cudaOccupancyMaxPotentialBlockSizeVariableSMem, with occupancy calculator flags.
+
+    Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown.
+    """
+    from cudart import occupancy
+
+    return occupancy.max_potential_block_size_variable_smem(
+        func, blockSizeToDynamicSMemSize, blockSizeLimit, flags, rt=_lib
+    )

@@ -45,6 +45,9 @@ class ParamKind(StrEnum):
     STRING = "string"  # `const char *`: str or bytes
     STRUCT = "struct"  # a record by value (also an output, written by the call)
     SCALAR = "scalar"  # a number or enum value (also an output)
+    CALLBACK = "callback"  # cudaHostFn_t / cudaStreamCallback_t: a Python callable or a pointer
+    CALLBACK_DATA = "callback_data"  # its `void *` data: any object with a callable (`partner`)
+    CALLBACK_RECORD = "callback_record"  # `const T *` to a record with a cudaHostFn_t (host nodes)
     # Outputs (roles OUT, INOUT, COUNT).
     ENUM = "enum"  # an enum value, returned as the enum class's member
     ADDRESS = "address"  # a `void *` or pointer written by the call, returned as an int
@@ -63,9 +66,19 @@ INPUT_KINDS = frozenset(
         ParamKind.STRING,
         ParamKind.STRUCT,
         ParamKind.SCALAR,
+        ParamKind.CALLBACK,
+        ParamKind.CALLBACK_DATA,
+        ParamKind.CALLBACK_RECORD,
     }
 )
-OUTPUT_KINDS = frozenset(ParamKind) - {ParamKind.POINTER, ParamKind.REF, ParamKind.STRING}
+OUTPUT_KINDS = frozenset(ParamKind) - {
+    ParamKind.POINTER,
+    ParamKind.REF,
+    ParamKind.STRING,
+    ParamKind.CALLBACK,
+    ParamKind.CALLBACK_DATA,
+    ParamKind.CALLBACK_RECORD,
+}
 ARRAY_KINDS = frozenset({ParamKind.ARRAY, ParamKind.BORROWED_ARRAY})
 
 
@@ -91,7 +104,9 @@ class ParamPlan:
     doc: str = ""
     default: str | None = None  # Python source of the default, for inputs
     source: Source = Source.TYPE  # what decided the role
-    partner: str | None = None  # array -> its count; char buffer -> its capacity
+    partner: str | None = (
+        None  # array -> its count; char buffer -> its capacity; callback -> its data
+    )
 
 
 @dataclass(frozen=True)

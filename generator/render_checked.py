@@ -61,6 +61,8 @@ class CheckedView:
         self.types = TypeMapper(model)
         self.raw_module = module_name(model.cuda_version)
         self._imports: set[str] = set()
+        # Records whose `fn` the checked module lets be a Python callable (its own subclass).
+        self.callback_records: set[str] = set()
         self.not_ready = next(
             (
                 k.value
@@ -72,6 +74,12 @@ class CheckedView:
             None,
         )
         self.functions = [_Function(self, plan).emit() for plan in plans]
+        # cudart.occupancy's port of the cuda_runtime.h templates asks these.
+        self.occupancy = {
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "cudaFuncGetAttributes",
+            "cudaDeviceGetAttribute",
+        } <= {plan.name for plan in plans}
 
     @property
     def cuda_version(self) -> int:
@@ -137,6 +145,7 @@ class _Param:
     storage: str | None = None
     array: str | None = None  # storage sized by the first call
     result: _Result | None = None
+    release: str | None = None  # what a failed call must unregister (a callback's token)
 
 
 # An input emitter: (annotation, conversion lines) of a parameter the caller passes.
@@ -184,6 +193,37 @@ def _in_scalar(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ..
     return p.py_type, ()
 
 
+def _in_callback(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # A Python callable is registered with cudart.callbacks (the partner is what it is
+    # called with) and replaced by its trampoline; a host function given a stream is
+    # kept for the graph when the stream is capturing. `_<n>_token` is released if the
+    # call fails.
+    n, data = p.py_name, f.py_name(p.partner or "")
+    stream = next(
+        (
+            q.py_name
+            for q in f.plan.inputs
+            if q.kind is ParamKind.HANDLE and q.ctype == "cudaStream_t"
+        ),
+        None,
+    )
+    tail = f", {stream}" if stream else ""
+    return "_CallbackLike", (
+        f'{n}, {data}, _{n}_token = _c.callback({n}, {data}, "{p.ctype}", _lib, '
+        f'("{n}", "{data}"){tail})',
+    )
+
+
+def _in_callback_data(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    return p.py_type, ()  # converted with its callback
+
+
+def _in_callback_record(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    n, cls = p.py_name, f.v.use(p.ctype)
+    f.v.callback_records.add(cls)
+    return p.py_type, (f'{n}, _{n}_token = _c.callback_record({n}, {cls}, _lib, "{n}")',)
+
+
 _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.HANDLE: _in_handle,
     ParamKind.POINTER: _in_pointer,
@@ -191,7 +231,11 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.STRING: _in_string,
     ParamKind.STRUCT: _in_struct,
     ParamKind.SCALAR: _in_scalar,
+    ParamKind.CALLBACK: _in_callback,
+    ParamKind.CALLBACK_DATA: _in_callback_data,
+    ParamKind.CALLBACK_RECORD: _in_callback_record,
 }
+_RELEASED = frozenset({ParamKind.CALLBACK, ParamKind.CALLBACK_RECORD})
 
 
 @dataclass(frozen=True)
@@ -273,6 +317,7 @@ class _Function:
                 first_call=n,
                 signature=f"{n}: {annotation}{default}",
                 convert=convert,
+                release=f"_c.release(_{n}_token)" if p.kind in _RELEASED else None,
             )
         # The checked layer binds its own function objects: an output's argtype is
         # POINTER(storage), so the storage object itself is passed and ctypes takes its
@@ -331,11 +376,13 @@ class _Function:
         call = ", ".join(q.call for q in parts)
         result = ", ".join(r.value for r in results)
         names = tuple(p.py_name for p in plan.params)
+        releases = ["    " + q.release for q in parts if q.release]
         catch = [
             "except _ArgumentError as exc:",
+            *releases,
             f'    raise _c.argument_error(exc, "{name}", {names}) from None',
         ]
-        raise_error = ["if err:", "    raise _error(err, _lib)"]
+        raise_error = ["if err:", *releases, "    raise _error(err, _lib)"]
 
         body: list[str] = []
         if plan.function.deprecated:

@@ -20,7 +20,7 @@ import keyword
 import re
 
 from .ctypes_map import BUILTIN_KINDS, POINTER_KINDS, RenderError, TypeKind, TypeMapper
-from .model import ApiModel, Function, TypedefRef
+from .model import ApiModel, Function, RecordRef, TypedefRef
 from .plan import ARRAY_KINDS, FunctionPlan, ParamKind, ParamPlan, ResultKind, Role, Source
 
 # (function as declared, parameter) -> (role, why). Reviewed by hand: each entry says
@@ -93,6 +93,9 @@ _REPLACEMENT = (
     re.compile(r"\b(?:replaced|superseded) by (\w+)"),
 )
 _COUNT_NAME = re.compile(r"^p?[Nn]um")
+# The function pointer typedefs the checked layer also takes as Python callables
+# (cudart.callbacks' trampolines have these signatures).
+PYTHON_CALLBACKS = frozenset({"cudaHostFn_t", "cudaStreamCallback_t"})
 _NULL_POINTER_SPELLINGS = frozenset({"0", "NULL", "nullptr"})
 # What a non-const pointer must point to for the function to be able to write it.
 _MAY_BE_WRITTEN = frozenset(
@@ -171,6 +174,8 @@ class _Resolver:
         match kind := types.classify(t):
             case TypeKind.HANDLE:
                 return ParamKind.HANDLE, types.handle_name(t), "_HandleLike"
+            case TypeKind.CALLBACK if isinstance(t, TypedefRef) and t.name in PYTHON_CALLBACKS:
+                return ParamKind.CALLBACK, t.name, "_CallbackLike"
             case TypeKind.CALLBACK | TypeKind.VOID_POINTER:
                 return ParamKind.POINTER, "c_void_p", "_PointerLike"
             case TypeKind.RECORD | TypeKind.OPAQUE_RECORD:
@@ -187,6 +192,8 @@ class _Resolver:
                 # A pointer to a pointer (not to a handle) is an address; to data, a ref.
                 if types.classify(pointee) in POINTER_KINDS - {TypeKind.HANDLE}:
                     return ParamKind.POINTER, "c_void_p", "_PointerLike"
+                if types.points_to_const(t) and self._holds_host_fn(pointee):
+                    return ParamKind.CALLBACK_RECORD, types.record_class(pointee), "_PointerLike"
                 return ParamKind.REF, types.field_type(pointee), "_PointerLike"
         raise RenderError(f"no checked input for {t!r}")
 
@@ -218,6 +225,18 @@ class _Resolver:
             case _ if kind in POINTER_KINDS:
                 return ParamKind.ADDRESS, "c_void_p", "int"
         raise RenderError(f"no checked output for {t!r}")
+
+    def _holds_host_fn(self, t) -> bool:
+        """A record with a cudaHostFn_t member (cudaHostNodeParams): its `fn` may be a
+        Python callable in the checked layer."""
+        if self.types.classify(t) is not TypeKind.RECORD:
+            return False
+        ref = self.types.resolve(t)
+        assert isinstance(ref, RecordRef)
+        record = self.types.records[ref.name]
+        return any(
+            isinstance(f.type, TypedefRef) and f.type.name == "cudaHostFn_t" for f in record.fields
+        )
 
     # ------------------------------------------------------------ classification
 
@@ -344,7 +363,7 @@ class _Resolver:
                     self._default(f, p.default, kind),
                     source=source,
                 )
-        plans = _trailing_defaults([q for q in params if q is not None])
+        plans = _trailing_defaults(_pair_callbacks([q for q in params if q is not None]))
         result, result_ctype = self._result(f)
         errors = self._errors(f)
         if (
@@ -466,6 +485,42 @@ _BODY_BUILTINS = frozenset({"bytes", "int"})
 
 def _py_name(name: str) -> str:
     return name + "_" if keyword.iskeyword(name) or name in _BODY_BUILTINS else name
+
+
+def _pair_callbacks(params: list[ParamPlan]) -> list[ParamPlan]:
+    """A callback takes the function's one `void *` input as its data: whatever the
+    Python callable is called with (default None). Without exactly one, it stays an
+    address (a function pointer only)."""
+    callbacks = [i for i, p in enumerate(params) if p.kind is ParamKind.CALLBACK]
+    data = [
+        i
+        for i, p in enumerate(params)
+        if p.kind is ParamKind.POINTER and p.role is Role.IN and p.ctype == "c_void_p"
+    ]
+    out = list(params)
+    for i in callbacks:
+        if len(callbacks) != 1 or len(data) != 1:
+            out[i] = ParamPlan(
+                **{
+                    **params[i].__dict__,
+                    "kind": ParamKind.POINTER,
+                    "ctype": "c_void_p",
+                    "py_type": "_PointerLike",
+                }
+            )
+            continue
+        j = data[0]
+        out[i] = ParamPlan(**{**params[i].__dict__, "partner": params[j].name})
+        out[j] = ParamPlan(
+            **{
+                **params[j].__dict__,
+                "kind": ParamKind.CALLBACK_DATA,
+                "py_type": "object",
+                "default": "None",
+                "partner": params[i].name,
+            }
+        )
+    return out
 
 
 def _trailing_defaults(params: list[ParamPlan]) -> list[ParamPlan]:

@@ -56,6 +56,21 @@ def main() -> None:
     raw = ctypes.c_int()
     assert cudart.sys.cudaGetDevice(ctypes.byref(raw)) == cudart.cudaSuccess
     cudart.cudaFree(ptr)
+    # Python callables as host functions, stream callbacks and host nodes.
+    cudart.cudaLaunchHostFunc(stream, print, "reached")
+    cudart.cudaLaunchHostFunc(stream, cudart.cudaHostFn_t(lambda p: None))
+    cudart.cudaStreamAddCallback(stream, lambda s, status, data: None, None, 0)
+    host_node = cudart.cudaHostNodeParams(fn=print, userData="node")
+    graph = cudart.cudaGraphCreate(0)
+    cudart.cudaGraphAddHostNode(graph, None, 0, host_node)
+    cudart.cudaLaunchHostFunc(stream, 1.5)  # type: ignore[arg-type]
+    # The occupancy templates of cuda_runtime.h, under their C names.
+    grid_blocks: tuple[int, int] = cudart.cudaOccupancyMaxPotentialBlockSize(0, 0, 256)
+    cudart.cudaOccupancyMaxPotentialBlockSizeWithFlags(0, 0, 0, cudart.cudaOccupancyDefault)
+    cudart.cudaOccupancyMaxPotentialBlockSizeVariableSMem(0, lambda block: block * 4)
+    cudart.cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(0, lambda b: 0, 0, 0)
+    cudart.cudaOccupancyMaxPotentialBlockSizeVariableSMem(0, 4096)  # type: ignore[arg-type]
+    print(grid_blocks)
     cudart.cudaStreamDestroy(stream)
     cudart.cudaMalloc("one megabyte")  # type: ignore[arg-type]
     wrong: str = cudart.cudaGetDevice()  # type: ignore[assignment]

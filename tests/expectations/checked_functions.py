@@ -44,6 +44,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable as _Callable
 
+    from cudart._checked import CallbackLike as _CallbackLike
     from cudart._checked import HandleLike as _HandleLike
     from cudart._checked import PointerLike as _PointerLike
 

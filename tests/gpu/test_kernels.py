@@ -409,3 +409,89 @@ def test_loading_and_launching_leave_no_last_error(rt, module, dev):
     fn.launch(1, n, 2.0, x, y, n)
     ok(rt, rt.cudaDeviceSynchronize())
     assert rt.cudaGetLastError() == 0
+
+
+# -- C++ kernels (tests/kernels/cxx_kernels.cu): found by their source name or signature
+
+CXX_KERNELS = {
+    "_Z6squarePfi": "square(float*, int)",
+    "_Z6squarePdi": "square(double*, int)",
+    "_Z5scalePKfPffi": "scale(float const*, float*, float, int)",
+    "_ZN3ops5shiftEPii": "ops::shift(int*, int)",
+    "_ZN3ops4fillIiEEvPT_S1_i": "void ops::fill<int>(int*, int, int)",
+    "_ZN3ops4fillIfEEvPT_S1_i": "void ops::fill<float>(float*, float, int)",
+    "_Z5timesILi2EEvPi": "void times<2>(int*)",
+    "_Z5timesILi3EEvPi": "void times<3>(int*)",
+    "plain": None,
+}
+
+
+@pytest.fixture(
+    params=[(k, r) for k in ("fatbin", "cubin", "ptx") for r in ("register", "library")],
+    ids=lambda p: f"{p[0]}-{p[1]}",
+)
+def cxx_module(request, rt):
+    kind, route = request.param
+    if route not in routes(rt):
+        pytest.skip(
+            f"the {route} route needs cudaLibraryLoadData (CUDA 12.8+); bindings {rt.__name__}"
+        )
+    with load_module(KERNELS / f"cxx_kernels.{kind}", route=route) as m:
+        yield m
+
+
+def test_cxx_names_are_mangled_and_paired(cxx_module):
+    assert set(cxx_module.function_names()) == set(CXX_KERNELS)
+    assert dict(cxx_module.functions()) == CXX_KERNELS
+
+
+def test_cxx_overloads_by_signature(rt, dev, cxx_module):
+    f32 = cxx_module.get_function("square(float*, int)")
+    f64 = cxx_module.get_function("square(double *, int)")
+    assert (f32.name, f64.name) == ("_Z6squarePfi", "_Z6squarePdi")
+    assert f32.demangled == "square(float*, int)"
+    assert cxx_module.get_function("_Z6squarePfi") is f32
+    xs = dev.alloc(4 * 4, (ctypes.c_float * 4)(1, 2, 3, 4))
+    ds = dev.alloc(8 * 4, (ctypes.c_double * 4)(1, 2, 3, 4))
+    f32.launch(1, 32, xs, 4)
+    f64.launch(1, 32, ds, 4)
+    assert dev.read(xs, ctypes.c_float, 4) == [1.0, 4.0, 9.0, 16.0]
+    assert dev.read(ds, ctypes.c_double, 4) == [1.5, 4.5, 9.5, 16.5]
+
+
+def test_cxx_unique_source_names(rt, dev, cxx_module):
+    n = 8
+    src = dev.alloc(4 * n, (ctypes.c_float * n)(*range(n)))
+    out = dev.alloc(4 * n)
+    cxx_module.get_function("scale").launch(1, 32, src, out, 3.0, n)
+    assert dev.read(out, ctypes.c_float, n) == [3.0 * i for i in range(n)]
+    ints = dev.alloc(4 * 4, (ctypes.c_int * 4)(1, 2, 3, 4))
+    cxx_module.get_function("ops::shift").launch(1, 4, ints, 10)
+    cxx_module.get_function("shift(int*, int)").launch(1, 4, ints, 1)
+    cxx_module.get_function("times<3>").launch(1, 4, ints)
+    assert dev.read(ints, ctypes.c_int, 4) == [36, 39, 42, 45]
+    cxx_module.get_function("ops::fill<int>").launch(1, 4, ints, 5, 4)
+    assert dev.read(ints, ctypes.c_int, 4) == [5, 5, 5, 5]
+    floats = dev.alloc(4 * 4)
+    cxx_module.get_function("void ops::fill<float>(float*, float, int)").launch(
+        1, 4, floats, 2.5, 4
+    )
+    assert dev.read(floats, ctypes.c_float, 4) == [2.5] * 4
+    cxx_module.get_function("plain").launch(1, 1, ints)
+    assert dev.read(ints, ctypes.c_int, 1) == [7]
+
+
+def test_cxx_ambiguous_and_unknown_names(cxx_module):
+    from cudart.kernels import AmbiguousKernelNameError
+
+    with pytest.raises(AmbiguousKernelNameError, match=r"square\(double\*, int\)") as err:
+        cxx_module.get_function("square")
+    assert "_Z6squarePfi" in str(err.value) and "_Z6squarePdi" in str(err.value)
+    with pytest.raises(AmbiguousKernelNameError, match="times<2>"):
+        cxx_module.get_function("times")
+    with pytest.raises(NameNotFoundError) as err:
+        cxx_module.get_function("no_such_kernel")
+    # The same listing on both routes.
+    assert str(err.value).startswith("no kernel 'no_such_kernel' in the image; it has: ")
+    assert "'square(float*, int)' (_Z6squarePfi)" in str(err.value)
+    assert "'plain'" in str(err.value)

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 NVCC="${NVCC:-nvcc}"
 GENCODE=(-gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90)
-for src in kernels occupancy; do
+for src in kernels occupancy cxx_kernels; do
     "$NVCC" -fatbin "${GENCODE[@]}" -o "$src.fatbin" "$src.cu"
     "$NVCC" -cubin -arch=sm_90 -o "$src.cubin" "$src.cu"
     "$NVCC" -ptx -arch=compute_90 -o "$src.ptx" "$src.cu"
