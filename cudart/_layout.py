@@ -1,4 +1,5 @@
-"""C's alignment for records that ctypes cannot align on its own before Python 3.13.
+"""Record layout helpers: C's alignment ctypes cannot give before Python 3.13, and
+`char` arrays that hold bytes rather than text.
 
 A ctypes Structure is aligned to its most aligned member. The generated modules make a
 record more aligned than its members, as C's `__align__(n)` does, with a trailing
@@ -17,6 +18,13 @@ something else:
   found equal to what ctypes reports for the class, so a different layout of that
   struct raises an error instead of corrupting anything.
 
+A `char x[N]` member is `c_char * N` in `_fields_` (C's layout, exactly), and ctypes
+reads such a member as text: the bytes up to the first zero. That is right for a name
+(`cudaDeviceProp.name`) and wrong for bytes that may hold zeros (`cudaUUID_t.bytes`,
+`cudaDeviceProp.luid`, an IPC handle's `reserved`). `binary_fields` replaces those
+members' descriptors with `BinaryField`, which reads all N bytes and writes N bytes;
+the generator decides which members they are (generator/ctypes_map.py, `holds_text`).
+
 Standard library only, like the rest of the runtime package.
 """
 
@@ -32,7 +40,7 @@ if TYPE_CHECKING:  # typing costs milliseconds at import; annotations only need 
 
     _Scalar = TypeVar("_Scalar", ctypes.c_ssize_t, ctypes.c_size_t, ctypes.c_ushort)
 
-__all__ = ["require_alignment"]
+__all__ = ["BinaryField", "binary_fields", "require_alignment"]
 
 # StgDictObject (CPython 3.11/3.12): PyDictObject dict; Py_ssize_t size, align, length;
 # ffi_type ffi_type_pointer {size_t size; unsigned short alignment; unsigned short type;
@@ -111,3 +119,55 @@ def _stgdict_address(cls: type) -> int:
             f"{cls.__name__}: no StgDict behind the class's __dict__ ({sys.version.split()[0]})"
         )
     return id(stgdicts[0]) + dict.__basicsize__
+
+
+class BinaryField:
+    """A `c_char * N` member that reads as all N bytes, zeros included.
+
+    Reading gives `bytes` of length N. Writing takes any bytes-like object of at most N
+    bytes and zero-fills the rest (ctypes' own setter for `c_char * N` stops at the
+    value's first zero byte and leaves the old bytes after it). `offset` and `size` are
+    the member's, as ctypes' field descriptor reports them, so layout checks read it
+    like any other member.
+    """
+
+    __slots__ = ("offset", "size")
+
+    def __init__(self, field: object) -> None:
+        self.offset: int = getattr(field, "offset")  # noqa: B009 - ctypes' CField
+        self.size: int = getattr(field, "size")  # noqa: B009
+
+    def __get__(
+        self, obj: ctypes.Structure | ctypes.Union | None, cls: type | None = None
+    ) -> bytes | BinaryField:
+        if obj is None:
+            return self
+        return ctypes.string_at(ctypes.addressof(obj) + self.offset, self.size)
+
+    def __set__(self, obj: ctypes.Structure | ctypes.Union, value: bytes) -> None:
+        data = memoryview(value).tobytes()
+        if len(data) > self.size:
+            raise ValueError(f"{len(data)} bytes for a member of {self.size}")
+        # Not ctypes' own setter, which copies up to the first zero byte (strlen).
+        ctypes.memmove(ctypes.addressof(obj) + self.offset, data.ljust(self.size, b"\0"), self.size)
+
+    def __repr__(self) -> str:
+        return f"<BinaryField offset={self.offset} size={self.size}>"
+
+
+def binary_fields(cls: type, *names: str) -> None:
+    """Make each named `c_char * N` member of `cls` read and write all N bytes.
+
+    Call it right after `cls._fields_` is set. A member ctypes does not lay out as a
+    `c_char` array is an error: the generator and the class disagree.
+    """
+    declared = dict((f[0], f[1]) for f in cls.__dict__.get("_fields_", ()))
+    for name in names:
+        ctype = declared.get(name)
+        if not (
+            isinstance(ctype, type)
+            and issubclass(ctype, ctypes.Array)
+            and getattr(ctype, "_type_", None) is ctypes.c_char
+        ):
+            raise LayoutError(f"{cls.__name__}.{name} is not a c_char array member")
+        setattr(cls, name, BinaryField(cls.__dict__[name]))

@@ -86,6 +86,8 @@ from .sys_12020 import (
     cudaMemAccessFlags,
     cudaMemAllocNodeParams,
     cudaMemAllocationHandleType,
+    cudaMemAttachGlobal,
+    cudaMemAttachSingle,
     cudaMemLocation,
     cudaMemPoolAttr,
     cudaMemPoolProps,
@@ -726,7 +728,7 @@ _c.bind_on_first_call(
         "cudaDeviceGetByPCIBusId": (c_uint, (POINTER(c_int), c_void_p)),
         "cudaDeviceGetCacheConfig": (c_uint, (POINTER(c_uint),)),
         "cudaDeviceGetDefaultMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
-        "cudaDeviceGetGraphMemAttribute": (c_uint, (c_int, c_uint, c_void_p)),
+        "cudaDeviceGetGraphMemAttribute": (c_uint, (c_int, c_uint, POINTER(c_ulonglong))),
         "cudaDeviceGetLimit": (c_uint, (POINTER(c_size_t), c_uint)),
         "cudaDeviceGetMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
         "cudaDeviceGetNvSciSyncAttributes": (c_uint, (c_void_p, c_int, c_int)),
@@ -1799,24 +1801,23 @@ def cudaDeviceGetDefaultMemPool(device: int) -> cudaMemPool_t:
     return memPool
 
 
-def cudaDeviceGetGraphMemAttribute(
-    device: int, attr: cudaGraphMemAttributeType | int, value: _PointerLike
-) -> None:
-    """cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: _PointerLike) -> None
+def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int) -> int:
+    """cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int) -> int
 
     Query asynchronous allocation attributes related to graphs.
 
     Parameters:
         device: Specifies the scope of the query
         attr: attribute to get
+
+    Returns:
         value: retrieved value
 
     Raises CudaError subclasses for: cudaErrorInvalidDevice.
 
     C: cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
+    value = c_ulonglong()
     try:
         err = _cudaDeviceGetGraphMemAttribute(device, attr, value)
     except _ArgumentError as exc:
@@ -1825,6 +1826,7 @@ def cudaDeviceGetGraphMemAttribute(
         ) from None
     if err:
         raise _error(err, _lib)
+    return value.value
 
 
 def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
@@ -1906,6 +1908,7 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
     Queries attributes of the link between two devices.
 
     Parameters:
+        attr: The requested attribute of the link between srcDevice and dstDevice.
         srcDevice: The source device of the target link.
         dstDevice: The destination device of the target link.
 
@@ -2532,6 +2535,7 @@ def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> 
     Frees memory with stream ordered semantics.
 
     Parameters:
+        devPtr: memory to free
         hStream: The stream establishing the stream ordering promise
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotSupported.
@@ -3307,11 +3311,13 @@ def cudaGraphAddEventRecordNode(
     Creates an event record node and adds it to a graph.
 
     Parameters:
+        graph: Graph to which to add the node
+        pDependencies: Dependencies of the node
         numDependencies: Number of dependencies
         event: Event for the node
 
     Returns:
-        pGraphNode
+        pGraphNode: Returns newly created node
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -3348,11 +3354,13 @@ def cudaGraphAddEventWaitNode(
     Creates an event wait node and adds it to a graph.
 
     Parameters:
+        graph: Graph to which to add the node
+        pDependencies: Dependencies of the node
         numDependencies: Number of dependencies
         event: Event for the node
 
     Returns:
-        pGraphNode
+        pGraphNode: Returns newly created node
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -4130,6 +4138,9 @@ def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cud
 
     Returns the event associated with an event record node.
 
+    Parameters:
+        node: Node to get the event for
+
     Returns:
         event_out: Pointer to return the event
 
@@ -4159,6 +4170,7 @@ def cudaGraphEventRecordNodeSetEvent(
     Sets an event record node's event.
 
     Parameters:
+        node: Node to set the event for
         event: Event to use
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -4183,6 +4195,9 @@ def cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaE
     """cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaEvent_t
 
     Returns the event associated with an event wait node.
+
+    Parameters:
+        node: Node to get the event for
 
     Returns:
         event_out: Pointer to return the event
@@ -4213,6 +4228,7 @@ def cudaGraphEventWaitNodeSetEvent(
     Sets an event wait node's event.
 
     Parameters:
+        node: Node to set the event for
         event: Event to use
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -5188,6 +5204,10 @@ def cudaGraphKernelNodeCopyAttributes(
 
     Copies attributes from source node to destination node.
 
+    Parameters:
+        hSrc: Destination node
+        hDst: Source node For list of attributes see cudaKernelNodeAttrID
+
     C: cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hSrc, cudaGraphNode_t hDst)
     """
     if hSrc.__class__ is not cudaGraphNode_t:
@@ -5958,6 +5978,10 @@ def cudaGraphUpload(
 
     Uploads an executable graph in a stream.
 
+    Parameters:
+        graphExec: Executable graph to upload
+        stream: Stream in which to upload the graph
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
@@ -6605,6 +6629,7 @@ def cudaLaunchHostFunc(
     Enqueues a host function call in a stream.
 
     Parameters:
+        stream: Stream to enqueue function call in
         fn: The function to call once preceding stream operations are complete
         userData: User-specified data to be passed to the function
 
@@ -6844,6 +6869,7 @@ def cudaMallocFromPoolAsync(
     Allocates memory from a specified pool with stream ordered semantics.
 
     Parameters:
+        size: Number of bytes to allocate
         memPool: The pool to allocate from
         stream: The stream establishing the stream ordering semantic
 
@@ -6895,8 +6921,8 @@ def cudaMallocHost(size: int) -> int:
     return ptr.value or 0
 
 
-def cudaMallocManaged(size: int, flags: int) -> int:
-    """cudaMallocManaged(size: int, flags: int) -> int
+def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int:
+    """cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int
 
     Allocates memory that will be automatically managed by the Unified Memory system.
 
@@ -7121,7 +7147,7 @@ def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
         ptr: pointer to memory being exported
 
     Returns:
-        exportData
+        exportData: Returned export data
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -7150,6 +7176,8 @@ def cudaMemPoolExportToShareableHandle(
     Exports a memory pool to the requested handle type.
 
     Parameters:
+        shareableHandle: pointer to the location in which to store the requested handle
+        memPool: pool to export
         handleType: the type of handle to create
         flags: must be 0
 
@@ -7213,6 +7241,7 @@ def cudaMemPoolGetAttribute(
     Gets attributes of a memory pool.
 
     Parameters:
+        memPool: The memory pool to get attributes of
         attr: The attribute to get
         value: Retrieved value
 
@@ -7242,11 +7271,12 @@ def cudaMemPoolImportFromShareableHandle(
     imports a memory pool from a shared handle.
 
     Parameters:
+        shareableHandle: OS handle of the pool to open
         handleType: The type of handle being imported
         flags: must be 0
 
     Returns:
-        memPool
+        memPool: Returned memory pool
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -7273,8 +7303,12 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
 
     Import a memory pool allocation from another process.
 
+    Parameters:
+        memPool: pool from which to import
+        exportData: data specifying the memory to import
+
     Returns:
-        ptr
+        ptr: pointer to imported memory
 
     C: cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData)
     """
@@ -7302,6 +7336,8 @@ def cudaMemPoolSetAccess(
     Controls visibility of pools between devices.
 
     Parameters:
+        memPool: The pool being modified
+        descList: Array of access descriptors.
         count: Number of descriptors in the map array.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -7330,6 +7366,7 @@ def cudaMemPoolSetAttribute(
     Sets attributes of a memory pool.
 
     Parameters:
+        memPool: The memory pool to modify
         attr: The attribute to modify
         value: Pointer to the value to assign
 
@@ -7357,6 +7394,7 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
     Tries to release memory back to the OS.
 
     Parameters:
+        memPool: The memory pool to trim
         minBytesToKeep: If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -8810,6 +8848,7 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
 
     Parameters:
         func: Kernel function for which maximum number of clusters are calculated
+        launchConfig: Launch configuration for the given kernel function
 
     Returns:
         numClusters: Returned maximum number of clusters that could co-exist on the target device
@@ -8841,6 +8880,7 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
 
     Parameters:
         func: Kernel function for which maximum cluster size is calculated
+        launchConfig: Launch configuration for the given kernel function
 
     Returns:
         clusterSize: Returned maximum cluster size that can be launched for the given kernel function and launch configuration
@@ -9151,9 +9191,12 @@ def cudaStreamAddCallback(
 
 
 def cudaStreamAttachMemAsync(
-    stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int, flags: int
+    stream: cudaStream_t | _HandleLike,
+    devPtr: _PointerLike,
+    length: int = 0,
+    flags: int = cudaMemAttachSingle,
 ) -> None:
-    """cudaStreamAttachMemAsync(stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int, flags: int) -> None
+    """cudaStreamAttachMemAsync(stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int = 0, flags: int = cudaMemAttachSingle) -> None
 
     Attach memory to a stream asynchronously.
 

@@ -92,6 +92,8 @@ from .sys_13000 import (
     cudaMemAllocNodeParams,
     cudaMemAllocationHandleType,
     cudaMemAllocationType,
+    cudaMemAttachGlobal,
+    cudaMemAttachSingle,
     cudaMemLocation,
     cudaMemPoolAttr,
     cudaMemPoolProps,
@@ -764,7 +766,7 @@ _c.bind_on_first_call(
         "cudaDeviceGetByPCIBusId": (c_uint, (POINTER(c_int), c_void_p)),
         "cudaDeviceGetCacheConfig": (c_uint, (POINTER(c_uint),)),
         "cudaDeviceGetDefaultMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
-        "cudaDeviceGetGraphMemAttribute": (c_uint, (c_int, c_uint, c_void_p)),
+        "cudaDeviceGetGraphMemAttribute": (c_uint, (c_int, c_uint, POINTER(c_ulonglong))),
         "cudaDeviceGetHostAtomicCapabilities": (c_uint, (c_void_p, c_void_p, c_uint, c_int)),
         "cudaDeviceGetLimit": (c_uint, (POINTER(c_size_t), c_uint)),
         "cudaDeviceGetMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
@@ -1132,8 +1134,11 @@ _c.bind_on_first_call(
         ),
         "cudaLibraryUnload": (c_uint, (c_void_p,)),
         "cudaLogsCurrent": (c_uint, (POINTER(cudaLogIterator), c_uint)),
-        "cudaLogsDumpToFile": (c_uint, (c_void_p, c_void_p, c_uint)),
-        "cudaLogsDumpToMemory": (c_uint, (c_void_p, c_void_p, POINTER(c_size_t), c_uint)),
+        "cudaLogsDumpToFile": (c_uint, (POINTER(cudaLogIterator), c_void_p, c_uint)),
+        "cudaLogsDumpToMemory": (
+            c_uint,
+            (POINTER(cudaLogIterator), c_void_p, POINTER(c_size_t), c_uint),
+        ),
         "cudaLogsRegisterCallback": (c_uint, (c_void_p, c_void_p, POINTER(cudaLogsCallbackHandle))),
         "cudaLogsUnregisterCallback": (c_uint, (c_void_p,)),
         "cudaMalloc": (c_uint, (POINTER(c_void_p), c_size_t)),
@@ -1903,24 +1908,23 @@ def cudaDeviceGetDefaultMemPool(device: int) -> cudaMemPool_t:
     return memPool
 
 
-def cudaDeviceGetGraphMemAttribute(
-    device: int, attr: cudaGraphMemAttributeType | int, value: _PointerLike
-) -> None:
-    """cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: _PointerLike) -> None
+def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int) -> int:
+    """cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int) -> int
 
     Query asynchronous allocation attributes related to graphs.
 
     Parameters:
         device: Specifies the scope of the query
         attr: attribute to get
+
+    Returns:
         value: retrieved value
 
     Raises CudaError subclasses for: cudaErrorInvalidDevice.
 
     C: cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
+    value = c_ulonglong()
     try:
         err = _cudaDeviceGetGraphMemAttribute(device, attr, value)
     except _ArgumentError as exc:
@@ -1929,28 +1933,31 @@ def cudaDeviceGetGraphMemAttribute(
         ) from None
     if err:
         raise _error(err, _lib)
+    return value.value
 
 
 def cudaDeviceGetHostAtomicCapabilities(
-    capabilities: _PointerLike, operations: _PointerLike, count: int, device: int
-) -> None:
-    """cudaDeviceGetHostAtomicCapabilities(capabilities: _PointerLike, operations: _PointerLike, count: int, device: int) -> None
+    operations: _PointerLike, count: int, device: int
+) -> list[int]:
+    """cudaDeviceGetHostAtomicCapabilities(operations: _PointerLike, count: int, device: int) -> list[int]
 
     Queries details about atomic operations supported between the device and host.
 
     Parameters:
-        capabilities: Returned capability details of each requested operation
         operations: Requested operations
         count: Count of requested operations and size of capabilities
+        device: Device handle
+
+    Returns:
+        capabilities: Returned capability details of each requested operation
 
     Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidValue.
 
     C: cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device)
     """
-    if capabilities.__class__ is not int:
-        capabilities = _c.ref(capabilities, c_uint, "capabilities", True)
     if operations.__class__ is not int:
         operations = _c.ref(operations, c_uint, "operations", False)
+    capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetHostAtomicCapabilities(capabilities, operations, count, device)
     except _ArgumentError as exc:
@@ -1961,6 +1968,7 @@ def cudaDeviceGetHostAtomicCapabilities(
         ) from None
     if err:
         raise _error(err, _lib)
+    return capabilities[:]
 
 
 def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
@@ -2037,27 +2045,28 @@ def cudaDeviceGetNvSciSyncAttributes(
 
 
 def cudaDeviceGetP2PAtomicCapabilities(
-    capabilities: _PointerLike, operations: _PointerLike, count: int, srcDevice: int, dstDevice: int
-) -> None:
-    """cudaDeviceGetP2PAtomicCapabilities(capabilities: _PointerLike, operations: _PointerLike, count: int, srcDevice: int, dstDevice: int) -> None
+    operations: _PointerLike, count: int, srcDevice: int, dstDevice: int
+) -> list[int]:
+    """cudaDeviceGetP2PAtomicCapabilities(operations: _PointerLike, count: int, srcDevice: int, dstDevice: int) -> list[int]
 
     Queries details about atomic operations supported between two devices.
 
     Parameters:
-        capabilities: Returned capability details of each requested operation
         operations: Requested operations
         count: Count of requested operations and size of capabilities
         srcDevice: The source device of the target link
         dstDevice: The destination device of the target link
 
+    Returns:
+        capabilities: Returned capability details of each requested operation
+
     Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidValue.
 
     C: cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice)
     """
-    if capabilities.__class__ is not int:
-        capabilities = _c.ref(capabilities, c_uint, "capabilities", True)
     if operations.__class__ is not int:
         operations = _c.ref(operations, c_uint, "operations", False)
+    capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetP2PAtomicCapabilities(
             capabilities, operations, count, srcDevice, dstDevice
@@ -2070,6 +2079,7 @@ def cudaDeviceGetP2PAtomicCapabilities(
         ) from None
     if err:
         raise _error(err, _lib)
+    return capabilities[:]
 
 
 def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dstDevice: int) -> int:
@@ -2078,6 +2088,7 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
     Queries attributes of the link between two devices.
 
     Parameters:
+        attr: The requested attribute of the link between srcDevice and dstDevice.
         srcDevice: The source device of the target link.
         dstDevice: The destination device of the target link.
 
@@ -2774,6 +2785,7 @@ def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> 
     Frees memory with stream ordered semantics.
 
     Parameters:
+        devPtr: memory to free
         hStream: The stream establishing the stream ordering promise
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotSupported.
@@ -3631,11 +3643,13 @@ def cudaGraphAddEventRecordNode(
     Creates an event record node and adds it to a graph.
 
     Parameters:
+        graph: Graph to which to add the node
+        pDependencies: Dependencies of the node
         numDependencies: Number of dependencies
         event: Event for the node
 
     Returns:
-        pGraphNode
+        pGraphNode: Returns newly created node
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -3672,11 +3686,13 @@ def cudaGraphAddEventWaitNode(
     Creates an event wait node and adds it to a graph.
 
     Parameters:
+        graph: Graph to which to add the node
+        pDependencies: Dependencies of the node
         numDependencies: Number of dependencies
         event: Event for the node
 
     Returns:
-        pGraphNode
+        pGraphNode: Returns newly created node
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -4373,6 +4389,7 @@ def cudaGraphConditionalHandleCreate(
     Create a conditional handle.
 
     Parameters:
+        graph: Graph which will contain the conditional node using this handle.
         defaultLaunchValue: Optional initial value for the conditional variable.
         flags: Currently must be cudaGraphCondAssignDefault or 0.
 
@@ -4499,6 +4516,9 @@ def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cud
 
     Returns the event associated with an event record node.
 
+    Parameters:
+        node: Node to get the event for
+
     Returns:
         event_out: Pointer to return the event
 
@@ -4528,6 +4548,7 @@ def cudaGraphEventRecordNodeSetEvent(
     Sets an event record node's event.
 
     Parameters:
+        node: Node to set the event for
         event: Event to use
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -4552,6 +4573,9 @@ def cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaE
     """cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaEvent_t
 
     Returns the event associated with an event wait node.
+
+    Parameters:
+        node: Node to get the event for
 
     Returns:
         event_out: Pointer to return the event
@@ -4582,6 +4606,7 @@ def cudaGraphEventWaitNodeSetEvent(
     Sets an event wait node's event.
 
     Parameters:
+        node: Node to set the event for
         event: Event to use
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -6354,6 +6379,10 @@ def cudaGraphUpload(
 
     Uploads an executable graph in a stream.
 
+    Parameters:
+        graphExec: Executable graph to upload
+        stream: Stream in which to upload the graph
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
@@ -6997,6 +7026,7 @@ def cudaLaunchHostFunc(
     Enqueues a host function call in a stream.
 
     Parameters:
+        stream: Stream to enqueue function call in
         fn: The function to call once preceding stream operations are complete
         userData: User-specified data to be passed to the function
 
@@ -7088,25 +7118,26 @@ def cudaLaunchKernelExC(config: _PointerLike, func: _PointerLike, args: _Pointer
 
 
 def cudaLibraryEnumerateKernels(
-    kernels: _PointerLike, numKernels: int, lib: cudaLibrary_t | _HandleLike
-) -> None:
-    """cudaLibraryEnumerateKernels(kernels: _PointerLike, numKernels: int, lib: cudaLibrary_t | _HandleLike) -> None
+    numKernels: int, lib: cudaLibrary_t | _HandleLike
+) -> list[cudaKernel_t]:
+    """cudaLibraryEnumerateKernels(numKernels: int, lib: cudaLibrary_t | _HandleLike) -> list[cudaKernel_t]
 
     Retrieve the kernel handles within a library.
 
     Parameters:
-        kernels: Buffer where the kernel handles are returned to
         numKernels: Maximum number of kernel handles may be returned to the buffer
         lib: Library to query from
+
+    Returns:
+        kernels: Buffer where the kernel handles are returned to
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib)
     """
-    if kernels.__class__ is not int:
-        kernels = _c.ref(kernels, cudaKernel_t, "kernels", True)
     if lib.__class__ is not cudaLibrary_t:
         lib = _c.handle(lib, cudaLibrary_t, "lib")
+    kernels = (cudaKernel_t * numKernels)()
     try:
         err = _cudaLibraryEnumerateKernels(kernels, numKernels, lib)
     except _ArgumentError as exc:
@@ -7115,6 +7146,7 @@ def cudaLibraryEnumerateKernels(
         ) from None
     if err:
         raise _error(err, _lib)
+    return kernels[:]
 
 
 def cudaLibraryGetGlobal(
@@ -7473,8 +7505,8 @@ def cudaLogsCurrent(flags: int) -> int:
     return iterator_out.value
 
 
-def cudaLogsDumpToFile(iterator: _PointerLike, pathToFile: str | bytes | None, flags: int) -> None:
-    """cudaLogsDumpToFile(iterator: _PointerLike, pathToFile: str | bytes | None, flags: int) -> None
+def cudaLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int) -> int:
+    """cudaLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int) -> int
 
     Dump accumulated driver logs into a file.
 
@@ -7483,28 +7515,31 @@ def cudaLogsDumpToFile(iterator: _PointerLike, pathToFile: str | bytes | None, f
         pathToFile: Path to output file for dumping logs
         flags: Reserved for future use, must be 0
 
+    Returns:
+        iterator: Optional auto-advancing iterator specifying the starting log to read.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const char *pathToFile, unsigned int flags)
     """
-    if iterator.__class__ is not int:
-        iterator = _c.ref(iterator, cudaLogIterator, "iterator", True)
     if pathToFile.__class__ is not bytes:
         pathToFile = _c.cstring(pathToFile, "pathToFile")
+    iterator_ = cudaLogIterator(iterator)
     try:
-        err = _cudaLogsDumpToFile(iterator, pathToFile, flags)
+        err = _cudaLogsDumpToFile(iterator_, pathToFile, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaLogsDumpToFile", ("iterator", "pathToFile", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
+    return iterator_.value
 
 
 def cudaLogsDumpToMemory(
-    iterator: _PointerLike, buffer: _PointerLike, size: int, flags: int
-) -> int:
-    """cudaLogsDumpToMemory(iterator: _PointerLike, buffer: _PointerLike, size: int, flags: int) -> int
+    iterator: int, buffer: _PointerLike, size: int, flags: int
+) -> tuple[int, int]:
+    """cudaLogsDumpToMemory(iterator: int, buffer: _PointerLike, size: int, flags: int) -> tuple[int, int]
 
     Dump accumulated driver logs into a buffer.
 
@@ -7515,26 +7550,26 @@ def cudaLogsDumpToMemory(
         flags: Reserved for future use, must be 0
 
     Returns:
+        iterator: Optional auto-advancing iterator specifying the starting log to read.
         size: See description
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
     """
-    if iterator.__class__ is not int:
-        iterator = _c.ref(iterator, cudaLogIterator, "iterator", True)
     if buffer.__class__ is not int:
         buffer = _c.ref(buffer, c_char, "buffer", True)
+    iterator_ = cudaLogIterator(iterator)
     size_ = c_size_t(size)
     try:
-        err = _cudaLogsDumpToMemory(iterator, buffer, size_, flags)
+        err = _cudaLogsDumpToMemory(iterator_, buffer, size_, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaLogsDumpToMemory", ("iterator", "buffer", "size", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
-    return size_.value
+    return iterator_.value, size_.value
 
 
 def cudaLogsRegisterCallback(
@@ -7742,6 +7777,7 @@ def cudaMallocFromPoolAsync(
     Allocates memory from a specified pool with stream ordered semantics.
 
     Parameters:
+        size: Number of bytes to allocate
         memPool: The pool to allocate from
         stream: The stream establishing the stream ordering semantic
 
@@ -7793,8 +7829,8 @@ def cudaMallocHost(size: int) -> int:
     return ptr.value or 0
 
 
-def cudaMallocManaged(size: int, flags: int) -> int:
-    """cudaMallocManaged(size: int, flags: int) -> int
+def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int:
+    """cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int
 
     Allocates memory that will be automatically managed by the Unified Memory system.
 
@@ -7936,6 +7972,7 @@ def cudaMemDiscardAndPrefetchBatchAsync(
         prefetchLocIdxs: Array of indices to specify which operands each entry in the prefetchLocs array applies to.
         numPrefetchLocs: Size of prefetchLocs and prefetchLocIdxs arrays.
         flags: Flags reserved for future use.
+        stream: The stream to enqueue the operations in.
 
     C: cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
@@ -7988,6 +8025,7 @@ def cudaMemDiscardBatchAsync(
         sizes: Array of sizes for memory discard operations.
         count: Size of dptrs and sizes arrays.
         flags: Flags reserved for future use.
+        stream: The stream to enqueue the operations in.
 
     C: cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags, cudaStream_t stream)
     """
@@ -8135,7 +8173,7 @@ def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
         ptr: pointer to memory being exported
 
     Returns:
-        exportData
+        exportData: Returned export data
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -8164,6 +8202,8 @@ def cudaMemPoolExportToShareableHandle(
     Exports a memory pool to the requested handle type.
 
     Parameters:
+        shareableHandle: pointer to the location in which to store the requested handle
+        memPool: pool to export
         handleType: the type of handle to create
         flags: must be 0
 
@@ -8227,6 +8267,7 @@ def cudaMemPoolGetAttribute(
     Gets attributes of a memory pool.
 
     Parameters:
+        memPool: The memory pool to get attributes of
         attr: The attribute to get
         value: Retrieved value
 
@@ -8256,11 +8297,12 @@ def cudaMemPoolImportFromShareableHandle(
     imports a memory pool from a shared handle.
 
     Parameters:
+        shareableHandle: OS handle of the pool to open
         handleType: The type of handle being imported
         flags: must be 0
 
     Returns:
-        memPool
+        memPool: Returned memory pool
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -8287,8 +8329,12 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
 
     Import a memory pool allocation from another process.
 
+    Parameters:
+        memPool: pool from which to import
+        exportData: data specifying the memory to import
+
     Returns:
-        ptr
+        ptr: pointer to imported memory
 
     C: cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData)
     """
@@ -8316,6 +8362,8 @@ def cudaMemPoolSetAccess(
     Controls visibility of pools between devices.
 
     Parameters:
+        memPool: The pool being modified
+        descList: Array of access descriptors.
         count: Number of descriptors in the map array.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -8344,6 +8392,7 @@ def cudaMemPoolSetAttribute(
     Sets attributes of a memory pool.
 
     Parameters:
+        memPool: The memory pool to modify
         attr: The attribute to modify
         value: Pointer to the value to assign
 
@@ -8371,6 +8420,7 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
     Tries to release memory back to the OS.
 
     Parameters:
+        memPool: The memory pool to trim
         minBytesToKeep: If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -8445,6 +8495,7 @@ def cudaMemPrefetchBatchAsync(
         prefetchLocIdxs: Array of indices to specify which operands each entry in the prefetchLocs array applies to.
         numPrefetchLocs: Size of prefetchLocs and prefetchLocIdxs arrays.
         flags: Flags reserved for future use.
+        stream: The stream to enqueue the operations in.
 
     C: cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
@@ -9003,6 +9054,7 @@ def cudaMemcpy3DBatchAsync(
         numOps: Total number of memcpy operations.
         opList: Array of size numOps containing the actual memcpy operations.
         flags: Flags for future use, must be zero now.
+        stream: The stream to enqueue the operations in.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9178,6 +9230,7 @@ def cudaMemcpyBatchAsync(
         attrs: Array of memcpy attributes.
         attrsIdxs: Array of indices to specify which copies each entry in the attrs array applies to.
         numAttrs: Size of attrs and attrsIdxs arrays.
+        stream: The stream to enqueue the operations in.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9966,6 +10019,7 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
 
     Parameters:
         func: Kernel function for which maximum number of clusters are calculated
+        launchConfig: Launch configuration for the given kernel function
 
     Returns:
         numClusters: Returned maximum number of clusters that could co-exist on the target device
@@ -9997,6 +10051,7 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
 
     Parameters:
         func: Kernel function for which maximum cluster size is calculated
+        launchConfig: Launch configuration for the given kernel function
 
     Returns:
         clusterSize: Returned maximum cluster size that can be launched for the given kernel function and launch configuration
@@ -10223,9 +10278,12 @@ def cudaStreamAddCallback(
 
 
 def cudaStreamAttachMemAsync(
-    stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int, flags: int
+    stream: cudaStream_t | _HandleLike,
+    devPtr: _PointerLike,
+    length: int = 0,
+    flags: int = cudaMemAttachSingle,
 ) -> None:
-    """cudaStreamAttachMemAsync(stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int, flags: int) -> None
+    """cudaStreamAttachMemAsync(stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int = 0, flags: int = cudaMemAttachSingle) -> None
 
     Attach memory to a stream asynchronously.
 

@@ -97,6 +97,8 @@ from .sys_13020 import (
     cudaMemAllocNodeParams,
     cudaMemAllocationHandleType,
     cudaMemAllocationType,
+    cudaMemAttachGlobal,
+    cudaMemAttachSingle,
     cudaMemLocation,
     cudaMemPoolAttr,
     cudaMemPoolProps,
@@ -813,7 +815,7 @@ _c.bind_on_first_call(
         "cudaDeviceGetDefaultMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
         "cudaDeviceGetDevResource": (c_uint, (c_int, POINTER(cudaDevResource), c_uint)),
         "cudaDeviceGetExecutionCtx": (c_uint, (POINTER(cudaExecutionContext_t), c_int)),
-        "cudaDeviceGetGraphMemAttribute": (c_uint, (c_int, c_uint, c_void_p)),
+        "cudaDeviceGetGraphMemAttribute": (c_uint, (c_int, c_uint, POINTER(c_ulonglong))),
         "cudaDeviceGetHostAtomicCapabilities": (c_uint, (c_void_p, c_void_p, c_uint, c_int)),
         "cudaDeviceGetLimit": (c_uint, (POINTER(c_size_t), c_uint)),
         "cudaDeviceGetMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
@@ -1202,8 +1204,11 @@ _c.bind_on_first_call(
         ),
         "cudaLibraryUnload": (c_uint, (c_void_p,)),
         "cudaLogsCurrent": (c_uint, (POINTER(cudaLogIterator), c_uint)),
-        "cudaLogsDumpToFile": (c_uint, (c_void_p, c_void_p, c_uint)),
-        "cudaLogsDumpToMemory": (c_uint, (c_void_p, c_void_p, POINTER(c_size_t), c_uint)),
+        "cudaLogsDumpToFile": (c_uint, (POINTER(cudaLogIterator), c_void_p, c_uint)),
+        "cudaLogsDumpToMemory": (
+            c_uint,
+            (POINTER(cudaLogIterator), c_void_p, POINTER(c_size_t), c_uint),
+        ),
         "cudaLogsRegisterCallback": (c_uint, (c_void_p, c_void_p, POINTER(cudaLogsCallbackHandle))),
         "cudaLogsUnregisterCallback": (c_uint, (c_void_p,)),
         "cudaMalloc": (c_uint, (POINTER(c_void_p), c_size_t)),
@@ -2146,24 +2151,23 @@ def cudaDeviceGetExecutionCtx(device: int) -> cudaExecutionContext_t:
     return ctx
 
 
-def cudaDeviceGetGraphMemAttribute(
-    device: int, attr: cudaGraphMemAttributeType | int, value: _PointerLike
-) -> None:
-    """cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: _PointerLike) -> None
+def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int) -> int:
+    """cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int) -> int
 
     Query asynchronous allocation attributes related to graphs.
 
     Parameters:
         device: Specifies the scope of the query
         attr: attribute to get
+
+    Returns:
         value: retrieved value
 
     Raises CudaError subclasses for: cudaErrorInvalidDevice.
 
     C: cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
+    value = c_ulonglong()
     try:
         err = _cudaDeviceGetGraphMemAttribute(device, attr, value)
     except _ArgumentError as exc:
@@ -2172,28 +2176,31 @@ def cudaDeviceGetGraphMemAttribute(
         ) from None
     if err:
         raise _error(err, _lib)
+    return value.value
 
 
 def cudaDeviceGetHostAtomicCapabilities(
-    capabilities: _PointerLike, operations: _PointerLike, count: int, device: int
-) -> None:
-    """cudaDeviceGetHostAtomicCapabilities(capabilities: _PointerLike, operations: _PointerLike, count: int, device: int) -> None
+    operations: _PointerLike, count: int, device: int
+) -> list[int]:
+    """cudaDeviceGetHostAtomicCapabilities(operations: _PointerLike, count: int, device: int) -> list[int]
 
     Queries details about atomic operations supported between the device and host.
 
     Parameters:
-        capabilities: Returned capability details of each requested operation
         operations: Requested operations
         count: Count of requested operations and size of capabilities
+        device: Device handle
+
+    Returns:
+        capabilities: Returned capability details of each requested operation
 
     Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidValue.
 
     C: cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device)
     """
-    if capabilities.__class__ is not int:
-        capabilities = _c.ref(capabilities, c_uint, "capabilities", True)
     if operations.__class__ is not int:
         operations = _c.ref(operations, c_uint, "operations", False)
+    capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetHostAtomicCapabilities(capabilities, operations, count, device)
     except _ArgumentError as exc:
@@ -2204,6 +2211,7 @@ def cudaDeviceGetHostAtomicCapabilities(
         ) from None
     if err:
         raise _error(err, _lib)
+    return capabilities[:]
 
 
 def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
@@ -2280,27 +2288,28 @@ def cudaDeviceGetNvSciSyncAttributes(
 
 
 def cudaDeviceGetP2PAtomicCapabilities(
-    capabilities: _PointerLike, operations: _PointerLike, count: int, srcDevice: int, dstDevice: int
-) -> None:
-    """cudaDeviceGetP2PAtomicCapabilities(capabilities: _PointerLike, operations: _PointerLike, count: int, srcDevice: int, dstDevice: int) -> None
+    operations: _PointerLike, count: int, srcDevice: int, dstDevice: int
+) -> list[int]:
+    """cudaDeviceGetP2PAtomicCapabilities(operations: _PointerLike, count: int, srcDevice: int, dstDevice: int) -> list[int]
 
     Queries details about atomic operations supported between two devices.
 
     Parameters:
-        capabilities: Returned capability details of each requested operation
         operations: Requested operations
         count: Count of requested operations and size of capabilities
         srcDevice: The source device of the target link
         dstDevice: The destination device of the target link
 
+    Returns:
+        capabilities: Returned capability details of each requested operation
+
     Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidValue.
 
     C: cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice)
     """
-    if capabilities.__class__ is not int:
-        capabilities = _c.ref(capabilities, c_uint, "capabilities", True)
     if operations.__class__ is not int:
         operations = _c.ref(operations, c_uint, "operations", False)
+    capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetP2PAtomicCapabilities(
             capabilities, operations, count, srcDevice, dstDevice
@@ -2313,6 +2322,7 @@ def cudaDeviceGetP2PAtomicCapabilities(
         ) from None
     if err:
         raise _error(err, _lib)
+    return capabilities[:]
 
 
 def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dstDevice: int) -> int:
@@ -2321,6 +2331,7 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
     Queries attributes of the link between two devices.
 
     Parameters:
+        attr: The requested attribute of the link between srcDevice and dstDevice.
         srcDevice: The source device of the target link.
         dstDevice: The destination device of the target link.
 
@@ -3236,6 +3247,7 @@ def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> 
     Frees memory with stream ordered semantics.
 
     Parameters:
+        devPtr: memory to free
         hStream: The stream establishing the stream ordering promise
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotSupported.
@@ -4118,11 +4130,13 @@ def cudaGraphAddEventRecordNode(
     Creates an event record node and adds it to a graph.
 
     Parameters:
+        graph: Graph to which to add the node
+        pDependencies: Dependencies of the node
         numDependencies: Number of dependencies
         event: Event for the node
 
     Returns:
-        pGraphNode
+        pGraphNode: Returns newly created node
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -4159,11 +4173,13 @@ def cudaGraphAddEventWaitNode(
     Creates an event wait node and adds it to a graph.
 
     Parameters:
+        graph: Graph to which to add the node
+        pDependencies: Dependencies of the node
         numDependencies: Number of dependencies
         event: Event for the node
 
     Returns:
-        pGraphNode
+        pGraphNode: Returns newly created node
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5028,6 +5044,9 @@ def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cud
 
     Returns the event associated with an event record node.
 
+    Parameters:
+        node: Node to get the event for
+
     Returns:
         event_out: Pointer to return the event
 
@@ -5057,6 +5076,7 @@ def cudaGraphEventRecordNodeSetEvent(
     Sets an event record node's event.
 
     Parameters:
+        node: Node to set the event for
         event: Event to use
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -5081,6 +5101,9 @@ def cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaE
     """cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaEvent_t
 
     Returns the event associated with an event wait node.
+
+    Parameters:
+        node: Node to get the event for
 
     Returns:
         event_out: Pointer to return the event
@@ -5111,6 +5134,7 @@ def cudaGraphEventWaitNodeSetEvent(
     Sets an event wait node's event.
 
     Parameters:
+        node: Node to set the event for
         event: Event to use
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -7047,6 +7071,10 @@ def cudaGraphUpload(
 
     Uploads an executable graph in a stream.
 
+    Parameters:
+        graphExec: Executable graph to upload
+        stream: Stream in which to upload the graph
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
@@ -7723,6 +7751,7 @@ def cudaLaunchHostFunc(
     Enqueues a host function call in a stream.
 
     Parameters:
+        stream: Stream to enqueue function call in
         fn: The function to call once preceding stream operations are complete
         userData: User-specified data to be passed to the function
 
@@ -7753,6 +7782,7 @@ def cudaLaunchHostFunc_v2(
     Enqueues a host function call in a stream.
 
     Parameters:
+        stream: Stream to enqueue function call in
         fn: The function to call once preceding stream operations are complete
         userData: User-specified data to be passed to the function
         syncMode: Sync mode for the host function
@@ -7847,25 +7877,26 @@ def cudaLaunchKernelExC(config: _PointerLike, func: _PointerLike, args: _Pointer
 
 
 def cudaLibraryEnumerateKernels(
-    kernels: _PointerLike, numKernels: int, lib: cudaLibrary_t | _HandleLike
-) -> None:
-    """cudaLibraryEnumerateKernels(kernels: _PointerLike, numKernels: int, lib: cudaLibrary_t | _HandleLike) -> None
+    numKernels: int, lib: cudaLibrary_t | _HandleLike
+) -> list[cudaKernel_t]:
+    """cudaLibraryEnumerateKernels(numKernels: int, lib: cudaLibrary_t | _HandleLike) -> list[cudaKernel_t]
 
     Retrieve the kernel handles within a library.
 
     Parameters:
-        kernels: Buffer where the kernel handles are returned to
         numKernels: Maximum number of kernel handles may be returned to the buffer
         lib: Library to query from
+
+    Returns:
+        kernels: Buffer where the kernel handles are returned to
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib)
     """
-    if kernels.__class__ is not int:
-        kernels = _c.ref(kernels, cudaKernel_t, "kernels", True)
     if lib.__class__ is not cudaLibrary_t:
         lib = _c.handle(lib, cudaLibrary_t, "lib")
+    kernels = (cudaKernel_t * numKernels)()
     try:
         err = _cudaLibraryEnumerateKernels(kernels, numKernels, lib)
     except _ArgumentError as exc:
@@ -7874,6 +7905,7 @@ def cudaLibraryEnumerateKernels(
         ) from None
     if err:
         raise _error(err, _lib)
+    return kernels[:]
 
 
 def cudaLibraryGetGlobal(
@@ -8232,8 +8264,8 @@ def cudaLogsCurrent(flags: int) -> int:
     return iterator_out.value
 
 
-def cudaLogsDumpToFile(iterator: _PointerLike, pathToFile: str | bytes | None, flags: int) -> None:
-    """cudaLogsDumpToFile(iterator: _PointerLike, pathToFile: str | bytes | None, flags: int) -> None
+def cudaLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int) -> int:
+    """cudaLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int) -> int
 
     Dump accumulated driver logs into a file.
 
@@ -8242,28 +8274,31 @@ def cudaLogsDumpToFile(iterator: _PointerLike, pathToFile: str | bytes | None, f
         pathToFile: Path to output file for dumping logs
         flags: Reserved for future use, must be 0
 
+    Returns:
+        iterator: Optional auto-advancing iterator specifying the starting log to read.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const char *pathToFile, unsigned int flags)
     """
-    if iterator.__class__ is not int:
-        iterator = _c.ref(iterator, cudaLogIterator, "iterator", True)
     if pathToFile.__class__ is not bytes:
         pathToFile = _c.cstring(pathToFile, "pathToFile")
+    iterator_ = cudaLogIterator(iterator)
     try:
-        err = _cudaLogsDumpToFile(iterator, pathToFile, flags)
+        err = _cudaLogsDumpToFile(iterator_, pathToFile, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaLogsDumpToFile", ("iterator", "pathToFile", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
+    return iterator_.value
 
 
 def cudaLogsDumpToMemory(
-    iterator: _PointerLike, buffer: _PointerLike, size: int, flags: int
-) -> int:
-    """cudaLogsDumpToMemory(iterator: _PointerLike, buffer: _PointerLike, size: int, flags: int) -> int
+    iterator: int, buffer: _PointerLike, size: int, flags: int
+) -> tuple[int, int]:
+    """cudaLogsDumpToMemory(iterator: int, buffer: _PointerLike, size: int, flags: int) -> tuple[int, int]
 
     Dump accumulated driver logs into a buffer.
 
@@ -8274,26 +8309,26 @@ def cudaLogsDumpToMemory(
         flags: Reserved for future use, must be 0
 
     Returns:
+        iterator: Optional auto-advancing iterator specifying the starting log to read.
         size: See description
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
     """
-    if iterator.__class__ is not int:
-        iterator = _c.ref(iterator, cudaLogIterator, "iterator", True)
     if buffer.__class__ is not int:
         buffer = _c.ref(buffer, c_char, "buffer", True)
+    iterator_ = cudaLogIterator(iterator)
     size_ = c_size_t(size)
     try:
-        err = _cudaLogsDumpToMemory(iterator, buffer, size_, flags)
+        err = _cudaLogsDumpToMemory(iterator_, buffer, size_, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaLogsDumpToMemory", ("iterator", "buffer", "size", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
-    return size_.value
+    return iterator_.value, size_.value
 
 
 def cudaLogsRegisterCallback(
@@ -8501,6 +8536,7 @@ def cudaMallocFromPoolAsync(
     Allocates memory from a specified pool with stream ordered semantics.
 
     Parameters:
+        size: Number of bytes to allocate
         memPool: The pool to allocate from
         stream: The stream establishing the stream ordering semantic
 
@@ -8552,8 +8588,8 @@ def cudaMallocHost(size: int) -> int:
     return ptr.value or 0
 
 
-def cudaMallocManaged(size: int, flags: int) -> int:
-    """cudaMallocManaged(size: int, flags: int) -> int
+def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int:
+    """cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int
 
     Allocates memory that will be automatically managed by the Unified Memory system.
 
@@ -8695,6 +8731,7 @@ def cudaMemDiscardAndPrefetchBatchAsync(
         prefetchLocIdxs: Array of indices to specify which operands each entry in the prefetchLocs array applies to.
         numPrefetchLocs: Size of prefetchLocs and prefetchLocIdxs arrays.
         flags: Flags reserved for future use.
+        stream: The stream to enqueue the operations in.
 
     C: cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
@@ -8747,6 +8784,7 @@ def cudaMemDiscardBatchAsync(
         sizes: Array of sizes for memory discard operations.
         count: Size of dptrs and sizes arrays.
         flags: Flags reserved for future use.
+        stream: The stream to enqueue the operations in.
 
     C: cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags, cudaStream_t stream)
     """
@@ -8894,7 +8932,7 @@ def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
         ptr: pointer to memory being exported
 
     Returns:
-        exportData
+        exportData: Returned export data
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -8923,6 +8961,8 @@ def cudaMemPoolExportToShareableHandle(
     Exports a memory pool to the requested handle type.
 
     Parameters:
+        shareableHandle: pointer to the location in which to store the requested handle
+        memPool: pool to export
         handleType: the type of handle to create
         flags: must be 0
 
@@ -8986,6 +9026,7 @@ def cudaMemPoolGetAttribute(
     Gets attributes of a memory pool.
 
     Parameters:
+        memPool: The memory pool to get attributes of
         attr: The attribute to get
         value: Retrieved value
 
@@ -9015,11 +9056,12 @@ def cudaMemPoolImportFromShareableHandle(
     imports a memory pool from a shared handle.
 
     Parameters:
+        shareableHandle: OS handle of the pool to open
         handleType: The type of handle being imported
         flags: must be 0
 
     Returns:
-        memPool
+        memPool: Returned memory pool
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9046,8 +9088,12 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
 
     Import a memory pool allocation from another process.
 
+    Parameters:
+        memPool: pool from which to import
+        exportData: data specifying the memory to import
+
     Returns:
-        ptr
+        ptr: pointer to imported memory
 
     C: cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData)
     """
@@ -9075,6 +9121,8 @@ def cudaMemPoolSetAccess(
     Controls visibility of pools between devices.
 
     Parameters:
+        memPool: The pool being modified
+        descList: Array of access descriptors.
         count: Number of descriptors in the map array.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -9103,6 +9151,7 @@ def cudaMemPoolSetAttribute(
     Sets attributes of a memory pool.
 
     Parameters:
+        memPool: The memory pool to modify
         attr: The attribute to modify
         value: Pointer to the value to assign
 
@@ -9130,6 +9179,7 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
     Tries to release memory back to the OS.
 
     Parameters:
+        memPool: The memory pool to trim
         minBytesToKeep: If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -9204,6 +9254,7 @@ def cudaMemPrefetchBatchAsync(
         prefetchLocIdxs: Array of indices to specify which operands each entry in the prefetchLocs array applies to.
         numPrefetchLocs: Size of prefetchLocs and prefetchLocIdxs arrays.
         flags: Flags reserved for future use.
+        stream: The stream to enqueue the operations in.
 
     C: cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
@@ -9762,6 +9813,7 @@ def cudaMemcpy3DBatchAsync(
         numOps: Total number of memcpy operations.
         opList: Array of size numOps containing the actual memcpy operations.
         flags: Flags for future use, must be zero now.
+        stream: The stream to enqueue the operations in.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9836,6 +9888,7 @@ def cudaMemcpy3DWithAttributesAsync(
     Parameters:
         op: Operation to perform
         flags: Flags for the copy, must be zero now.
+        stream: Stream to enqueue the operation in
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9964,6 +10017,7 @@ def cudaMemcpyBatchAsync(
         attrs: Array of memcpy attributes.
         attrsIdxs: Array of indices to specify which copies each entry in the attrs array applies to.
         numAttrs: Size of attrs and attrsIdxs arrays.
+        stream: The stream to enqueue the operations in.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -10407,6 +10461,7 @@ def cudaMemcpyWithAttributesAsync(
         src: Source device pointer
         size: Number of bytes to copy
         attr: Attributes for the copy
+        stream: Stream to enqueue the operation in
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -10789,6 +10844,7 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
 
     Parameters:
         func: Kernel function for which maximum number of clusters are calculated
+        launchConfig: Launch configuration for the given kernel function
 
     Returns:
         numClusters: Returned maximum number of clusters that could co-exist on the target device
@@ -10820,6 +10876,7 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
 
     Parameters:
         func: Kernel function for which maximum cluster size is calculated
+        launchConfig: Launch configuration for the given kernel function
 
     Returns:
         clusterSize: Returned maximum cluster size that can be launched for the given kernel function and launch configuration
@@ -11046,9 +11103,12 @@ def cudaStreamAddCallback(
 
 
 def cudaStreamAttachMemAsync(
-    stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int, flags: int
+    stream: cudaStream_t | _HandleLike,
+    devPtr: _PointerLike,
+    length: int = 0,
+    flags: int = cudaMemAttachSingle,
 ) -> None:
-    """cudaStreamAttachMemAsync(stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int, flags: int) -> None
+    """cudaStreamAttachMemAsync(stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int = 0, flags: int = cudaMemAttachSingle) -> None
 
     Attach memory to a stream asynchronously.
 

@@ -98,6 +98,8 @@ from .sys_13050 import (
     cudaMemAllocNodeParams,
     cudaMemAllocationHandleType,
     cudaMemAllocationType,
+    cudaMemAttachGlobal,
+    cudaMemAttachSingle,
     cudaMemLocation,
     cudaMemPoolAttr,
     cudaMemPoolProps,
@@ -822,7 +824,7 @@ _c.bind_on_first_call(
         "cudaDeviceGetDefaultMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
         "cudaDeviceGetDevResource": (c_uint, (c_int, POINTER(cudaDevResource), c_uint)),
         "cudaDeviceGetExecutionCtx": (c_uint, (POINTER(cudaExecutionContext_t), c_int)),
-        "cudaDeviceGetGraphMemAttribute": (c_uint, (c_int, c_uint, c_void_p)),
+        "cudaDeviceGetGraphMemAttribute": (c_uint, (c_int, c_uint, POINTER(c_ulonglong))),
         "cudaDeviceGetHostAtomicCapabilities": (c_uint, (c_void_p, c_void_p, c_uint, c_int)),
         "cudaDeviceGetLimit": (c_uint, (POINTER(c_size_t), c_uint)),
         "cudaDeviceGetMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
@@ -1211,8 +1213,11 @@ _c.bind_on_first_call(
         ),
         "cudaLibraryUnload": (c_uint, (c_void_p,)),
         "cudaLogsCurrent": (c_uint, (POINTER(cudaLogIterator), c_uint)),
-        "cudaLogsDumpToFile": (c_uint, (c_void_p, c_void_p, c_uint)),
-        "cudaLogsDumpToMemory": (c_uint, (c_void_p, c_void_p, POINTER(c_size_t), c_uint)),
+        "cudaLogsDumpToFile": (c_uint, (POINTER(cudaLogIterator), c_void_p, c_uint)),
+        "cudaLogsDumpToMemory": (
+            c_uint,
+            (POINTER(cudaLogIterator), c_void_p, POINTER(c_size_t), c_uint),
+        ),
         "cudaLogsRegisterCallback": (c_uint, (c_void_p, c_void_p, POINTER(cudaLogsCallbackHandle))),
         "cudaLogsUnregisterCallback": (c_uint, (c_void_p,)),
         "cudaMalloc": (c_uint, (POINTER(c_void_p), c_size_t)),
@@ -2160,24 +2165,23 @@ def cudaDeviceGetExecutionCtx(device: int) -> cudaExecutionContext_t:
     return ctx
 
 
-def cudaDeviceGetGraphMemAttribute(
-    device: int, attr: cudaGraphMemAttributeType | int, value: _PointerLike
-) -> None:
-    """cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: _PointerLike) -> None
+def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int) -> int:
+    """cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int) -> int
 
     Query asynchronous allocation attributes related to graphs.
 
     Parameters:
         device: Specifies the scope of the query
         attr: attribute to get
+
+    Returns:
         value: retrieved value
 
     Raises CudaError subclasses for: cudaErrorInvalidDevice.
 
     C: cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
+    value = c_ulonglong()
     try:
         err = _cudaDeviceGetGraphMemAttribute(device, attr, value)
     except _ArgumentError as exc:
@@ -2186,28 +2190,31 @@ def cudaDeviceGetGraphMemAttribute(
         ) from None
     if err:
         raise _error(err, _lib)
+    return value.value
 
 
 def cudaDeviceGetHostAtomicCapabilities(
-    capabilities: _PointerLike, operations: _PointerLike, count: int, device: int
-) -> None:
-    """cudaDeviceGetHostAtomicCapabilities(capabilities: _PointerLike, operations: _PointerLike, count: int, device: int) -> None
+    operations: _PointerLike, count: int, device: int
+) -> list[int]:
+    """cudaDeviceGetHostAtomicCapabilities(operations: _PointerLike, count: int, device: int) -> list[int]
 
     Queries details about atomic operations supported between the device and host.
 
     Parameters:
-        capabilities: Returned capability details of each requested operation
         operations: Requested operations
         count: Count of requested operations and size of capabilities
+        device: Device handle
+
+    Returns:
+        capabilities: Returned capability details of each requested operation
 
     Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidValue.
 
     C: cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device)
     """
-    if capabilities.__class__ is not int:
-        capabilities = _c.ref(capabilities, c_uint, "capabilities", True)
     if operations.__class__ is not int:
         operations = _c.ref(operations, c_uint, "operations", False)
+    capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetHostAtomicCapabilities(capabilities, operations, count, device)
     except _ArgumentError as exc:
@@ -2218,6 +2225,7 @@ def cudaDeviceGetHostAtomicCapabilities(
         ) from None
     if err:
         raise _error(err, _lib)
+    return capabilities[:]
 
 
 def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
@@ -2294,27 +2302,28 @@ def cudaDeviceGetNvSciSyncAttributes(
 
 
 def cudaDeviceGetP2PAtomicCapabilities(
-    capabilities: _PointerLike, operations: _PointerLike, count: int, srcDevice: int, dstDevice: int
-) -> None:
-    """cudaDeviceGetP2PAtomicCapabilities(capabilities: _PointerLike, operations: _PointerLike, count: int, srcDevice: int, dstDevice: int) -> None
+    operations: _PointerLike, count: int, srcDevice: int, dstDevice: int
+) -> list[int]:
+    """cudaDeviceGetP2PAtomicCapabilities(operations: _PointerLike, count: int, srcDevice: int, dstDevice: int) -> list[int]
 
     Queries details about atomic operations supported between two devices.
 
     Parameters:
-        capabilities: Returned capability details of each requested operation
         operations: Requested operations
         count: Count of requested operations and size of capabilities
         srcDevice: The source device of the target link
         dstDevice: The destination device of the target link
 
+    Returns:
+        capabilities: Returned capability details of each requested operation
+
     Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidValue.
 
     C: cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice)
     """
-    if capabilities.__class__ is not int:
-        capabilities = _c.ref(capabilities, c_uint, "capabilities", True)
     if operations.__class__ is not int:
         operations = _c.ref(operations, c_uint, "operations", False)
+    capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetP2PAtomicCapabilities(
             capabilities, operations, count, srcDevice, dstDevice
@@ -2327,6 +2336,7 @@ def cudaDeviceGetP2PAtomicCapabilities(
         ) from None
     if err:
         raise _error(err, _lib)
+    return capabilities[:]
 
 
 def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dstDevice: int) -> int:
@@ -2335,6 +2345,7 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
     Queries attributes of the link between two devices.
 
     Parameters:
+        attr: The requested attribute of the link between srcDevice and dstDevice.
         srcDevice: The source device of the target link.
         dstDevice: The destination device of the target link.
 
@@ -3250,6 +3261,7 @@ def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> 
     Frees memory with stream ordered semantics.
 
     Parameters:
+        devPtr: memory to free
         hStream: The stream establishing the stream ordering promise
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotSupported.
@@ -4132,11 +4144,13 @@ def cudaGraphAddEventRecordNode(
     Creates an event record node and adds it to a graph.
 
     Parameters:
+        graph: Graph to which to add the node
+        pDependencies: Dependencies of the node
         numDependencies: Number of dependencies
         event: Event for the node
 
     Returns:
-        pGraphNode
+        pGraphNode: Returns newly created node
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -4173,11 +4187,13 @@ def cudaGraphAddEventWaitNode(
     Creates an event wait node and adds it to a graph.
 
     Parameters:
+        graph: Graph to which to add the node
+        pDependencies: Dependencies of the node
         numDependencies: Number of dependencies
         event: Event for the node
 
     Returns:
-        pGraphNode
+        pGraphNode: Returns newly created node
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5042,6 +5058,9 @@ def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cud
 
     Returns the event associated with an event record node.
 
+    Parameters:
+        node: Node to get the event for
+
     Returns:
         event_out: Pointer to return the event
 
@@ -5071,6 +5090,7 @@ def cudaGraphEventRecordNodeSetEvent(
     Sets an event record node's event.
 
     Parameters:
+        node: Node to set the event for
         event: Event to use
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -5095,6 +5115,9 @@ def cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaE
     """cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaEvent_t
 
     Returns the event associated with an event wait node.
+
+    Parameters:
+        node: Node to get the event for
 
     Returns:
         event_out: Pointer to return the event
@@ -5125,6 +5148,7 @@ def cudaGraphEventWaitNodeSetEvent(
     Sets an event wait node's event.
 
     Parameters:
+        node: Node to set the event for
         event: Event to use
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -7867,25 +7891,26 @@ def cudaLaunchKernelExC(config: _PointerLike, func: _PointerLike, args: _Pointer
 
 
 def cudaLibraryEnumerateKernels(
-    kernels: _PointerLike, numKernels: int, lib: cudaLibrary_t | _HandleLike
-) -> None:
-    """cudaLibraryEnumerateKernels(kernels: _PointerLike, numKernels: int, lib: cudaLibrary_t | _HandleLike) -> None
+    numKernels: int, lib: cudaLibrary_t | _HandleLike
+) -> list[cudaKernel_t]:
+    """cudaLibraryEnumerateKernels(numKernels: int, lib: cudaLibrary_t | _HandleLike) -> list[cudaKernel_t]
 
     Retrieve the kernel handles within a library.
 
     Parameters:
-        kernels: Buffer where the kernel handles are returned to
         numKernels: Maximum number of kernel handles may be returned to the buffer
         lib: Library to query from
+
+    Returns:
+        kernels: Buffer where the kernel handles are returned to
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib)
     """
-    if kernels.__class__ is not int:
-        kernels = _c.ref(kernels, cudaKernel_t, "kernels", True)
     if lib.__class__ is not cudaLibrary_t:
         lib = _c.handle(lib, cudaLibrary_t, "lib")
+    kernels = (cudaKernel_t * numKernels)()
     try:
         err = _cudaLibraryEnumerateKernels(kernels, numKernels, lib)
     except _ArgumentError as exc:
@@ -7894,6 +7919,7 @@ def cudaLibraryEnumerateKernels(
         ) from None
     if err:
         raise _error(err, _lib)
+    return kernels[:]
 
 
 def cudaLibraryGetGlobal(
@@ -8252,8 +8278,8 @@ def cudaLogsCurrent(flags: int) -> int:
     return iterator_out.value
 
 
-def cudaLogsDumpToFile(iterator: _PointerLike, pathToFile: str | bytes | None, flags: int) -> None:
-    """cudaLogsDumpToFile(iterator: _PointerLike, pathToFile: str | bytes | None, flags: int) -> None
+def cudaLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int) -> int:
+    """cudaLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int) -> int
 
     Dump accumulated driver logs into a file.
 
@@ -8262,28 +8288,31 @@ def cudaLogsDumpToFile(iterator: _PointerLike, pathToFile: str | bytes | None, f
         pathToFile: Path to output file for dumping logs
         flags: Reserved for future use, must be 0
 
+    Returns:
+        iterator: Optional auto-advancing iterator specifying the starting log to read.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const char *pathToFile, unsigned int flags)
     """
-    if iterator.__class__ is not int:
-        iterator = _c.ref(iterator, cudaLogIterator, "iterator", True)
     if pathToFile.__class__ is not bytes:
         pathToFile = _c.cstring(pathToFile, "pathToFile")
+    iterator_ = cudaLogIterator(iterator)
     try:
-        err = _cudaLogsDumpToFile(iterator, pathToFile, flags)
+        err = _cudaLogsDumpToFile(iterator_, pathToFile, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaLogsDumpToFile", ("iterator", "pathToFile", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
+    return iterator_.value
 
 
 def cudaLogsDumpToMemory(
-    iterator: _PointerLike, buffer: _PointerLike, size: int, flags: int
-) -> int:
-    """cudaLogsDumpToMemory(iterator: _PointerLike, buffer: _PointerLike, size: int, flags: int) -> int
+    iterator: int, buffer: _PointerLike, size: int, flags: int
+) -> tuple[int, int]:
+    """cudaLogsDumpToMemory(iterator: int, buffer: _PointerLike, size: int, flags: int) -> tuple[int, int]
 
     Dump accumulated driver logs into a buffer.
 
@@ -8294,26 +8323,26 @@ def cudaLogsDumpToMemory(
         flags: Reserved for future use, must be 0
 
     Returns:
+        iterator: Optional auto-advancing iterator specifying the starting log to read.
         size: See description
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
     """
-    if iterator.__class__ is not int:
-        iterator = _c.ref(iterator, cudaLogIterator, "iterator", True)
     if buffer.__class__ is not int:
         buffer = _c.ref(buffer, c_char, "buffer", True)
+    iterator_ = cudaLogIterator(iterator)
     size_ = c_size_t(size)
     try:
-        err = _cudaLogsDumpToMemory(iterator, buffer, size_, flags)
+        err = _cudaLogsDumpToMemory(iterator_, buffer, size_, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaLogsDumpToMemory", ("iterator", "buffer", "size", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
-    return size_.value
+    return iterator_.value, size_.value
 
 
 def cudaLogsRegisterCallback(
@@ -8521,6 +8550,7 @@ def cudaMallocFromPoolAsync(
     Allocates memory from a specified pool with stream ordered semantics.
 
     Parameters:
+        size: Number of bytes to allocate
         memPool: The pool to allocate from
         stream: The stream establishing the stream ordering semantic
 
@@ -8572,8 +8602,8 @@ def cudaMallocHost(size: int) -> int:
     return ptr.value or 0
 
 
-def cudaMallocManaged(size: int, flags: int) -> int:
-    """cudaMallocManaged(size: int, flags: int) -> int
+def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int:
+    """cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int
 
     Allocates memory that will be automatically managed by the Unified Memory system.
 
@@ -8848,6 +8878,7 @@ def cudaMemGetLocationInfo(
     Gets location information for a memory address range.
 
     Parameters:
+        devPtr: Starting address of the memory range to query
         size: Size in bytes of the memory range to query
         summaryGranularity: Granularity in bytes at which to summarize location information
         samplingGranularity: Granularity in bytes at which to sample memory within each summary region
@@ -8953,7 +8984,7 @@ def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
         ptr: pointer to memory being exported
 
     Returns:
-        exportData
+        exportData: Returned export data
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -8982,6 +9013,8 @@ def cudaMemPoolExportToShareableHandle(
     Exports a memory pool to the requested handle type.
 
     Parameters:
+        shareableHandle: pointer to the location in which to store the requested handle
+        memPool: pool to export
         handleType: the type of handle to create
         flags: must be 0
 
@@ -9045,6 +9078,7 @@ def cudaMemPoolGetAttribute(
     Gets attributes of a memory pool.
 
     Parameters:
+        memPool: The memory pool to get attributes of
         attr: The attribute to get
         value: Retrieved value
 
@@ -9074,11 +9108,12 @@ def cudaMemPoolImportFromShareableHandle(
     imports a memory pool from a shared handle.
 
     Parameters:
+        shareableHandle: OS handle of the pool to open
         handleType: The type of handle being imported
         flags: must be 0
 
     Returns:
-        memPool
+        memPool: Returned memory pool
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -9105,8 +9140,12 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
 
     Import a memory pool allocation from another process.
 
+    Parameters:
+        memPool: pool from which to import
+        exportData: data specifying the memory to import
+
     Returns:
-        ptr
+        ptr: pointer to imported memory
 
     C: cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData)
     """
@@ -9134,6 +9173,8 @@ def cudaMemPoolSetAccess(
     Controls visibility of pools between devices.
 
     Parameters:
+        memPool: The pool being modified
+        descList: Array of access descriptors.
         count: Number of descriptors in the map array.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotSupported.
@@ -9162,6 +9203,7 @@ def cudaMemPoolSetAttribute(
     Sets attributes of a memory pool.
 
     Parameters:
+        memPool: The memory pool to modify
         attr: The attribute to modify
         value: Pointer to the value to assign
 
@@ -9189,6 +9231,7 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
     Tries to release memory back to the OS.
 
     Parameters:
+        memPool: The memory pool to trim
         minBytesToKeep: If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -10853,6 +10896,7 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
 
     Parameters:
         func: Kernel function for which maximum number of clusters are calculated
+        launchConfig: Launch configuration for the given kernel function
 
     Returns:
         numClusters: Returned maximum number of clusters that could co-exist on the target device
@@ -10884,6 +10928,7 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
 
     Parameters:
         func: Kernel function for which maximum cluster size is calculated
+        launchConfig: Launch configuration for the given kernel function
 
     Returns:
         clusterSize: Returned maximum cluster size that can be launched for the given kernel function and launch configuration
@@ -11110,9 +11155,12 @@ def cudaStreamAddCallback(
 
 
 def cudaStreamAttachMemAsync(
-    stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int, flags: int
+    stream: cudaStream_t | _HandleLike,
+    devPtr: _PointerLike,
+    length: int = 0,
+    flags: int = cudaMemAttachSingle,
 ) -> None:
-    """cudaStreamAttachMemAsync(stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int, flags: int) -> None
+    """cudaStreamAttachMemAsync(stream: cudaStream_t | _HandleLike, devPtr: _PointerLike, length: int = 0, flags: int = cudaMemAttachSingle) -> None
 
     Attach memory to a stream asynchronously.
 

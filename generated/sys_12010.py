@@ -56,6 +56,7 @@ from ctypes import _Pointer  # noqa: F401  (named by field annotations)
 from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
+from cudart._layout import binary_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -5337,7 +5338,9 @@ cudaKernelNodeAttrValue = cudaLaunchAttributeValue
 # a trailing zero-length `_alignN` member aligns a record beyond its members (float4's
 # __align__(16)) without adding a byte; records aligned beyond any ctypes scalar (32)
 # go through require_alignment(); `_padN` stands only for padding C's alignment rules
-# alone would not make (an over-aligned member declaration).
+# alone would not make (an over-aligned member declaration). A `char` array holding
+# bytes rather than text (an identifier, a handle, padding) goes through binary_fields(),
+# which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero.
 
 char1._fields_ = [
     ("x", c_byte),
@@ -5755,6 +5758,7 @@ cudaMemAllocNodeParams._fields_ = [
 CUuuid_st._fields_ = [
     ("bytes", c_char * 16),
 ]
+binary_fields(CUuuid_st, "bytes")
 cudaDeviceProp._fields_ = [
     ("name", c_char * 256),
     ("uuid", cudaUUID_t),
@@ -5852,12 +5856,15 @@ cudaDeviceProp._fields_ = [
     ("reserved2", c_int * 2),
     ("reserved", c_int * 61),
 ]
+binary_fields(cudaDeviceProp, "luid")
 cudaIpcEventHandle_st._fields_ = [
     ("reserved", c_char * 64),
 ]
+binary_fields(cudaIpcEventHandle_st, "reserved")
 cudaIpcMemHandle_st._fields_ = [
     ("reserved", c_char * 64),
 ]
+binary_fields(cudaIpcMemHandle_st, "reserved")
 cudaExternalMemoryHandleDesc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
@@ -6045,11 +6052,13 @@ cudaLaunchAttributeValue._fields_ = [
     ("memSyncDomainMap", cudaLaunchMemSyncDomainMap),
     ("memSyncDomain", c_uint),
 ]
+binary_fields(cudaLaunchAttributeValue, "pad")
 cudaLaunchAttribute_st._fields_ = [
     ("id", c_uint),
     ("pad", c_char * 4),
     ("val", cudaLaunchAttributeValue),
 ]
+binary_fields(cudaLaunchAttribute_st, "pad")
 cudaLaunchConfig_st._fields_ = [
     ("gridDim", dim3),
     ("blockDim", dim3),

@@ -14,6 +14,7 @@ sizes below hold; the ABI tests hold every generated layout against gcc.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -25,6 +26,7 @@ from .model import (
     CType,
     Enum,
     EnumRef,
+    Field,
     FunctionProto,
     Pointer,
     Record,
@@ -87,6 +89,9 @@ _POINTER_TO = {
     TypeKind.FUNCTION: TypeKind.FUNCTION_POINTER,
 }
 _FLOATS = frozenset({"float", "double", "long double"})
+# A `char x[N]` member holds text when it is a name or its doc calls it a string.
+_TEXT_NAME = re.compile(r"(^|_)name$|Name$")
+_TEXT_DOC = re.compile(r"\bstring\b", re.IGNORECASE)
 
 # C spelling -> (ctypes name, size, alignment) on LP64.
 BUILTINS = {
@@ -317,6 +322,26 @@ class TypeMapper:
                     return f"_Pointer[{spelled[8:-1]}]"
                 return "int | None"
         return "object"
+
+    def binary_char_array(self, f: Field) -> bool:
+        """Whether a member is a `char x[N]` that holds bytes rather than text.
+
+        ctypes reads a `c_char * N` member up to its first zero byte, which is right for
+        text only. A plain `char` array is text when it is a name (`name`, `...Name`,
+        `..._name`: cudaDeviceProp.name) or the header's doc of it says "string"; every
+        other one holds bytes that may be zero: identifiers (cudaUUID_t.bytes, whose doc
+        is the record's, cudaDeviceProp.luid "8-byte locally unique identifier"),
+        opaque handles (cudaIpcMemHandle_t.reserved) and padding (cudaLaunchAttribute.pad).
+        The raw module reads those as all N bytes (cudart._layout.binary_fields).
+        tests/test_char_arrays.py holds the answer for every such member of every
+        supported CUDA version, so a new one is reviewed when a version adds it.
+        """
+        if self.classify(f.type) is not TypeKind.ARRAY:
+            return False
+        element = self.resolved(f.type, Array).element
+        if self.classify(element) is not TypeKind.CHAR:
+            return False  # unsigned char arrays already read as integers, all of them
+        return not (_TEXT_NAME.search(f.name) or _TEXT_DOC.search(f.doc))
 
     # ------------------------------------------------------------ ctypes spellings
 

@@ -63,6 +63,7 @@ def parse_comment(raw: str) -> FunctionDoc:
     params: list[tuple[str, list[str]]] = []
     returns: list[str] = []
     deprecated: list[str] | None = None
+    notes: list[list[str]] = []
     section: list[str] | None = None  # where continuation lines go; None: description
     in_code = False
     fresh_paragraph = True
@@ -94,11 +95,14 @@ def parse_comment(raw: str) -> FunctionDoc:
         elif command and command.group(1) == "deprecated":
             deprecated = [command.group(2)]
             section = deprecated
+        elif command and command.group(1) == "note":
+            section = [command.group(2)]
+            notes.append(section)
         elif command and command.group(1) == "code":
             in_code = True
             section = None
         elif command:
-            section = []  # \sa, \note and unknown block commands: dropped with their paragraph
+            section = []  # \sa and unknown block commands: dropped with their paragraph
         elif section is not None:
             section.append(line)
         else:
@@ -112,4 +116,5 @@ def parse_comment(raw: str) -> FunctionDoc:
         params=tuple(ParamDoc(name, inline_text(" ".join(text))) for name, text in params),
         returns=inline_text(" ".join(returns)),
         deprecated=None if deprecated is None else inline_text(" ".join(deprecated)),
+        notes=tuple(t for t in (inline_text(" ".join(n)) for n in notes) if t),
     )

@@ -27,7 +27,7 @@ from .render import (
     render_module,
     render_template,
 )
-from .resolve import describe, resolve, table_uses
+from .resolve import describe, doc_name_mismatches, resolve, table_uses
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATED = REPO / "generated"
@@ -89,6 +89,8 @@ def render_version(
     # What the exceptions table decided rather than the header's docs, every time.
     for line in table_uses(plans):
         progress(f"[{key}] from the exceptions table: {line}")
+    for line in doc_name_mismatches(model):
+        progress(f"[{key}] doc names {line}")
     return RenderedVersion(
         key=key,
         files={

@@ -145,6 +145,7 @@ class FunctionDoc:
     params: tuple[ParamDoc, ...] = ()
     returns: str = ""  # the \return section: for most functions a list of error codes
     deprecated: str | None = None  # the \deprecated section's text ("" when bare)
+    notes: tuple[str, ...] = ()  # the \note paragraphs ("iterator is auto-advancing")
 
     def param(self, name: str) -> str | None:
         exact = next((p.text for p in self.params if p.name == name), None)
@@ -154,6 +155,16 @@ class FunctionDoc:
         # graphID); C names differing only in case never share a parameter list here.
         folded = [p.text for p in self.params if p.name.lower() == name.lower()]
         return folded[0] if len(folded) == 1 else None
+
+    def param_at(self, names: list[str], index: int) -> ParamDoc | None:
+        """The \\param at a prototype parameter's position, where the docs name it
+        otherwise (`handle_out` for `shareableHandle`): only when the docs list as many
+        parameters as the prototype and the name at that position is no prototype name."""
+        if len(self.params) != len(names):
+            return None
+        doc = self.params[index]
+        folded = {n.lower() for n in names}
+        return None if doc.name.lower() in folded else doc
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ tests hold the bindings against.
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 from ctypes import POINTER, Structure, c_char_p, c_int, c_longlong, c_uint, c_ulonglong, c_void_p
 from dataclasses import dataclass
@@ -368,6 +369,8 @@ class _Walker:
         ftype = cursor.type
         arguments = list(cursor.get_arguments())
         defaults = _default_arguments(cursor, len(arguments))
+        cxx = self.cxx_defaults(cursor, len(arguments))
+        defaults = [d if d is not None else x for d, x in zip(defaults, cxx, strict=True)]
         raw = self.doc_comment(cursor)
         self.functions.append(
             Function(
@@ -383,6 +386,52 @@ class _Walker:
                 doc=parse_comment(raw) if raw else None,
             )
         )
+
+    def cxx_defaults(self, cursor: ci.Cursor, count: int) -> list[str | None]:
+        """Per parameter, the `= x` default of the C++ twin of a declaration.
+
+        The headers declare some functions twice: `#if defined(__cplusplus)` with C++
+        default arguments (`unsigned int flags = cudaMemAttachGlobal`), `#else` without.
+        The C parse skips the first; its lines are read here, from the skipped lines
+        right above the declaration. A default is taken only from a declaration of the
+        same name whose parameters, defaults aside, are token for token the C ones.
+        """
+        none: list[str | None] = [None] * count
+        declared = _declaration_groups(cursor)
+        f = cursor.extent.start.file
+        if declared is None or f is None:
+            return none
+        name, c_groups = declared
+        lines = self._lines(f.name)
+        skipped = self.skipped.get(f.name, set())
+        block: list[str] = []
+        n = cursor.extent.start.line - 2
+        while n >= 0 and ((n + 1) in skipped or lines[n].strip().startswith("#")):
+            if (n + 1) in skipped:
+                block.append(lines[n])
+            n -= 1
+        text = "\n".join(reversed(block))
+        text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
+        tokens = _CXX_TOKEN.findall(text)
+        want = [_without_default(g) for g in c_groups]
+        for i, tok in enumerate(tokens):
+            if tok != name or i + 1 >= len(tokens) or tokens[i + 1] != "(":
+                continue
+            groups = _parameter_groups(tokens[i + 1 :])
+            if len(groups) != count or [_without_default(g) for g in groups] != want:
+                continue
+            found: list[str | None] = []
+            for g in groups:
+                depth, value = 0, None
+                for j, t in enumerate(g):
+                    depth += t in "([{"
+                    depth -= t in ")]}"
+                    if t == "=" and depth == 0:
+                        value = " ".join(g[j + 1 :])
+                        break
+                found.append(value)
+            return found
+        return none
 
     def doc_comment(self, cursor: ci.Cursor) -> str | None:
         """The /** ... */ block that documents a declaration.
@@ -477,25 +526,28 @@ class _Walker:
         raise ParseError(f"unsupported C type '{t.spelling}' ({kind})")
 
 
-def _default_arguments(cursor: ci.Cursor, count: int) -> list[str | None]:
-    """Per parameter, the x of a trailing `__dv(x)`, read from the declaration's tokens.
+_CXX_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|::|\S")
 
-    In C mode `__dv(x)` expands to nothing, so the AST never holds it; the tokens of
-    the declaration still spell it. Parameters are split at the commas at depth one
-    of the parameter list.
-    """
+
+def _declaration_groups(cursor: ci.Cursor) -> tuple[str, list[list[str]]] | None:
+    """The name a declaration spells and its parameters' tokens, one list each."""
     # The name token is where the cursor points, even when a macro renames the
     # function (`#define cudaStreamGetCaptureInfo ..._v2` spells the old name).
     raw_tokens = list(cursor.get_tokens())
-    tokens = [t.spelling for t in raw_tokens]
     where = cursor.location.offset
     starts = [i for i, t in enumerate(raw_tokens) if t.location.offset == where]
     if not starts:
-        return [None] * count
-    start = starts[0] + 1
+        return None
+    tokens = [t.spelling for t in raw_tokens]
+    return tokens[starts[0]], _parameter_groups(tokens[starts[0] + 1 :])
+
+
+def _parameter_groups(tokens: list[str]) -> list[list[str]]:
+    """The tokens of each parameter of the list that `tokens` opens with `(`: split at
+    the commas at depth one."""
     groups: list[list[str]] = [[]]
     depth = 0
-    for tok in tokens[start:]:
+    for tok in tokens:
         if tok == "(":
             depth += 1
             if depth == 1:
@@ -508,8 +560,43 @@ def _default_arguments(cursor: ci.Cursor, count: int) -> list[str | None]:
             groups.append([])
             continue
         groups[-1].append(tok)
+    return groups
+
+
+def _without_default(group: list[str]) -> list[str]:
+    """A parameter's tokens without its `__dv(x)` or `= x` default."""
+    out: list[str] = []
+    depth = 0
+    skipping = False
+    for i, tok in enumerate(group):
+        if tok == "__dv" and i + 1 < len(group) and group[i + 1] == "(":
+            skipping = True
+        elif tok == "=" and depth == 0:
+            break
+        if skipping:
+            depth += tok == "("
+            depth -= tok == ")"
+            if tok == ")" and depth == 0:
+                skipping = False
+            continue
+        depth += tok in "([{"
+        depth -= tok in ")]}"
+        out.append(tok)
+    return out
+
+
+def _default_arguments(cursor: ci.Cursor, count: int) -> list[str | None]:
+    """Per parameter, the x of a trailing `__dv(x)`, read from the declaration's tokens.
+
+    In C mode `__dv(x)` expands to nothing, so the AST never holds it; the tokens of
+    the declaration still spell it. Parameters are split at the commas at depth one
+    of the parameter list.
+    """
+    declared = _declaration_groups(cursor)
+    if declared is None:
+        return [None] * count
     defaults: list[str | None] = []
-    for group in groups[:count]:
+    for group in declared[1][:count]:
         value = None
         if "__dv" in group:
             i = group.index("__dv")

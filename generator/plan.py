@@ -54,6 +54,7 @@ class ParamKind(StrEnum):
     CHAR_BUFFER = "char_buffer"  # `char *` the call fills, sized by `partner`
     CSTRING = "cstring"  # a `char **` the call points at its own text
     ARRAY = "array"  # `T *` filled with `partner` elements, asked for by a first call
+    SIZED_ARRAY = "sized_array"  # `T *` filled with as many elements as the input `partner`
     BORROWED_ARRAY = "borrowed_array"  # `const T **` pointed at the runtime's own array
     COUNT = "count"  # the `size_t *numX` of an array
 
@@ -79,7 +80,7 @@ OUTPUT_KINDS = frozenset(ParamKind) - {
     ParamKind.CALLBACK_DATA,
     ParamKind.CALLBACK_RECORD,
 }
-ARRAY_KINDS = frozenset({ParamKind.ARRAY, ParamKind.BORROWED_ARRAY})
+ARRAY_KINDS = frozenset({ParamKind.ARRAY, ParamKind.SIZED_ARRAY, ParamKind.BORROWED_ARRAY})
 
 
 class ResultKind(StrEnum):

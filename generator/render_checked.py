@@ -268,6 +268,11 @@ _OUTPUTS: dict[ParamKind, _Output] = {
         first_call="None",
         import_annotation=True,
     ),
+    ParamKind.SIZED_ARRAY: _Output(
+        "{n}[:]",
+        storage="{n} = ({ctype} * {partner})()",
+        import_annotation=True,
+    ),
     ParamKind.BORROWED_ARRAY: _Output(
         "_c.borrowed({n}.value, {ctype}, {partner}.value)",
         storage="{n} = c_void_p()",
@@ -324,7 +329,7 @@ class _Function:
         # address in C, which is much cheaper than byref() plus c_void_p's conversion.
         out = _OUTPUTS[p.kind]
         ctype = v.ctype(p.ctype)
-        if p.kind in (ParamKind.ARRAY, ParamKind.CHAR_BUFFER):
+        if p.kind in (ParamKind.ARRAY, ParamKind.SIZED_ARRAY, ParamKind.CHAR_BUFFER):
             argtype = v.ctype(v.types.param_type(c.type))
         elif p.kind is ParamKind.BORROWED_ARRAY:
             argtype = f"POINTER({v.ctype('c_void_p')})"

@@ -105,6 +105,28 @@ class RawView:
             place(rec, ())
         return [(rec, self.types.slots(rec)) for rec in ordered]
 
+    def binary_fields(self, rec: Record) -> list[str]:
+        """Members that are `char` arrays holding bytes (TypeMapper.binary_char_array):
+        after `_fields_`, cudart._layout.binary_fields makes them read all N bytes."""
+        names = [f.name for f in rec.fields if self.types.binary_char_array(f)]
+        if names and rec.name in self._anonymous_members:
+            # ctypes promotes an anonymous member's fields from its own field descriptors.
+            raise RenderError(f"{rec.name}: a byte array in an anonymous member: {names}")
+        return names
+
+    @property
+    def uses_binary_fields(self) -> bool:
+        return any(self.binary_fields(r) for r in self.model.records if not r.opaque)
+
+    @property
+    def _anonymous_members(self) -> set[str]:
+        return {
+            f.type.name
+            for r in self.model.records
+            for f in r.fields
+            if f.anonymous and isinstance(f.type, RecordRef)
+        }
+
     def anonymous_fields(self, rec: Record) -> list[str]:
         return [f.name for f in rec.fields if f.anonymous]
 

@@ -20,7 +20,7 @@ import keyword
 import re
 
 from .ctypes_map import BUILTIN_KINDS, POINTER_KINDS, RenderError, TypeKind, TypeMapper
-from .model import ApiModel, Function, RecordRef, TypedefRef
+from .model import ApiModel, Builtin, Function, RecordRef, TypedefRef
 from .plan import ARRAY_KINDS, FunctionPlan, ParamKind, ParamPlan, ResultKind, Role, Source
 
 # (function as declared, parameter) -> (role, why). Reviewed by hand: each entry says
@@ -67,18 +67,16 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaMemGetMemPool", "location"): (Role.IN, "the location queried"),
     ("cudaMemSetMemPool", "location"): (Role.IN, "the location configured"),
     ("cudaMemcpy3DBatchAsync", "opList"): (Role.IN, "the operations to perform"),
-    # Arrays the caller sizes (the count is an input): pass a writable buffer.
-    ("cudaLibraryEnumerateKernels", "kernels"): (Role.IN, "caller-sized array of numKernels"),
-    ("cudaDeviceGetHostAtomicCapabilities", "capabilities"): (
-        Role.IN,
-        "caller-sized array of count",
-    ),
-    ("cudaDeviceGetP2PAtomicCapabilities", "capabilities"): (
-        Role.IN,
-        "caller-sized array of count",
-    ),
+    # A `void *` written as a value: every cudaGraphMemAttributeType is a 64-bit byte count.
+    ("cudaDeviceGetGraphMemAttribute", "value"): (Role.OUT, "a 64-bit byte count (VALUE_TYPES)"),
     ("cudaLibraryLoadData", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
     ("cudaLibraryLoadFromFile", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
+}
+
+# (function, parameter) -> the C type a `void *` output holds, where the header says so
+# in words only ("value type = cuuint64_t" for every attribute).
+VALUE_TYPES: dict[tuple[str, str], str] = {
+    ("cudaDeviceGetGraphMemAttribute", "value"): "unsigned long long",
 }
 
 _RETURNED = re.compile(
@@ -93,6 +91,9 @@ _REPLACEMENT = (
     re.compile(r"\b(?:replaced|superseded) by (\w+)"),
 )
 _COUNT_NAME = re.compile(r"^p?[Nn]um")
+# A \note that says the function updates what a pointer parameter points to: the
+# caller's value goes in and the new one comes back ("iterator is auto-advancing").
+_UPDATED = re.compile(r"\b(auto-advancing|will update|updates?d?)\b", re.I)
 # The function pointer typedefs the checked layer also takes as Python callables
 # (cudart.callbacks' trampolines have these signatures).
 PYTHON_CALLBACKS = frozenset({"cudaHostFn_t", "cudaStreamCallback_t"})
@@ -131,6 +132,20 @@ def table_uses(plans: list[FunctionPlan]) -> list[str]:
     return [f"{plan.name}.{p.name}: {p.role}" for plan in plans for p in plan.table_params]
 
 
+def doc_name_mismatches(model: ApiModel) -> list[str]:
+    """`X for parameter f.Y` where the docs name a prototype parameter otherwise and
+    the docstring takes the \\param at its position."""
+    found = []
+    for f in model.functions:
+        if f.doc is None:
+            continue
+        names = [p.name for p in f.params]
+        for i, name in enumerate(names):
+            if f.doc.param(name) is None and (at := f.doc.param_at(names, i)) is not None:
+                found.append(f"{at.name} for parameter {f.name}.{name}")
+    return found
+
+
 def describe(plan: FunctionPlan) -> str:
     """One reviewable line: `name(inputs) -> outputs`, table decisions marked with *."""
 
@@ -161,6 +176,8 @@ class _Resolver:
         self.model = model
         self.types = TypeMapper(model)
         self.enumerators = {k.name for e in model.enums for k in e.enumerators}
+        # Integer macros name defaults too (C++'s `flags = cudaMemAttachGlobal`).
+        self.int_macros = {m.name for m in model.macros if m.kind == "int"}
         self.error_names = [
             k.name for e in model.enums if e.name == "cudaError" for k in e.enumerators
         ]
@@ -256,6 +273,13 @@ class _Resolver:
                     return True
         return False
 
+    def documented_update(self, f: Function, name: str) -> bool:
+        """A \\note naming the parameter says the call updates its value."""
+        if f.doc is None:
+            return False
+        word = re.compile(r"(?<![\w.])\*?" + re.escape(name) + r"\b")
+        return any(word.search(n) and _UPDATED.search(n) for n in f.doc.notes)
+
     def may_be_output(self, t) -> bool:
         """A non-const pointer to something other than void or a function."""
         kind = self.types.classify(t)
@@ -270,6 +294,8 @@ class _Resolver:
                 found.append((override[0], Source.TABLE))
             elif not self.may_be_output(p.type):
                 found.append((Role.IN, Source.TYPE))
+            elif self.documented_update(f, p.name):
+                found.append((Role.INOUT, Source.INFERRED))
             elif self.documented_output(f, p.name):
                 found.append((Role.OUT, Source.INFERRED))
             else:
@@ -337,8 +363,17 @@ class _Resolver:
             if role in (Role.OUT, Role.INOUT):
                 kind, ctype, annotation = self._out_kind(p.type)
                 partner = None
-                if kind is ParamKind.CHAR_BUFFER:
+                if (f.name, p.name) in VALUE_TYPES:
+                    value = Builtin(VALUE_TYPES[(f.name, p.name)])
+                    kind, ctype = ParamKind.SCALAR, types.field_type(value)
+                    annotation = types.number_annotation(types.classify(value))
+                elif kind is ParamKind.CHAR_BUFFER:
                     partner = self._capacity(f, i)
+                elif role is Role.OUT and (size := self._size(f, i)) is not None:
+                    element = types.pointee(p.type)
+                    kind, ctype = ParamKind.SIZED_ARRAY, types.field_type(element)
+                    annotation = f"list[{self._py_element(element)}]"
+                    partner = size
                 params[i] = ParamPlan(
                     p.name,
                     _py_name(p.name),
@@ -413,8 +448,34 @@ class _Resolver:
             f"{f.name}.{f.params[i].name}: a char buffer output without a length parameter"
         )
 
+    def _size(self, f: Function, i: int) -> str | None:
+        """The input count an output array of numbers or handles is as long as: the
+        integer parameter named num<parameter> (cudaLibraryEnumerateKernels' numKernels
+        for kernels) or whose \\param text says it is its size ("Count of requested operations and
+        size of capabilities"); other counts (cudaGraphAddKernelNode's numDependencies
+        beside its pGraphNode, cudaMemcpyBatchAsync's count) size something else."""
+        element = self.types.pointee(f.params[i].type)
+        if self.types.classify(element) not in BUILTIN_KINDS | {TypeKind.HANDLE}:
+            return None
+        name = f.params[i].name
+        word = re.compile(r"\b(?:size|length) of " + re.escape(name) + r"\b")
+        sizes = [
+            q.name
+            for q in f.params
+            if self.types.classify(q.type) in BUILTIN_KINDS
+            and (q.name.lower() == "num" + name.lower() or word.search(self._doc(f, q.name)))
+        ]
+        return sizes[0] if len(sizes) == 1 else None
+
     def _doc(self, f: Function, name: str) -> str:
-        return (f.doc.param(name) if f.doc else None) or ""
+        if f.doc is None:
+            return ""
+        text = f.doc.param(name)
+        if text is None:
+            names = [p.name for p in f.params]
+            at = f.doc.param_at(names, names.index(name))
+            text = at.text if at else None
+        return text or ""
 
     def _default(self, f: Function, default: str | None, kind: ParamKind) -> str | None:
         if default is None:
@@ -426,7 +487,7 @@ class _Resolver:
             return "None"
         if re.fullmatch(r"-?\d+", default):
             return default
-        if default in self.enumerators:
+        if default in self.enumerators or default in self.int_macros:
             return default
         raise RenderError(f"{f.name}: cannot express the default {default!r} in Python")
 

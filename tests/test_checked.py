@@ -92,16 +92,14 @@ REVIEWED_TABLE = {
     ("cudaMemGetMemPool", "location"): "in",
     ("cudaMemSetMemPool", "location"): "in",
     ("cudaMemcpy3DBatchAsync", "opList"): "in",
-    ("cudaLibraryEnumerateKernels", "kernels"): "in",
-    ("cudaDeviceGetHostAtomicCapabilities", "capabilities"): "in",
-    ("cudaDeviceGetP2PAtomicCapabilities", "capabilities"): "in",
+    ("cudaDeviceGetGraphMemAttribute", "value"): "out",
     ("cudaLibraryLoadData", "jitOptionsValues"): "in",
     ("cudaLibraryLoadFromFile", "jitOptionsValues"): "in",
 }
 
 
 def test_exceptions_table_is_the_reviewed_one():
-    assert len(OVERRIDES) == 37
+    assert len(OVERRIDES) == 35
     assert {key: role for key, (role, _) in OVERRIDES.items()} == REVIEWED_TABLE
     assert all(reason for _, reason in OVERRIDES.values()), "every entry says why"
 
@@ -468,3 +466,39 @@ def test_cli_shows_the_table_decisions(plans, capsys):
     uses = table_uses(plans["12.5"])
     assert out[0] == f"# CUDA 12.5: {len(uses)} parameter(s) classified by the exceptions table"
     assert [line.strip() for line in out[1:]] == uses
+
+
+@pytest.mark.parametrize("key", version_keys())
+def test_cxx_defaults_of_the_header(manifest, key):
+    """`#if defined(__cplusplus)` twins' defaults (`flags = cudaMemAttachGlobal`)."""
+    checked = checked_module(manifest, key)
+    raw = importlib.import_module(f"cudart.sys_{manifest.get(key).number}")
+    params = inspect.signature(checked.cudaMallocManaged).parameters
+    assert params["flags"].default == raw.cudaMemAttachGlobal
+    params = inspect.signature(checked.cudaStreamAttachMemAsync).parameters
+    assert params["length"].default == 0
+    assert params["flags"].default == raw.cudaMemAttachSingle
+
+
+@pytest.mark.parametrize("key", version_keys())
+def test_outputs_the_header_documents(manifest, key):
+    checked = checked_module(manifest, key)
+    sig = inspect.signature
+    assert list(sig(checked.cudaDeviceGetGraphMemAttribute).parameters) == ["device", "attr"]
+    assert sig(checked.cudaDeviceGetGraphMemAttribute).return_annotation == "int"
+    if hasattr(checked, "cudaLogsDumpToFile"):
+        f = checked.cudaLogsDumpToFile
+        assert sig(f).parameters["iterator"].annotation == "int"
+        assert sig(f).return_annotation == "int"
+        assert sig(checked.cudaLogsDumpToMemory).return_annotation == "tuple[int, int]"
+    if hasattr(checked, "cudaLibraryEnumerateKernels"):
+        f = checked.cudaLibraryEnumerateKernels
+        assert list(sig(f).parameters) == ["numKernels", "lib"]
+        assert sig(f).return_annotation == "list[cudaKernel_t]"
+    for name in ("cudaDeviceGetHostAtomicCapabilities", "cudaDeviceGetP2PAtomicCapabilities"):
+        if hasattr(checked, name):
+            f = getattr(checked, name)
+            assert "capabilities" not in sig(f).parameters
+            assert sig(f).return_annotation == "list[int]"
+    doc = checked.cudaMemPoolExportToShareableHandle.__doc__
+    assert "shareableHandle: pointer to the location" in doc

@@ -1077,3 +1077,18 @@ def test_prototype_comments_put_const_where_c_does():
     assert (
         "# int copy_batch(void *const *dsts, const void *const *srcs, const char **names)" in text
     )
+
+
+def test_cxx_twin_defaults_and_doc_positions():
+    from generator.resolve import doc_name_mismatches, resolve
+
+    m = model("cxx_defaults_and_doc_positions")
+    functions = m.by_name("functions")
+    assert [p.default for p in functions["allocate"].params] == [None, None, "FLAG_GLOBAL"]
+    assert [p.default for p in functions["other_list"].params] == [None, None]
+    assert doc_name_mismatches(m) == ["handle_out for parameter export_handle.shareable"]
+    plans = {p.name: p for p in resolve(m)}
+    allocate = {p.name: p for p in plans["allocate"].params}
+    assert allocate["flags"].default == "FLAG_GLOBAL"
+    shareable = next(p for p in plans["export_handle"].params if p.name == "shareable")
+    assert shareable.doc == "Where the handle goes"

@@ -149,7 +149,9 @@ class with_anonymous_struct(Structure):
 # a trailing zero-length `_alignN` member aligns a record beyond its members (float4's
 # __align__(16)) without adding a byte; records aligned beyond any ctypes scalar (32)
 # go through require_alignment(); `_padN` stands only for padding C's alignment rules
-# alone would not make (an over-aligned member declaration).
+# alone would not make (an over-aligned member declaration). A `char` array holding
+# bytes rather than text (an identifier, a handle, padding) goes through binary_fields(),
+# which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero.
 
 inner._fields_ = [
     ("a", c_int),

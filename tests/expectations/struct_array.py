@@ -55,6 +55,7 @@ from ctypes import _Pointer  # noqa: F401  (named by field annotations)
 from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
+from cudart._layout import binary_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -115,7 +116,9 @@ class arrays(Structure):
 # a trailing zero-length `_alignN` member aligns a record beyond its members (float4's
 # __align__(16)) without adding a byte; records aligned beyond any ctypes scalar (32)
 # go through require_alignment(); `_padN` stands only for padding C's alignment rules
-# alone would not make (an over-aligned member declaration).
+# alone would not make (an over-aligned member declaration). A `char` array holding
+# bytes rather than text (an identifier, a handle, padding) goes through binary_fields(),
+# which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero.
 
 arrays._fields_ = [
     ("one", c_int * 3),
@@ -125,6 +128,7 @@ arrays._fields_ = [
     ("after", c_double),
     ("reserved", c_char * 3),
 ]
+binary_fields(arrays, "reserved")
 
 # ---------------------------------------------------------------------------- functions
 # Public name -> (exported symbol, restype, argtypes, flags); flags: 1 = deprecated.

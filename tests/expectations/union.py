@@ -55,6 +55,7 @@ from ctypes import _Pointer  # noqa: F401  (named by field annotations)
 from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
+from cudart._layout import binary_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -139,7 +140,9 @@ class holds_union(Structure):
 # a trailing zero-length `_alignN` member aligns a record beyond its members (float4's
 # __align__(16)) without adding a byte; records aligned beyond any ctypes scalar (32)
 # go through require_alignment(); `_padN` stands only for padding C's alignment rules
-# alone would not make (an over-aligned member declaration).
+# alone would not make (an over-aligned member declaration). A `char` array holding
+# bytes rather than text (an identifier, a handle, padding) goes through binary_fields(),
+# which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero.
 
 mixed._fields_ = [
     ("c", c_char),
@@ -147,6 +150,7 @@ mixed._fields_ = [
     ("d", c_double),
     ("bytes", c_char * 13),
 ]
+binary_fields(mixed, "bytes")
 vec4._fields_ = [
     ("x", c_float),
     ("y", c_float),

@@ -281,7 +281,7 @@ def _smi_rows() -> list[dict]:
     smi = shutil.which("nvidia-smi")
     if smi is None:
         pytest.skip("nvidia-smi not found on PATH")
-    fields = ["name", "memory.total", "compute_cap", "pci.bus_id", "mig.mode.current"]
+    fields = ["name", "memory.total", "compute_cap", "pci.bus_id", "mig.mode.current", "uuid"]
     proc = subprocess.run(
         [smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
         capture_output=True,
@@ -298,6 +298,12 @@ def _smi_rows() -> list[dict]:
     return rows
 
 
+def _uuid_text(uuid: bytes) -> str:
+    """nvidia-smi's spelling of a GPU UUID: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx."""
+    h = uuid.hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 def test_properties_match_nvidia_smi(rt):
     rows = {_pci(r["pci.bus_id"]): r for r in _smi_rows()}
     for device in range(device_count(rt)):
@@ -309,8 +315,11 @@ def test_properties_match_nvidia_smi(rt):
         ), f"device {device} at PCI {where} is not among nvidia-smi's {list(rows)}"
         assert prop.name.decode() == row["name"]
         assert f"{prop.major}.{prop.minor}" == row["compute_cap"]
+        # uuid.bytes and luid are bytes, read whole even where they hold a zero byte.
+        assert len(prop.uuid.bytes) == 16 and len(prop.luid) == 8
         if row["mig.mode.current"] == "Enabled":
-            continue  # a MIG instance has a slice of the memory nvidia-smi reports
+            continue  # a MIG instance has its own UUID and a slice of the memory
+        assert _uuid_text(prop.uuid.bytes) == row["uuid"]
         # nvidia-smi reports MiB and, depending on the driver, counts memory the
         # driver reserves, which CUDA leaves out (well under 3% on current boards).
         smi_bytes = int(row["memory.total"]) << 20

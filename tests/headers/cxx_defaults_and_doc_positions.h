@@ -1,0 +1,37 @@
+/* C++ default arguments of a declaration's `#if defined(__cplusplus)` twin, and
+ * \param names that differ from the prototype's. */
+#define CUDART_VERSION 12050
+#define FLAG_GLOBAL 1
+
+/**
+ * \brief Allocates.
+ *
+ * \param ptr   - Returned pointer
+ * \param size  - Bytes
+ * \param flags - Flags
+ */
+#if defined(__cplusplus)
+extern int allocate(void **ptr, unsigned long size, unsigned int flags = FLAG_GLOBAL);
+#else
+extern int allocate(void **ptr, unsigned long size, unsigned int flags);
+#endif
+
+/**
+ * \brief Not the same parameter list: no default.
+ *
+ * \param ptr   - Pointer
+ * \param flags - Flags
+ */
+#if defined(__cplusplus)
+extern int other_list(const void *ptr, unsigned int flags = 4);
+#else
+extern int other_list(void *ptr, unsigned int flags);
+#endif
+
+/**
+ * \brief Exports.
+ *
+ * \param[out] handle_out - Where the handle goes
+ * \param pool            - The pool
+ */
+extern int export_handle(void *shareable, int pool);
