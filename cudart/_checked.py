@@ -14,7 +14,7 @@ from ctypes import ArgumentError, byref
 
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import symbol_of
-from ._convert import cstring, handle, pointer, ref
+from ._convert import cstring, handle, is_python_callable, pointer, ref
 from ._handles import Handle
 from .errors import CudaError
 
@@ -255,7 +255,7 @@ def callback_record_class(base: Any) -> Any:
             given = dict(zip(fields, args, strict=False))
             given.update(kwargs)
             fn = given.get("fn")
-            if _python_callable(fn):
+            if is_python_callable(fn):
                 data = given.pop("userData", None)
                 del given["fn"]
                 base.__init__(self, **given)
@@ -266,7 +266,7 @@ def callback_record_class(base: Any) -> Any:
 
         def __setattr__(self, name: str, value: Any) -> None:
             held = getattr(self, "_python_fn_", None)
-            if name == "fn" and _python_callable(value):
+            if name == "fn" and is_python_callable(value):
                 base.fn.__set__(self, None)
                 object.__setattr__(self, "_python_fn_", (value, held[1] if held else None))
             elif name == "fn":
@@ -289,7 +289,3 @@ def release(token: int) -> None:
         from .callbacks import unregister
 
         unregister(token)
-
-
-def _python_callable(value: Any) -> bool:
-    return callable(value) and not isinstance(value, ctypes._CFuncPtr)  # type: ignore[attr-defined]

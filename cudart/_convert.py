@@ -185,6 +185,19 @@ def stream_handle(stream: Any) -> int:
     return int(value or 0)
 
 
+# ---------------------------------------------------------------- callbacks
+
+
+def is_function_pointer(value: Any) -> bool:
+    """A ctypes function pointer (a CFUNCTYPE instance): C's own callback, passed as is."""
+    return isinstance(value, _ctypes.CFuncPtr)
+
+
+def is_python_callable(value: Any) -> bool:
+    """A Python callable to run as a C callback, as opposed to a C function pointer."""
+    return callable(value) and not is_function_pointer(value)
+
+
 # ---------------------------------------------------------------- strings
 
 

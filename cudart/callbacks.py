@@ -289,11 +289,10 @@ def callback_argument(fn, data, kind: str, rt, names=("fn", "userData"), stream=
     release_captured()); any other callable is forgotten after its one call. The caller
     unregisters the token if the call fails.
     """
-    from ._checked import _python_callable
-    from ._convert import pointer
+    from ._convert import is_function_pointer, is_python_callable, pointer
 
-    if not _python_callable(fn):
-        if fn is not None and not isinstance(fn, (int, ctypes._CFuncPtr)):  # type: ignore[attr-defined]
+    if not is_python_callable(fn):
+        if fn is not None and not (isinstance(fn, int) or is_function_pointer(fn)):
             fn = pointer(fn, names[0], False)
         return fn, pointer(data, names[1], True), 0
     host = kind == "cudaHostFn_t"

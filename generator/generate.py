@@ -237,36 +237,48 @@ def link_package(target: Path = GENERATED, package: Path = PACKAGE) -> None:
     if target.resolve() != GENERATED.resolve():
         return
     names = [p.name for p in target.iterdir() if p.suffix in (".py", ".pyi")]
-    wanted = {name: _link_text(name, target, package) for name in names if name != FOLDER_GUARD}
-    for path in package.iterdir():
-        if path.is_symlink() and path.name not in wanted and _points_into(path, target):
-            path.unlink()
-    for name, text in wanted.items():
-        link = package / name
-        if link.is_symlink() and os.readlink(link) == text:
-            continue
+    missing, stale = _link_changes(names, target, package)
+    for path in stale:
+        path.unlink()
+    for name, text in missing.items():
         tmp = package / f".{name}.link"
         tmp.unlink(missing_ok=True)
         os.symlink(text, tmp)
-        os.replace(tmp, link)
+        os.replace(tmp, package / name)
 
 
 def compare_links(names: list[str], target: Path = GENERATED, package: Path = PACKAGE) -> list[str]:
     """What link_package would change, as problems (empty when cudart/ is as it should be)."""
     if target.resolve() != GENERATED.resolve():
         return []
-    problems = []
-    wanted = {name: _link_text(name, target, package) for name in names if name != FOLDER_GUARD}
-    for name, text in sorted(wanted.items()):
-        link = package / name
-        if not link.is_symlink() or os.readlink(link) != text:
-            problems.append(f"{package.name}/{name}: not a link to {text}")
-    for path in sorted(package.iterdir()):
-        if path.is_symlink() and path.name not in wanted and _points_into(path, target):
-            problems.append(
-                f"{package.name}/{path.name}: links to a file the generator no longer makes"
-            )
+    missing, stale = _link_changes(names, target, package)
+    problems = [f"{package.name}/{name}: not a link to {text}" for name, text in missing.items()]
+    problems += [
+        f"{package.name}/{path.name}: links to a file the generator no longer makes"
+        for path in stale
+    ]
     return problems
+
+
+def _link_changes(
+    names: list[str], target: Path, package: Path
+) -> tuple[dict[str, str], list[Path]]:
+    """(name -> link text of each link in `package` that is missing or points elsewhere,
+    links in `package` into `target` for files not in `names`), both sorted."""
+    wanted = {
+        name: _link_text(name, target, package) for name in sorted(names) if name != FOLDER_GUARD
+    }
+    missing = {
+        name: text
+        for name, text in wanted.items()
+        if not (package / name).is_symlink() or os.readlink(package / name) != text
+    }
+    stale = [
+        path
+        for path in sorted(package.iterdir())
+        if path.is_symlink() and path.name not in wanted and _points_into(path, target)
+    ]
+    return missing, stale
 
 
 def _link_text(name: str, target: Path, package: Path) -> str:
