@@ -48,9 +48,6 @@ class RawView:
     def enums(self):
         return [e for e in self.model.enums if e.enumerators]
 
-    def enum_ctype(self, enum) -> str:
-        return self.types.builtin(enum.underlying.name)
-
     @property
     def macros(self):
         return self.model.macros
@@ -281,10 +278,6 @@ class RawView:
     def tuple(items: list[str], quoted: bool = False) -> str:
         """A tuple literal without a trailing comma, which black would explode."""
         return tuple_literal([f'"{i}"' if quoted else i for i in items])
-
-    @property
-    def deprecated_count(self) -> int:
-        return sum(1 for f in self.model.functions if f.deprecated)
 
     def _check_unique_names(self) -> None:
         """Every module-level name must mean one thing; C's namespaces (tags, ordinary
