@@ -19,13 +19,13 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import tempfile
 import tokenize
 from pathlib import Path
 
 import black
 
 from .fetch import cache_root
+from .files import write_atomically
 
 BLACK_MODE = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=100)
 CACHE_ENV = "CUDART_BINDGEN_FORMAT_CACHE"
@@ -125,16 +125,9 @@ def _read(path: Path) -> str | None:
 
 
 def _store(path: Path, text: str) -> None:
-    # Written whole under a temporary name, then renamed: a reader, or a second
-    # process formatting the same text, sees the old state or the complete entry.
+    # Atomically: a second process formatting the same text sees no torn entry.
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".py")
+        write_atomically(path, text)
     except OSError:
-        return  # an unwritable cache only costs time
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
+        pass  # an unwritable cache only costs time

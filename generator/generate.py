@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
+from .files import write_atomically
 from .manifest import Manifest
 from .model import ApiModel
 from .parse import ParseInput, parse, system_include_dirs
@@ -205,18 +206,7 @@ def write_tree(files: dict[str, str], target: Path = GENERATED, replace_all: boo
         return
     target.mkdir(exist_ok=True)
     for name, text in files.items():
-        _write_atomically(target / name, text)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        write_atomically(target / name, text)
 
 
 def write_snapshot(rendered: RenderedVersion, folder: Path = SNAPSHOTS) -> tuple[Path, str | None]:
@@ -226,7 +216,7 @@ def write_snapshot(rendered: RenderedVersion, folder: Path = SNAPSHOTS) -> tuple
     path = folder / f"outputs_{rendered.key}.txt"
     old = path.read_text() if path.is_file() else None
     if old != rendered.snapshot:
-        _write_atomically(path, rendered.snapshot)
+        write_atomically(path, rendered.snapshot)
     return path, old
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from .files import write_atomically
 
 __all__ = [
     "DEFAULT_MANIFEST_PATH",
@@ -233,22 +234,7 @@ class Manifest:
         return HEADER + "\n" + tomli_w.dumps(data)
 
     def save(self, path: str | os.PathLike[str] = DEFAULT_MANIFEST_PATH) -> None:
-        path = Path(path)
-        text = self.dumps()
-        # Readers must see either the old or the new file, never a torn one.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        write_atomically(Path(path), self.dumps(), durable=True)
 
     def keys(self) -> list[str]:
         """Pinned version keys, oldest first (numeric: 12.10 after 12.9)."""
