@@ -157,7 +157,7 @@ def handle(value: Any, cls: type, name: str) -> Any:
             return value
         raise TypeError(f"'{name}' must be a {cls.__name__}, not a {kind.__name__}")
     protocol = getattr(value, "__cuda_stream__", None)
-    if protocol is not None and cls.__name__ == "cudaStream_t":
+    if protocol is not None and issubclass(cls, StreamHandle):
         version_handle = protocol() if callable(protocol) else protocol
         return int(version_handle[1])
     param = getattr(value, "_as_parameter_", None)
