@@ -158,8 +158,7 @@ def handle(value: Any, cls: type, name: str) -> Any:
         raise TypeError(f"'{name}' must be a {cls.__name__}, not a {kind.__name__}")
     protocol = getattr(value, "__cuda_stream__", None)
     if protocol is not None and issubclass(cls, StreamHandle):
-        version_handle = protocol() if callable(protocol) else protocol
-        return int(version_handle[1])
+        return _stream_protocol(protocol() if callable(protocol) else protocol, value, name)
     param = getattr(value, "_as_parameter_", None)
     if param is not None:
         return handle(param, cls, name)
@@ -170,6 +169,36 @@ def handle(value: Any, cls: type, name: str) -> Any:
             f"__cuda_stream__ or __int__, not {type(value).__name__}"
         )
     return address
+
+
+# The CUDA stream protocol (cuda.core's, which CuPy and PyTorch follow): __cuda_stream__()
+# gives (version, address), and 0 is the only version defined. Anything else is the
+# caller's mistake, reported here rather than as an IndexError or a misread address.
+_STREAM_PROTOCOL_VERSIONS = (0,)
+
+
+def _stream_protocol(answer: Any, value: Any, name: str) -> int:
+    owner = type(value).__name__
+    if (
+        type(answer) is not tuple
+        or len(answer) != 2
+        or not all(isinstance(x, int) and not isinstance(x, bool) for x in answer)
+    ):
+        raise TypeError(
+            f"'{name}': {owner}.__cuda_stream__() must return a (version, address) tuple "
+            f"of two ints, not {answer!r}"
+        )
+    version, address = answer
+    if version not in _STREAM_PROTOCOL_VERSIONS:
+        raise ValueError(
+            f"'{name}': {owner}.__cuda_stream__() speaks version {version} of the CUDA "
+            f"stream protocol; cudart understands version 0"
+        )
+    if not 0 <= address < 1 << 64:
+        raise ValueError(
+            f"'{name}': {owner}.__cuda_stream__() gave address {address}, not a pointer"
+        )
+    return int(address)
 
 
 class cudaStream_t(StreamHandle):

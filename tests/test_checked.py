@@ -20,6 +20,7 @@ import pytest
 from conftest import GENERATED, probe_each_version, run_python, version_keys
 
 import cudart._checked as _c
+import cudart._convert as _convert
 from generator.generate import parse_version
 from generator.resolve import OVERRIDES, describe, resolve, table_uses
 
@@ -211,6 +212,7 @@ import cudart
 lib = cudart.sys
 checked = __import__(f"cudart.checked_{lib.CUDA_VERSION}", fromlist=["x"])
 import cudart._checked as _c
+import cudart._convert as _convert
 out = {"version": lib.CUDA_VERSION, "errors": [], "mismatch": []}
 for member in lib.cudaError:
     if member == 0:
@@ -373,6 +375,34 @@ def test_handle_arguments():
     # A stream protocol object is no event.
     with pytest.raises(TypeError):
         _c.handle(TorchLike(), raw.cudaEvent_t, "event")
+
+
+@pytest.mark.parametrize(
+    "answer, error, message",
+    [
+        (123, TypeError, "must return a \\(version, address\\) tuple"),
+        ((0,), TypeError, "tuple of two ints"),
+        (("x", 0), TypeError, "tuple of two ints"),
+        ((0, "x"), TypeError, "tuple of two ints"),
+        ((0, 1.5), TypeError, "tuple of two ints"),
+        ([0, 5], TypeError, "tuple of two ints"),
+        ((1, 12345), ValueError, "version 1 of the CUDA stream protocol"),
+        ((0, -1), ValueError, "not a pointer"),
+        ((0, 1 << 64), ValueError, "not a pointer"),
+    ],
+)
+def test_stream_protocol_answers_are_validated(answer, error, message):
+    # CuPy's test_stream.py holds its own stream protocol to the same rules.
+    raw = importlib.import_module("cudart.sys_12050")
+
+    class Foreign:
+        def __cuda_stream__(self):
+            return answer
+
+    with pytest.raises(error, match=message):
+        _c.handle(Foreign(), raw.cudaStream_t, "stream")
+    with pytest.raises(error, match=message):
+        _convert.stream_handle(Foreign())
 
 
 def test_sequences_for_typed_pointers():
