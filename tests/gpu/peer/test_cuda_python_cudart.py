@@ -82,7 +82,7 @@ def graph_add_node(graph, params):
 
 
 def test_supportsCudaAPI():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_supportsCudaAPI
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_supportsCudaAPI
 
     Upstream checks its own helper; ours (`declares`, asking the loaded runtime's
     bindings) is checked the same way. Its driver-module half (`cuInit`) has no
@@ -92,7 +92,8 @@ def test_supportsCudaAPI():
 
 
 def test_cudart_memcpy():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013, test_cudart_memcpy"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    test_cudart_memcpy"""
     np = numpy()
     size = 1024 * np.uint8().itemsize
     dptr = cudart.cudaMalloc(size)
@@ -104,7 +105,8 @@ def test_cudart_memcpy():
 
 
 def test_cudart_hostRegister():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013, test_cudart_hostRegister
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    test_cudart_hostRegister
 
     The sizes are upstream's `(16 * page_size) / 8`, a float there; C takes a size_t,
     so the port passes the same value as an int."""
@@ -129,7 +131,7 @@ def test_cudart_hostRegister():
 
 
 def test_cudart_class_reference():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_class_reference"""
     offset = 1
     width = 4
@@ -227,7 +229,7 @@ def _external_semaphore_signal_node_params():
 
 
 def test_cudart_class_inline():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_class_inline"""
     if not supports_sparse_textures():
         pytest.skip("Sparse Texture Device Filter")
@@ -274,7 +276,8 @@ def test_cudart_class_inline():
 
 
 def test_cudart_graphs():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013, test_cudart_graphs
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    test_cudart_graphs
 
     Upstream calls cudaGraphGetNodes twice (count, then nodes); ours returns the list."""
     graph = cudart.cudaGraphCreate(0)
@@ -294,7 +297,7 @@ def test_cudart_graphs():
 
 
 def test_cudart_cudaGraphGetEdges_edgeData_outlives_call():
-    """Upstream: test_legacy_cudart.py@77b08ff,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff,
     test_cudart_cudaGraphGetEdges_edgeData_outlives_call"""
     graph = cudart.cudaGraphCreate(0)
     try:
@@ -320,7 +323,7 @@ def test_cudart_cudaGraphGetEdges_edgeData_outlives_call():
 
 
 def test_cudart_cudaGraphNodeGetDependencies_edgeData_outlives_call():
-    """Upstream: test_legacy_cudart.py@77b08ff,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff,
     test_cudart_cudaGraphNodeGetDependencies_edgeData_outlives_call"""
     graph = cudart.cudaGraphCreate(0)
     try:
@@ -350,14 +353,14 @@ def test_cudart_cudaGraphNodeGetDependencies_edgeData_outlives_call():
 
 
 def test_cudart_list_access():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_list_access"""
     prop = cudart.cudaGetDeviceProperties(0)
     prop.name = prop.name + b" " * (256 - len(prop.name))
 
 
 def test_cudart_class_setters():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_class_setters"""
     dim = cudart.dim3()
     dim.x = 1
@@ -369,7 +372,8 @@ def test_cudart_class_setters():
 
 
 def test_cudart_both_type():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013, test_cudart_both_type"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    test_cudart_both_type"""
     mode = cudart.cudaThreadExchangeStreamCaptureMode(cudart.cudaStreamCaptureModeGlobal)
     mode = cudart.cudaThreadExchangeStreamCaptureMode(cudart.cudaStreamCaptureModeRelaxed)
     assert mode == cudart.cudaStreamCaptureModeGlobal
@@ -408,7 +412,7 @@ DEVICE_PROP_SINCE_13 = DEVICE_PROP_ATTRS[-7:]
 
 
 def test_cudart_cudaGetDeviceProperties():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaGetDeviceProperties
 
     The attribute list is the newer file's; its last seven members are CUDA 13.0's."""
@@ -422,7 +426,8 @@ def test_cudart_cudaGetDeviceProperties():
 
 
 def test_cudart_MemPool_attr():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013, test_cudart_MemPool_attr
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    test_cudart_MemPool_attr
 
     Needs the attribute values as Python values (issue 10 item 6): the getter returns
     the value, the setter takes it (upstream passes `cuda.cuuint64_t(9)`; here 9)."""
@@ -476,7 +481,8 @@ def test_cudart_MemPool_attr():
 
 
 def test_cudart_make_api():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013, test_cudart_make_api
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    test_cudart_make_api
 
     Needs the inline helpers of driver_functions.h (issue 10 item 4)."""
     channelDesc = cudart.cudaCreateChannelDesc(32, 0, 0, 0, cudart.cudaChannelFormatKindFloat)
@@ -504,7 +510,7 @@ def test_cudart_make_api():
 
 
 def test_cudart_cudaStreamGetCaptureInfo():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaStreamGetCaptureInfo"""
     stream = cudart.cudaStreamCreate()
     status, *info = cudart.cudaStreamGetCaptureInfo(stream)
@@ -518,7 +524,7 @@ def test_cudart_cudaStreamGetCaptureInfo():
 
 
 def test_cudart_cudaArrayGetInfo():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaArrayGetInfo"""
     x, y, z, w = 8, 0, 0, 0
     f = cudart.cudaChannelFormatKindUnsigned
@@ -543,7 +549,7 @@ def test_cudart_cudaArrayGetInfo():
 
 
 def test_cudart_cudaMemcpy2DToArray():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaMemcpy2DToArray"""
     np = numpy()
     size = int(1024 * np.uint8().itemsize)
@@ -556,7 +562,7 @@ def test_cudart_cudaMemcpy2DToArray():
 
 
 def test_cudart_cudaMemcpy2DToArray_DtoD():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaMemcpy2DToArray_DtoD"""
     np = numpy()
     size = 1024 * np.uint8().itemsize
@@ -575,7 +581,7 @@ def test_cudart_cudaMemcpy2DToArray_DtoD():
 
 
 def test_cudart_cudaMemcpy2DArrayToArray():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaMemcpy2DArrayToArray"""
     np = numpy()
     size = 1024 * np.uint8().itemsize
@@ -591,7 +597,7 @@ def test_cudart_cudaMemcpy2DArrayToArray():
 
 
 def test_cudart_cudaMemcpyArrayToArray():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaMemcpyArrayToArray"""
     np = numpy()
     size = 1024 * np.uint8().itemsize
@@ -607,7 +613,7 @@ def test_cudart_cudaMemcpyArrayToArray():
 
 
 def test_cudart_cudaGetChannelDesc():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaGetChannelDesc"""
     x, y, z, w = 8, 0, 0, 0
     f = cudart.cudaChannelFormatKindUnsigned
@@ -630,7 +636,7 @@ def _field_value(value):
 
 
 def test_cudart_cudaGetTextureObjectTextureDesc():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaGetTextureObjectTextureDesc
 
     Upstream compares every public attribute but borderColor (and its getPtr); here
@@ -657,7 +663,7 @@ def test_cudart_cudaGetTextureObjectTextureDesc():
 
 
 def test_cudart_cudaMemset3D():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaMemset3D (needs make_cudaExtent, issue 10 item 4)"""
     np = numpy()
     size = 1024 * np.uint8().itemsize
@@ -672,7 +678,7 @@ def test_cudart_cudaMemset3D():
 
 
 def test_cudart_cudaMemset3D_2D():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaMemset3D_2D (needs make_cudaExtent, issue 10 item 4)"""
     np = numpy()
     size = 512 * np.uint8().itemsize
@@ -687,7 +693,7 @@ def test_cudart_cudaMemset3D_2D():
 
 
 def test_cudart_cudaMemcpyToArray():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaMemcpyToArray"""
     np = numpy()
     size = 1024 * np.uint8().itemsize
@@ -700,7 +706,7 @@ def test_cudart_cudaMemcpyToArray():
 
 
 def test_cudart_cudaMemcpyToArray_DtoD():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaMemcpyToArray_DtoD"""
     np = numpy()
     size = int(1024 * np.uint8().itemsize)
@@ -719,7 +725,7 @@ def test_cudart_cudaMemcpyToArray_DtoD():
 
 
 def test_cudart_cudaMemcpy3DAsync():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaMemcpy3DAsync (needs make_cudaPitchedPtr/make_cudaExtent,
     issue 10 item 4). The pitched pointer holds h1's address, as C's does."""
     np = numpy()
@@ -743,7 +749,7 @@ def test_cudart_cudaMemcpy3DAsync():
 
 
 def test_cudart_cudaGraphAddMemcpyNode1D():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaGraphAddMemcpyNode1D"""
     np = numpy()
     size = 1024 * np.uint8().itemsize
@@ -768,7 +774,7 @@ def test_cudart_cudaGraphAddMemcpyNode1D():
 
 
 def test_cudart_cudaGraphAddMemsetNode():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaGraphAddMemsetNode"""
     np = numpy()
     size = 1024 * np.uint8().itemsize
@@ -828,19 +834,19 @@ def _memcpy3d_peer(asynchronous: bool):
 
 
 def test_cudart_cudaMemcpy3DPeer():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaMemcpy3DPeer (needs make_cudaPitchedPtr/make_cudaExtent)"""
     _memcpy3d_peer(asynchronous=False)
 
 
 def test_cudart_cudaMemcpy3DPeerAsync():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaMemcpy3DPeerAsync (needs make_cudaPitchedPtr/make_cudaExtent)"""
     _memcpy3d_peer(asynchronous=True)
 
 
 def test_profiler():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_profiler (needs cudaProfilerStart/Stop, issue 10 item 4)"""
     cudart.cudaProfilerStart()
     cudart.cudaProfilerStop()
@@ -851,7 +857,7 @@ def _pitch(p):
 
 
 def test_cudart_eglFrame():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_eglFrame (needs the EGL interop types, issue 10 item 4)
 
     Arrays are assigned as ctypes arrays (upstream assigns lists), and `x`, a struct
@@ -919,14 +925,15 @@ def _cudart_func_stream_callback(use_host_api: bool):
 
 
 def test_cudart_func_callback():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_func_callback"""
     _cudart_func_stream_callback(use_host_api=False)
     _cudart_func_stream_callback(use_host_api=True)
 
 
 def test_cudart_conditional():
-    """Upstream: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013, test_cudart_conditional
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
+    test_cudart_conditional
 
     `phGraph_out` is a `cudaGraph_t *` the runtime fills in: NULL before the node is
     added (upstream: a list of one NULL handle), the body graph after."""
@@ -960,7 +967,7 @@ HANDLE_KINDS = (
 
 @pytest.mark.parametrize("target", HANDLE_KINDS)
 def test_struct_pointer_comparison(target):
-    """Upstream: test_legacy_cudart.py@77b08ff, test_struct_pointer_comparison"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_struct_pointer_comparison"""
     kind = getattr(cudart, target)
     a = kind(123)
     b = kind(123)
@@ -972,7 +979,7 @@ def test_struct_pointer_comparison(target):
 
 
 def test_getLocalRuntimeVersion():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_getLocalRuntimeVersion
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_getLocalRuntimeVersion
 
     cuda-bindings' getLocalRuntimeVersion asks the libcudart it finds; cudart's
     cudaRuntimeGetVersion asks the one it loaded."""
@@ -985,7 +992,7 @@ def test_getLocalRuntimeVersion():
 
 
 def test_cudaGraphGetId():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaGraphGetId"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaGraphGetId"""
     require("cudaGraphGetId", since=13010)
     graph = cudart.cudaGraphCreate(0)
     graph_id = cudart.cudaGraphGetId(graph)
@@ -999,7 +1006,7 @@ def test_cudaGraphGetId():
 
 
 def test_cudaGraphExecGetId():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaGraphExecGetId"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaGraphExecGetId"""
     require("cudaGraphExecGetId", since=13010)
     stream = cudart.cudaStreamCreate()
     graph = cudart.cudaGraphCreate(0)
@@ -1023,7 +1030,7 @@ def test_cudaGraphExecGetId():
 
 
 def test_cudaGraphNodeGetLocalId():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaGraphNodeGetLocalId"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaGraphNodeGetLocalId"""
     require("cudaGraphNodeGetLocalId", since=13010)
     graph = cudart.cudaGraphCreate(0)
     node1 = cudart.cudaGraphAddEmptyNode(graph, None, 0)
@@ -1046,7 +1053,7 @@ def test_cudaGraphNodeGetLocalId():
 
 
 def test_cudaGraphNodeGetToolsId():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaGraphNodeGetToolsId"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaGraphNodeGetToolsId"""
     require("cudaGraphNodeGetToolsId", since=13010)
     graph = cudart.cudaGraphCreate(0)
     node = cudart.cudaGraphAddEmptyNode(graph, None, 0)
@@ -1060,7 +1067,8 @@ def test_cudaGraphNodeGetToolsId():
 
 
 def test_cudaGraphNodeGetContainingGraph():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaGraphNodeGetContainingGraph"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff,
+    test_cudaGraphNodeGetContainingGraph"""
     require("cudaGraphNodeGetContainingGraph", since=13010)
     graph = cudart.cudaGraphCreate(0)
     node = cudart.cudaGraphAddEmptyNode(graph, None, 0)
@@ -1088,7 +1096,7 @@ def test_cudaGraphNodeGetContainingGraph():
 
 
 def test_cudaStreamGetDevResource():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaStreamGetDevResource"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaStreamGetDevResource"""
     require("cudaStreamGetDevResource", since=13010)
     stream = cudart.cudaStreamCreate()
     resource = cudart.cudaStreamGetDevResource(stream, cudart.cudaDevResourceTypeSm)
@@ -1097,14 +1105,15 @@ def test_cudaStreamGetDevResource():
 
 
 def test_cudaDeviceGetDevResource():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaDeviceGetDevResource"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaDeviceGetDevResource"""
     require("cudaDeviceGetDevResource", since=13010)
     resource = cudart.cudaDeviceGetDevResource(0, cudart.cudaDevResourceTypeSm)
     assert resource is not None
 
 
 def test_cudaExecutionCtxGetDevResource():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaExecutionCtxGetDevResource"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff,
+    test_cudaExecutionCtxGetDevResource"""
     require("cudaDeviceGetExecutionCtx", since=13010)
     exec_ctx = cudart.cudaDeviceGetExecutionCtx(0)
     assert exec_ctx is not None
@@ -1113,7 +1122,7 @@ def test_cudaExecutionCtxGetDevResource():
 
 
 def test_cudaExecutionCtxGetDevice():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaExecutionCtxGetDevice"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaExecutionCtxGetDevice"""
     require("cudaDeviceGetExecutionCtx", since=13010)
     device = 0
     exec_ctx = cudart.cudaDeviceGetExecutionCtx(device)
@@ -1123,7 +1132,7 @@ def test_cudaExecutionCtxGetDevice():
 
 
 def test_cudaExecutionCtxGetId():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaExecutionCtxGetId"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaExecutionCtxGetId"""
     require("cudaDeviceGetExecutionCtx", since=13010)
     exec_ctx = cudart.cudaDeviceGetExecutionCtx(0)
     assert exec_ctx is not None
@@ -1145,7 +1154,7 @@ def _sm_groups(n):
 
 
 def test_cudaDevSmResourceSplit():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaDevSmResourceSplit
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaDevSmResourceSplit
 
     Written against the C shape: `result` is an output array of nbGroups resources and
     `remainder` an output, so the call is
@@ -1181,7 +1190,8 @@ def test_cudaDevSmResourceSplit():
 
 
 def test_cudaDevSmResourceSplitByCount():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaDevSmResourceSplitByCount
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff,
+    test_cudaDevSmResourceSplitByCount
 
     Written against the C shape: `nbGroups` is in/out (0 with a NULL result asks for
     the count), `result` an output array, `remaining` an output, so the call is
@@ -1199,7 +1209,7 @@ def test_cudaDevSmResourceSplitByCount():
 
 
 def test_cudaDevResourceGenerateDesc():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaDevResourceGenerateDesc
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaDevResourceGenerateDesc
 
     Written against the C shape: `resources` is an input array, so the call is
     cudaDevResourceGenerateDesc(resources, nbResources) -> phDesc. (The generated form
@@ -1212,7 +1222,7 @@ def test_cudaDevResourceGenerateDesc():
 
 
 def test_cudaGreenCtxCreate():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaGreenCtxCreate
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaGreenCtxCreate
     (the same cudaDevResourceGenerateDesc shape as test_cudaDevResourceGenerateDesc)"""
     require("cudaGreenCtxCreate", since=13010)
     device = 0
@@ -1226,7 +1236,8 @@ def test_cudaGreenCtxCreate():
 
 
 def test_cudaExecutionCtxStreamCreate():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaExecutionCtxStreamCreate"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff,
+    test_cudaExecutionCtxStreamCreate"""
     require("cudaExecutionCtxStreamCreate", since=13010)
     exec_ctx = cudart.cudaDeviceGetExecutionCtx(0)
     assert exec_ctx is not None
@@ -1236,7 +1247,8 @@ def test_cudaExecutionCtxStreamCreate():
 
 
 def test_cudaGraphConditionalHandleCreate_v2():
-    """Upstream: test_legacy_cudart.py@77b08ff, test_cudaGraphConditionalHandleCreate_v2"""
+    """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff,
+    test_cudaGraphConditionalHandleCreate_v2"""
     require("cudaGraphConditionalHandleCreate_v2", since=13010)
     graph = cudart.cudaGraphCreate(0)
     exec_ctx = cudart.cudaDeviceGetExecutionCtx(0)

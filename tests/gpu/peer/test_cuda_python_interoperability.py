@@ -43,7 +43,7 @@ def driver_context():
 
 
 def test_interop_stream():
-    """Upstream: test_interoperability.py@3ab9643, test_interop_stream"""
+    """Upstream NVIDIA/cuda-python: test_interoperability.py@3ab9643, test_interop_stream"""
     cuda, ctx = driver_context()
     # DRV to RT
     stream = ok(cuda.cuStreamCreate(0))
@@ -55,7 +55,7 @@ def test_interop_stream():
 
 
 def test_interop_event():
-    """Upstream: test_interoperability.py@3ab9643, test_interop_event"""
+    """Upstream NVIDIA/cuda-python: test_interoperability.py@3ab9643, test_interop_event"""
     cuda, ctx = driver_context()
     event = ok(cuda.cuEventCreate(0))
     cudart.cudaEventDestroy(event)
@@ -65,7 +65,7 @@ def test_interop_event():
 
 
 def test_interop_graph():
-    """Upstream: test_interoperability.py@3ab9643, test_interop_graph"""
+    """Upstream NVIDIA/cuda-python: test_interoperability.py@3ab9643, test_interop_graph"""
     cuda, ctx = driver_context()
     graph = ok(cuda.cuGraphCreate(0))
     cudart.cudaGraphDestroy(graph)
@@ -75,7 +75,7 @@ def test_interop_graph():
 
 
 def test_interop_graphNode():
-    """Upstream: test_interoperability.py@3ab9643, test_interop_graphNode"""
+    """Upstream NVIDIA/cuda-python: test_interoperability.py@3ab9643, test_interop_graphNode"""
     cuda, ctx = driver_context()
     graph = ok(cuda.cuGraphCreate(0))
     node = ok(cuda.cuGraphAddEmptyNode(graph, [], 0))
@@ -87,7 +87,7 @@ def test_interop_graphNode():
 
 
 def test_interop_userObject():
-    """Upstream: test_interoperability.py@3ab9643, test_interop_userObject
+    """Upstream NVIDIA/cuda-python: test_interoperability.py@3ab9643, test_interop_userObject
 
     Upstream's body is a TODO between creating and destroying a context; so is this."""
     cuda, ctx = driver_context()
@@ -95,7 +95,7 @@ def test_interop_userObject():
 
 
 def test_interop_function():
-    """Upstream: test_interoperability.py@3ab9643, test_interop_function
+    """Upstream NVIDIA/cuda-python: test_interoperability.py@3ab9643, test_interop_function
 
     Upstream's body is a TODO between creating and destroying a context; so is this."""
     cuda, ctx = driver_context()
@@ -103,7 +103,7 @@ def test_interop_function():
 
 
 def test_interop_memPool():
-    """Upstream: test_interoperability.py@3ab9643, test_interop_memPool"""
+    """Upstream NVIDIA/cuda-python: test_interoperability.py@3ab9643, test_interop_memPool"""
     if not device_attribute(cudart.cudaDevAttrMemoryPoolsSupported):
         pytest.skip("Requires mempool operations")
     cuda, ctx = driver_context()
@@ -115,7 +115,7 @@ def test_interop_memPool():
 
 
 def test_interop_graphExec():
-    """Upstream: test_interoperability.py@3ab9643, test_interop_graphExec"""
+    """Upstream NVIDIA/cuda-python: test_interoperability.py@3ab9643, test_interop_graphExec"""
     cuda, ctx = driver_context()
     graph = ok(cuda.cuGraphCreate(0))
     ok(cuda.cuGraphAddEmptyNode(graph, [], 0))
@@ -128,7 +128,7 @@ def test_interop_graphExec():
 
 
 def test_interop_deviceptr():
-    """Upstream: test_interoperability.py@3ab9643, test_interop_deviceptr"""
+    """Upstream NVIDIA/cuda-python: test_interoperability.py@3ab9643, test_interop_deviceptr"""
     np = numpy()
     cuda, ctx = driver_context()
     size = 1024 * np.uint8().itemsize

@@ -30,7 +30,7 @@ RUNTIME_KINDS = (
 
 @pytest.mark.parametrize("target", RUNTIME_KINDS)
 def test_get_handle(target):
-    """Upstream: test_utils.py@0b5c438, test_get_handle (the runtime kinds)"""
+    """Upstream NVIDIA/cuda-python: test_utils.py@0b5c438, test_get_handle (the runtime kinds)"""
     ptr = random.randint(1, 1024)
     obj = getattr(cudart, target)(ptr)
     handle = int(obj)
@@ -39,7 +39,7 @@ def test_get_handle(target):
 
 @pytest.mark.parametrize("target", ((1, 2, 3, 4), [5, 6], {}))
 def test_get_handle_error(target):
-    """Upstream: test_utils.py@0b5c438, test_get_handle_error
+    """Upstream NVIDIA/cuda-python: test_utils.py@0b5c438, test_get_handle_error
 
     A value that is no handle is a TypeError where a handle goes. Upstream's fourth
     case, None, is not an error here: None is C's NULL handle (the default stream)."""

@@ -107,7 +107,7 @@ def helper4(cp, a):
 
 @UPLOAD
 def test_capture_run_on_same_stream(upload):
-    """Upstream: test_graph.py@00faa33, TestGraph::test_capture_run_on_same_stream"""
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_capture_run_on_same_stream"""
     cp = cupy()
     s = new_stream()
     for n in range(3):
@@ -129,7 +129,8 @@ def test_capture_run_on_same_stream(upload):
 
 @UPLOAD
 def test_capture_run_on_different_streams(upload):
-    """Upstream: test_graph.py@00faa33, TestGraph::test_capture_run_on_different_streams"""
+    """Upstream cupy/cupy: test_graph.py@00faa33,
+    TestGraph::test_capture_run_on_different_streams"""
     cp = cupy()
     s1 = new_stream()
     s2 = new_stream()
@@ -152,7 +153,7 @@ def test_capture_run_on_different_streams(upload):
 
 @UPLOAD
 def test_stream_is_capturing(upload):
-    """Upstream: test_graph.py@00faa33, TestGraph::test_stream_is_capturing
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_stream_is_capturing
 
     CuPy's Stream.null is the legacy default stream, handle 0."""
     cp = cupy()
@@ -176,7 +177,7 @@ def test_stream_is_capturing(upload):
 
 @UPLOAD
 def test_capture_launch_host_func(upload):
-    """Upstream: test_graph.py@00faa33, TestGraph::test_capture_launch_host_func
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_capture_launch_host_func
 
     Needs no CuPy: the captured work is the host function alone."""
     s = new_stream()
@@ -202,7 +203,7 @@ def test_capture_launch_host_func(upload):
 
 @UPLOAD
 def test_stream_fork_join(upload):
-    """Upstream: test_graph.py@00faa33, TestGraph::test_stream_fork_join"""
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_stream_fork_join"""
     cp = cupy()
     s1 = new_stream()
     s2 = new_stream()
@@ -236,7 +237,7 @@ def test_stream_fork_join(upload):
 
 @UPLOAD
 def test_null_stream_cannot_capture(upload):
-    """Upstream: test_graph.py@00faa33, TestGraph::test_null_stream_cannot_capture"""
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_null_stream_cannot_capture"""
     cp = cupy()
     s = new_stream(non_blocking=False)
     a = cp.random.random((100,))
@@ -274,12 +275,12 @@ def _synchronize_during_capture():
 
 
 def test_stream_capture_failure1():
-    """Upstream: test_graph.py@00faa33, TestGraph::test_stream_capture_failure1"""
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_stream_capture_failure1"""
     _synchronize_during_capture()
 
 
 def test_stream_capture_failure2():
-    """Upstream: test_graph.py@00faa33, TestGraph::test_stream_capture_failure2"""
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_stream_capture_failure2"""
     cp = cupy()
     s1 = new_stream()
     s2 = new_stream()
@@ -305,7 +306,7 @@ def test_stream_capture_failure2():
 
 
 def test_stream_capture_failure3():
-    """Upstream: test_graph.py@00faa33, TestGraph::test_stream_capture_failure3
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_stream_capture_failure3
 
     The RuntimeError in the middle is CuPy's own ('is capturing'), kept as upstream
     has it; the runtime's part is the unjoined fork."""
@@ -332,7 +333,7 @@ def test_stream_capture_failure3():
 
 
 def test_stream_capture_failure4():
-    """Upstream: test_graph.py@00faa33, TestGraph::test_stream_capture_failure4
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_stream_capture_failure4
 
     Upstream reads `s.done` (a query) without asserting its outcome; so does this."""
     s = new_stream()
@@ -348,7 +349,7 @@ def test_stream_capture_failure4():
 
 
 def test_stream_capture_failure5():
-    """Upstream: test_graph.py@00faa33, TestGraph::test_stream_capture_failure5
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_stream_capture_failure5
 
     CuPy refuses the synchronizing helper during the capture (its own check); the
     capture then ends cleanly."""
@@ -367,12 +368,12 @@ def test_stream_capture_failure5():
 
 
 def test_stream_capture_failure6():
-    """Upstream: test_graph.py@00faa33, TestGraph::test_stream_capture_failure6"""
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_stream_capture_failure6"""
     _synchronize_during_capture()
 
 
 def test_debug_dot_str(tmp_path):
-    """Upstream: test_graph.py@00faa33, TestGraph::test_debug_dot_str
+    """Upstream cupy/cupy: test_graph.py@00faa33, TestGraph::test_debug_dot_str
 
     CuPy's Graph.debug_dot_str is cudaGraphDebugDotPrint into a file, read back."""
     cp = cupy()

@@ -16,7 +16,7 @@ from ._support import device_attribute
 
 
 def test_exception_picklable():
-    """Upstream: test_runtime.py@01812b5, TestExceptionPicklable::test
+    """Upstream cupy/cupy: test_runtime.py@01812b5, TestExceptionPicklable::test
 
     CuPy's CUDARuntimeError(1) is cudart's error for code 1, as cudart.check raises it."""
     with pytest.raises(cudart.CudaError) as info:
@@ -29,7 +29,7 @@ def test_exception_picklable():
 
 
 def test_mallocFromPoolAsync():
-    """Upstream: test_runtime.py@01812b5, TestMemPool::test_mallocFromPoolAsync"""
+    """Upstream cupy/cupy: test_runtime.py@01812b5, TestMemPool::test_mallocFromPoolAsync"""
     if device_attribute(cudart.cudaDevAttrMemoryPoolsSupported) == 0:
         pytest.skip("cudaMemPool_t is not supported on device 0")
     # also test create/destroy a pool
@@ -50,18 +50,18 @@ def test_mallocFromPoolAsync():
 
 
 def test_assumed_runtime_version():
-    """Upstream: test_runtime.py@01812b5, test_assumed_runtime_version"""
+    """Upstream cupy/cupy: test_runtime.py@01812b5, test_assumed_runtime_version"""
     pytest.skip("compares the runtime's version with NVRTC's, which cudart does not bind")
 
 
 def test_major_version():
-    """Upstream: test_runtime.py@01812b5, test_major_version (CUDA, not HIP)"""
+    """Upstream cupy/cupy: test_runtime.py@01812b5, test_major_version (CUDA, not HIP)"""
     major = cudart.cudaRuntimeGetVersion() // 1000
     assert 10 < major < 20
 
 
 def test_get_local_runtime_version_after_import():
-    """Upstream: test_runtime.py@01812b5, test_get_local_runtime_version_after_import
+    """Upstream cupy/cupy: test_runtime.py@01812b5, test_get_local_runtime_version_after_import
 
     CuPy's regression was importing its runtime module by name breaking the version
     query; here the loaded version's checked module is imported by name first."""

@@ -68,7 +68,7 @@ def copies_then(stream, enqueue):
 
 
 def test_eq(stream_name):
-    """Upstream: test_stream.py@0130cf4, TestStream::test_eq (both parametrizations)"""
+    """Upstream cupy/cupy: test_stream.py@0130cf4, TestStream::test_eq (both parametrizations)"""
     null0 = named_stream(stream_name)
     if stream_name == "null":
         null1 = named_stream("null")
@@ -89,7 +89,7 @@ def test_eq(stream_name):
 
 
 def test_hash(stream_name):
-    """Upstream: test_stream.py@0130cf4, TestStream::test_hash
+    """Upstream cupy/cupy: test_stream.py@0130cf4, TestStream::test_hash
 
     Upstream hashes Stream(True), Stream(False) and keys a dict with two new streams;
     two distinct streams are two keys."""
@@ -106,7 +106,7 @@ def test_hash(stream_name):
 
 
 def test_get_and_add_callback(new_stream):
-    """Upstream: test_stream.py@0130cf4, TestStream::test_get_and_add_callback"""
+    """Upstream cupy/cupy: test_stream.py@0130cf4, TestStream::test_get_and_add_callback"""
     stream = new_stream
     out = []
     stream_list = []
@@ -121,7 +121,8 @@ def test_get_and_add_callback(new_stream):
 
 
 def test_launch_host_func():
-    """Upstream: test_stream.py@0130cf4, TestStream::test_launch_host_func (Stream.null)"""
+    """Upstream cupy/cupy: test_stream.py@0130cf4, TestStream::test_launch_host_func
+    (Stream.null)"""
     stream = named_stream("null")
     out = []
     copies_then(
@@ -131,7 +132,7 @@ def test_launch_host_func():
 
 
 def test_create_with_flags():
-    """Upstream: test_stream.py@0130cf4, TestStream::test_create_with_flags"""
+    """Upstream cupy/cupy: test_stream.py@0130cf4, TestStream::test_create_with_flags"""
     s1 = cudart.cudaStreamCreate()
     s2 = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking)
     try:
@@ -143,7 +144,7 @@ def test_create_with_flags():
 
 
 def test_create_with_priority():
-    """Upstream: test_stream.py@0130cf4, TestStream::test_create_with_priority (CUDA)"""
+    """Upstream cupy/cupy: test_stream.py@0130cf4, TestStream::test_create_with_priority (CUDA)"""
     streams = [cudart.cudaStreamCreateWithPriority(0, p) for p in (0, -1, -3)]
     try:
         s1, s2, s3 = streams
@@ -164,7 +165,7 @@ def external_stream():
 
 
 def test_external_get_and_add_callback(external_stream):
-    """Upstream: test_stream.py@0130cf4, TestExternalStream::test_get_and_add_callback"""
+    """Upstream cupy/cupy: test_stream.py@0130cf4, TestExternalStream::test_get_and_add_callback"""
     stream = external_stream
     out = []
     copies_then(
@@ -177,7 +178,7 @@ def test_external_get_and_add_callback(external_stream):
 
 
 def test_external_launch_host_func(external_stream):
-    """Upstream: test_stream.py@0130cf4, TestExternalStream::test_launch_host_func"""
+    """Upstream cupy/cupy: test_stream.py@0130cf4, TestExternalStream::test_launch_host_func"""
     stream = external_stream
     out = []
     copies_then(
@@ -187,7 +188,8 @@ def test_external_launch_host_func(external_stream):
 
 
 def test_cuda_stream_method(new_stream):
-    """Upstream: test_stream.py@0130cf4, TestCUDAStreamProtocol::test_cuda_stream_method"""
+    """Upstream cupy/cupy: test_stream.py@0130cf4,
+    TestCUDAStreamProtocol::test_cuda_stream_method"""
     stream = new_stream
     result = stream.__cuda_stream__()
     assert isinstance(result, tuple)
@@ -200,7 +202,7 @@ def test_cuda_stream_method(new_stream):
 
 
 def test_cuda_stream_method_null_stream():
-    """Upstream: test_stream.py@0130cf4,
+    """Upstream cupy/cupy: test_stream.py@0130cf4,
     TestCUDAStreamProtocol::test_cuda_stream_method_null_stream"""
     stream = named_stream("null")
     version, stream_ptr = stream.__cuda_stream__()
@@ -222,7 +224,8 @@ def same_stream(a, b) -> bool:
 
 
 def test_from_external_with_mock_stream(new_stream):
-    """Upstream: test_stream.py@0130cf4, TestCUDAStreamProtocol::test_from_external_with_mock_stream
+    """Upstream cupy/cupy: test_stream.py@0130cf4,
+    TestCUDAStreamProtocol::test_from_external_with_mock_stream
 
     CuPy wraps the object; cudart takes it wherever a stream goes. `.ptr` equality is
     the runtime's stream id here; the device is cudaStreamGetDevice's (12.8+)."""
@@ -234,7 +237,8 @@ def test_from_external_with_mock_stream(new_stream):
 
 
 def test_from_external_with_cupy_stream(new_stream):
-    """Upstream: test_stream.py@0130cf4, TestCUDAStreamProtocol::test_from_external_with_cupy_stream
+    """Upstream cupy/cupy: test_stream.py@0130cf4,
+    TestCUDAStreamProtocol::test_from_external_with_cupy_stream
 
     The protocol round trip on cudart's own stream: its `__cuda_stream__` object passed
     as a foreign stream names the same stream."""
@@ -243,7 +247,8 @@ def test_from_external_with_cupy_stream(new_stream):
 
 
 def test_from_external_without_protocol():
-    """Upstream: test_stream.py@0130cf4, TestCUDAStreamProtocol::test_from_external_without_protocol
+    """Upstream cupy/cupy: test_stream.py@0130cf4,
+    TestCUDAStreamProtocol::test_from_external_without_protocol
 
     CuPy raises AttributeError; cudart's handle arguments raise TypeError."""
     with pytest.raises(TypeError, match="__cuda_stream__"):
@@ -259,21 +264,21 @@ class _Returns:
 
 
 def test_from_external_invalid_return_type():
-    """Upstream: test_stream.py@0130cf4,
+    """Upstream cupy/cupy: test_stream.py@0130cf4,
     TestCUDAStreamProtocol::test_from_external_invalid_return_type"""
     with pytest.raises(TypeError, match="2-tuple"):
         cudart.cudaStreamQuery(_Returns(123))
 
 
 def test_from_external_invalid_tuple_length():
-    """Upstream: test_stream.py@0130cf4,
+    """Upstream cupy/cupy: test_stream.py@0130cf4,
     TestCUDAStreamProtocol::test_from_external_invalid_tuple_length"""
     with pytest.raises(TypeError, match="2-tuple"):
         cudart.cudaStreamQuery(_Returns((0,)))
 
 
 def test_from_external_invalid_element_types():
-    """Upstream: test_stream.py@0130cf4,
+    """Upstream cupy/cupy: test_stream.py@0130cf4,
     TestCUDAStreamProtocol::test_from_external_invalid_element_types"""
     with pytest.raises(TypeError, match=r"\(int, int\)"):
         cudart.cudaStreamQuery(_Returns(("not_an_int", 0)))
@@ -282,7 +287,8 @@ def test_from_external_invalid_element_types():
 
 
 def test_from_external_invalid_version():
-    """Upstream: test_stream.py@0130cf4, TestCUDAStreamProtocol::test_from_external_invalid_version
+    """Upstream cupy/cupy: test_stream.py@0130cf4,
+    TestCUDAStreamProtocol::test_from_external_invalid_version
 
     Version 1 is not a protocol version cudart knows: a ValueError, before any call."""
     with pytest.raises(ValueError, match="unsupported version"):
@@ -291,7 +297,8 @@ def test_from_external_invalid_version():
 
 
 def test_from_external_stream_usage(new_stream):
-    """Upstream: test_stream.py@0130cf4, TestCUDAStreamProtocol::test_from_external_stream_usage
+    """Upstream cupy/cupy: test_stream.py@0130cf4,
+    TestCUDAStreamProtocol::test_from_external_stream_usage
 
     Upstream makes an array on the stream, synchronizes and reads `done`; here a
     memset on the foreign stream object, a synchronize and a query."""
