@@ -1,0 +1,72 @@
+"""Ports of CuPy's `tests/cupy_tests/cuda_tests/test_runtime.py` at
+01812b53ad27ec30c932dab35a32a8b730b87680, from CuPy's runtime wrappers to cudart's
+checked API (5 tests: 4 ported, 1 skipped: it needs NVRTC).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+
+import pytest
+
+import cudart
+
+from ._support import device_attribute
+
+
+def test_exception_picklable():
+    """Upstream cupy/cupy: test_runtime.py@01812b5, TestExceptionPicklable::test
+
+    CuPy's CUDARuntimeError(1) is cudart's error for code 1, as cudart.check raises it."""
+    with pytest.raises(cudart.CudaError) as info:
+        cudart.check(1)
+    e1 = info.value
+    e2 = pickle.loads(pickle.dumps(e1))
+    assert e1.args == e2.args
+    assert str(e1) == str(e2)
+    assert type(e1) is type(e2)
+
+
+def test_mallocFromPoolAsync():
+    """Upstream cupy/cupy: test_runtime.py@01812b5, TestMemPool::test_mallocFromPoolAsync"""
+    if device_attribute(cudart.cudaDevAttrMemoryPoolsSupported) == 0:
+        pytest.skip("cudaMemPool_t is not supported on device 0")
+    # also test create/destroy a pool
+    props = cudart.cudaMemPoolProps()
+    props.allocType = cudart.cudaMemAllocationTypePinned
+    props.handleTypes = cudart.cudaMemHandleTypeNone
+    props.location.type = cudart.cudaMemLocationTypeDevice
+    props.location.id = 0  # on device 0
+    pool = cudart.cudaMemPoolCreate(props)
+    assert int(pool) > 0
+    s = cudart.cudaStreamCreate()
+    ptr = cudart.cudaMallocFromPoolAsync(128, pool, s)
+    assert ptr > 0
+    cudart.cudaFreeAsync(ptr, s)
+    cudart.cudaMemPoolDestroy(pool)
+    cudart.cudaStreamSynchronize(s)
+    cudart.cudaStreamDestroy(s)
+
+
+def test_assumed_runtime_version():
+    """Upstream cupy/cupy: test_runtime.py@01812b5, test_assumed_runtime_version"""
+    pytest.skip("compares the runtime's version with NVRTC's, which cudart does not bind")
+
+
+def test_major_version():
+    """Upstream cupy/cupy: test_runtime.py@01812b5, test_major_version (CUDA, not HIP)"""
+    major = cudart.cudaRuntimeGetVersion() // 1000
+    assert 10 < major < 20
+
+
+def test_get_local_runtime_version_after_import():
+    """Upstream cupy/cupy: test_runtime.py@01812b5, test_get_local_runtime_version_after_import
+
+    CuPy's regression was importing its runtime module by name breaking the version
+    query; here the loaded version's checked module is imported by name first."""
+    version_module = f"cudart.checked_{cudart.sys.__name__.rsplit('_', 1)[1]}"
+    importlib.import_module(version_module)
+    version = cudart.cudaRuntimeGetVersion()
+    assert isinstance(version, int)
+    assert version > 0
