@@ -126,6 +126,10 @@ def _host_memory(view: memoryview, name: str, writable: bool) -> Any:
 def ref(value: Any, ctype: Any, name: str, writable: bool) -> Any:
     """A `T *` argument: also a sequence of T (or of what T is made from), as an array."""
     if isinstance(value, (list, tuple)):
+        if isinstance(ctype, type) and issubclass(ctype, c_void_p) and ctype is not c_void_p:
+            # Handles from other libraries (cuda-bindings' CUgraphNode, ...) are ints to
+            # us through __int__; ctypes itself only takes ints and its own kind.
+            value = [handle(v, ctype, name) for v in value]
         try:
             return (ctype * len(value))(*value)
         except TypeError as exc:
@@ -185,14 +189,14 @@ def _stream_protocol(answer: Any, value: Any, name: str) -> int:
         or not all(isinstance(x, int) and not isinstance(x, bool) for x in answer)
     ):
         raise TypeError(
-            f"'{name}': {owner}.__cuda_stream__() must return a (version, address) tuple "
-            f"of two ints, not {answer!r}"
+            f"'{name}': {owner}.__cuda_stream__() must return a 2-tuple (version, address) "
+            f"of (int, int), not {answer!r}"
         )
     version, address = answer
     if version not in _STREAM_PROTOCOL_VERSIONS:
         raise ValueError(
-            f"'{name}': {owner}.__cuda_stream__() speaks version {version} of the CUDA "
-            f"stream protocol; cudart understands version 0"
+            f"'{name}': {owner}.__cuda_stream__() gave unsupported version {version} of "
+            f"the CUDA stream protocol (cudart understands version 0)"
         )
     if not 0 <= address < 1 << 64:
         raise ValueError(

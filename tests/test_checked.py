@@ -380,13 +380,13 @@ def test_handle_arguments():
 @pytest.mark.parametrize(
     "answer, error, message",
     [
-        (123, TypeError, "must return a \\(version, address\\) tuple"),
-        ((0,), TypeError, "tuple of two ints"),
-        (("x", 0), TypeError, "tuple of two ints"),
-        ((0, "x"), TypeError, "tuple of two ints"),
-        ((0, 1.5), TypeError, "tuple of two ints"),
-        ([0, 5], TypeError, "tuple of two ints"),
-        ((1, 12345), ValueError, "version 1 of the CUDA stream protocol"),
+        (123, TypeError, "must return a 2-tuple"),
+        ((0,), TypeError, r"of \(int, int\)"),
+        (("x", 0), TypeError, r"of \(int, int\)"),
+        ((0, "x"), TypeError, r"of \(int, int\)"),
+        ((0, 1.5), TypeError, r"of \(int, int\)"),
+        ([0, 5], TypeError, r"of \(int, int\)"),
+        ((1, 12345), ValueError, "unsupported version 1"),
         ((0, -1), ValueError, "not a pointer"),
         ((0, 1 << 64), ValueError, "not a pointer"),
     ],
@@ -413,6 +413,22 @@ def test_sequences_for_typed_pointers():
     assert list(ints) == [1, 2, 3]
     with pytest.raises(TypeError, match="'device_arr'"):
         _c.ref(["a"], ctypes.c_int, "device_arr", True)
+
+
+def test_sequences_of_foreign_handles():
+    # cuda-bindings' CUgraphNode and its kind are ints through __int__ (test_interop_live).
+    raw = importlib.import_module("cudart.sys_12050")
+
+    class ForeignNode:
+        def __int__(self):
+            return 0x50
+
+    nodes = _c.ref([ForeignNode(), raw.cudaGraphNode_t(3)], raw.cudaGraphNode_t, "deps", False)
+    assert [n.value for n in nodes] == [0x50, 3]
+    with pytest.raises(TypeError, match="'deps' must be a cudaGraphNode_t, not a cudaEvent_t"):
+        _c.ref([raw.cudaEvent_t(1)], raw.cudaGraphNode_t, "deps", False)
+    with pytest.raises(TypeError, match="'deps' must be a cudaGraphNode_t"):
+        _c.ref([1.5], raw.cudaGraphNode_t, "deps", False)
 
 
 def test_strings():
