@@ -14,7 +14,18 @@ from ctypes import ArgumentError, byref
 
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import symbol_of
-from ._convert import cstring, handle, is_python_callable, pointer, ref
+from ._convert import (
+    AttributeTable,
+    AttributeValue,
+    attribute_result,
+    attribute_storage,
+    attribute_value,
+    cstring,
+    handle,
+    is_python_callable,
+    pointer,
+    ref,
+)
 from ._handles import Handle
 from .errors import CudaError
 
@@ -23,6 +34,11 @@ __all__ = [
     "CudaError",
     "CudaDeprecationWarning",
     "argument_error",
+    "AttributeTable",
+    "AttributeValue",
+    "attribute_result",
+    "attribute_storage",
+    "attribute_value",
     "bind_on_first_call",
     "byref",
     "call_error",
