@@ -442,9 +442,10 @@ print(v)
 
 def test_generated_sizes_stay_reasonable():
     """Docs are compact (first sentence per parameter): hold each checked module's size
-    (13.5: 457 kB, with its declarations for type checkers)."""
+    (13.5: 484 kB, with its declarations for type checkers and the attribute value
+    tables and their per-attribute docs, 21 kB)."""
     for path in sorted(GENERATED.glob("checked_*.py")):
-        assert path.stat().st_size < 475_000, path.name
+        assert path.stat().st_size < 500_000, path.name
 
 
 def test_stub_types_the_newest_version():
