@@ -337,6 +337,35 @@ def attribute_storage(attr: Any, table: dict, function: str, size: int | None = 
     return spec.ctype()
 
 
+def attribute_storages(attrs: Any, table: dict, function: str, sizes: Any, count: int) -> Any:
+    """Storage for several attributes at once (cudaMemRangeGetAttributes): the `void *`
+    array C writes through, holding each attribute's storage. `attrs` and `sizes` are
+    sequences (or the ctypes arrays the checked layer made of them) of `count` items."""
+    # A ctypes array the caller made arrives as the byref() the checked layer took of it.
+    attrs, sizes = (getattr(v, "_obj", v) for v in (attrs, sizes))
+    try:
+        attrs, sizes = list(attrs), list(sizes)
+    except TypeError:
+        raise TypeError(
+            f"{function}: the attributes and their sizes must be sequences, not "
+            f"{type(attrs).__name__} and {type(sizes).__name__}"
+        ) from None
+    if not len(attrs) == len(sizes) == count:
+        raise ValueError(
+            f"{function}: {len(attrs)} attributes and {len(sizes)} sizes, for {count} attributes"
+        )
+    items = [attribute_storage(a, table, function, s) for a, s in zip(attrs, sizes, strict=True)]
+    pointers = (c_void_p * count)(*[ctypes.addressof(item) for item in items])
+    pointers._items = items  # type: ignore[attr-defined]  # kept alive with the array C is handed
+    return pointers
+
+
+def attribute_results(storages: Any, attrs: Any, table: AttributeTable[_T]) -> list[_T]:
+    """Each attribute's Python value, from what `attribute_storages` made."""
+    attrs = getattr(attrs, "_obj", attrs)
+    return [attribute_result(s, a, table) for s, a in zip(storages._items, attrs, strict=True)]
+
+
 def attribute_result(storage: Any, attr: Any, table: AttributeTable[_T]) -> _T:
     """The Python value of what a getter wrote into `attribute_storage`'s storage."""
     spec = table[attr]

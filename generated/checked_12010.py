@@ -7513,39 +7513,55 @@ def cudaMemRangeGetAttribute(
 
 
 def cudaMemRangeGetAttributes(
-    data: _PointerLike,
     dataSizes: _PointerLike,
     attributes: _PointerLike,
     numAttributes: int,
     devPtr: _PointerLike,
     count: int,
-) -> None:
-    """cudaMemRangeGetAttributes(data: _PointerLike, dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: _PointerLike, count: int) -> None
+) -> list[int | list[int]]:
+    """cudaMemRangeGetAttributes(dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: _PointerLike, count: int) -> list[int | list[int]]
 
     Query attributes of a given memory range.
 
     Parameters:
-        data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
         dataSizes: Array containing the sizes of each result
         attributes: An array of attributes to query (numAttributes and the number of attributes in this array should match)
         numAttributes: Number of attributes to query
         devPtr: Start of the range to query
         count: Size of the range to query
 
+    data comes back as a list: the Python value of each of attributes, by its type.
+
+    Values by attributes:
+        cudaMemRangeAttributeReadMostly: int
+        cudaMemRangeAttributePreferredLocation: int
+        cudaMemRangeAttributeAccessedBy: list[int] (int[])
+        cudaMemRangeAttributeLastPrefetchLocation: int
+
+    Returns:
+        data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)
     """
-    if data.__class__ is not int:
-        data = _c.pointer(data, "data", True)
     if dataSizes.__class__ is not int:
         dataSizes = _c.ref(dataSizes, c_size_t, "dataSizes", True)
     if attributes.__class__ is not int:
         attributes = _c.ref(attributes, c_uint, "attributes", True)
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
+    data = _c.attribute_storages(
+        attributes,
+        _cudaMemRangeAttribute_values,
+        "cudaMemRangeGetAttributes",
+        dataSizes,
+        numAttributes,
+    )
     try:
-        err = _cudaMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, count)
+        err = _cudaMemRangeGetAttributes(
+            _c.byref(data), dataSizes, attributes, numAttributes, devPtr, count
+        )
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -7554,6 +7570,7 @@ def cudaMemRangeGetAttributes(
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.attribute_results(data, attributes, _cudaMemRangeAttribute_values)
 
 
 def cudaMemcpy(

@@ -37,6 +37,10 @@ class AttributeFunction:
     value: str  # the `void *` / union pointer parameter
     attr: str  # the attribute enum parameter
     size: str | None = None  # a byte-size input that sizes an array value (dataSize)
+    # Several attributes at once (cudaMemRangeGetAttributes): `attr` is an array of them,
+    # `size` an array of byte sizes, `count` their number, `value` a `void **` of results.
+    count: str | None = None
+    docs_from: str | None = None  # the function whose docs list the attributes' types
 
 
 # Every checked function with a value typed by an attribute enum argument. The getters'
@@ -51,6 +55,13 @@ FUNCTIONS: dict[str, AttributeFunction] = {
     "cudaGraphKernelNodeSetAttribute": AttributeFunction("value", "attr"),
     "cudaGraphKernelNodeGetAttribute": AttributeFunction("value_out", "attr"),
     "cudaMemRangeGetAttribute": AttributeFunction("data", "attribute", size="dataSize"),
+    "cudaMemRangeGetAttributes": AttributeFunction(
+        "data",
+        "attributes",
+        size="dataSizes",
+        count="numAttributes",
+        docs_from="cudaMemRangeGetAttribute",
+    ),
 }
 GETTERS = frozenset(
     {
@@ -59,6 +70,7 @@ GETTERS = frozenset(
         "cudaStreamGetAttribute",
         "cudaGraphKernelNodeGetAttribute",
         "cudaMemRangeGetAttribute",
+        "cudaMemRangeGetAttributes",
     }
 )
 
@@ -66,9 +78,6 @@ GETTERS = frozenset(
 # plain pointer form, and why. tests/test_attributes.py holds that every function of
 # every version with such a pair is in FUNCTIONS or here.
 LEFT: dict[str, str] = {
-    "cudaMemRangeGetAttributes": "an array of attributes with caller-sized result buffers "
-    "(void **data, size_t *dataSizes): callers pass the buffers; cudaMemRangeGetAttribute "
-    "gives one attribute's Python value",
     "cudaMemPoolExportToShareableHandle": "the handle's type follows the OS handle type "
     "(int fd, HANDLE, D3DKMT_HANDLE, cudaMemFabricHandle_t); the caller passes its storage",
     "cudaMemPoolImportFromShareableHandle": "as cudaMemPoolExportToShareableHandle: an fd is "
@@ -178,7 +187,10 @@ class AttributeTypes:
         """The attribute enum a function of FUNCTIONS takes."""
         f = self.functions[function]
         attr = next(p for p in f.params if p.name == FUNCTIONS[function].attr)
-        r = self.types.resolve(attr.type)
+        t = attr.type
+        if FUNCTIONS[function].count:
+            t = self.types.pointee(t)  # an array of attributes
+        r = self.types.resolve(t)
         assert isinstance(r, EnumRef), f"{function}.{attr.name} is no enum"
         return r.name
 
@@ -236,7 +248,7 @@ class AttributeTypes:
             m = _VALUE_TYPE.search(k.doc)
             if m:
                 found[k.name] = ValueType(ctype=_DOC_TYPE_NAMES.get(m.group(1), m.group(1)))
-        doc = self.functions[function].doc
+        doc = self.functions[FUNCTIONS[function].docs_from or function].doc
         for paragraph in doc.description if doc else ():
             for m in _RANGE_ITEM.finditer(paragraph):
                 name, phrase, type_name = m.groups()
@@ -291,7 +303,8 @@ class AttributeTypes:
         found = [self.annotation(function, d.type) for d in self.decisions(function) if d.type]
         # int first and the whole union last: what most attributes take, then the records.
         order = sorted(dict.fromkeys(found), key=lambda a: (a != "int", a == union))
-        return " | ".join(order) or "int"
+        one = " | ".join(order) or "int"
+        return f"list[{one}]" if FUNCTIONS[function].count else one
 
     def plan_param(self, function: str, p: ParamPlan) -> ParamPlan:
         """The value parameter's plan: the attribute's Python value, in or out."""

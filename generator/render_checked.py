@@ -412,21 +412,27 @@ class _Function:
         """A getter's value: storage of the attribute's type, passed by reference."""
         v, n = self.v, p.py_name
         v.attribute_table(self.plan.function.name, p.ctype)
-        size = ATTRIBUTE_FUNCTIONS[self.plan.function.name].size
+        spec = ATTRIBUTE_FUNCTIONS[self.plan.function.name]
         names = {
             "n": n,
             "ctype": p.ctype,
             "partner": self.py_name(p.partner or ""),
             "function": self.plan.name,
-            "size": f", {self.py_name(size)}" if size else "",
+            "size": f", {self.py_name(spec.size)}" if spec.size else "",
         }
         assert out.storage is not None and out.result is not None
+        storage, result = out.storage, out.result
+        if spec.count:
+            # Several attributes: storage for each, and the `void **` array C fills through.
+            storage = storage.replace("attribute_storage(", "attribute_storages(")
+            storage = storage.replace(")", f", {self.py_name(spec.count)})")
+            result = result.replace("attribute_result(", "attribute_results(")
         return _Param(
             argtype=v.ctype(v.types.param_type(c.type)),
             call=f"_c.byref({n})",
             first_call=n,
-            storage=out.storage.format(**names),
-            result=_Result(out.result.format(**names), v.annotation(p.py_type)),
+            storage=storage.format(**names),
+            result=_Result(result.format(**names), v.annotation(p.py_type)),
         )
 
     def returns(self, results: list[_Result]) -> str:
@@ -523,6 +529,8 @@ class _Function:
                 "C type's range (a ctypes scalar is read as its value). For a raw pointer, "
                 f"call {self.v.raw_module}.{function}."
             )
+        elif ATTRIBUTE_FUNCTIONS[function].count:
+            head = f"{n} comes back as a list: the Python value of each of {attr}, by its type."
         else:
             head = f"{n} comes back as the Python value of the type {attr} selects."
         union = attributes.union_of(function)

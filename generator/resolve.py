@@ -57,7 +57,6 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaGraphicsUnmapResources", "resources"): (Role.IN, "resources the caller gives"),
     ("cudaMemPoolGetAccess", "location"): (Role.IN, "the location queried"),
     ("cudaGraphAddMemAllocNode", "nodeParams"): (Role.IN, "caller-filled; the runtime adds dptr"),
-    ("cudaMemRangeGetAttributes", "data"): (Role.IN, "caller-allocated result buffers"),
     ("cudaGraphMemFreeNodeGetParams", "dptr_out"): (
         Role.OUT,
         "declared void *, written as a void *",

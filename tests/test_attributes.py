@@ -317,6 +317,36 @@ def test_refusals_name_the_function_and_attribute(manifest):
         _convert.attribute_storage(3, ranges, "cudaMemRangeGetAttribute", 6)
 
 
+def test_several_range_attributes_at_once(manifest):
+    """cudaMemRangeGetAttributes: one storage per attribute, sized as C is told, behind
+    the `void *` array C writes through; the values come back as a list."""
+    module = checked(manifest, "13.5")
+    raw = importlib.import_module("cudart.sys_13050")
+    table = module._cudaMemRangeAttribute_values
+    fn = "cudaMemRangeGetAttributes"
+    attrs = [raw.cudaMemRangeAttributeReadMostly, raw.cudaMemRangeAttributeAccessedBy]
+    storages = _convert.attribute_storages(attrs, table, fn, [4, 8], 2)
+    assert [ctypes.sizeof(s) for s in storages._items] == [4, 8]
+    assert list(storages) == [ctypes.addressof(s) for s in storages._items]
+    storages._items[0].value = 1
+    storages._items[1][:] = [0, -2]
+    assert _convert.attribute_results(storages, attrs, table) == [1, [0, -2]]
+    # What the checked layer made of the caller's lists (byref of ctypes arrays) works too.
+    made = ctypes.byref((ctypes.c_size_t * 2)(4, 8))
+    assert (
+        len(
+            _convert.attribute_storages(ctypes.byref((ctypes.c_uint * 2)(1, 3)), table, fn, made, 2)
+        )
+        == 2
+    )
+    with pytest.raises(ValueError, match="2 attributes and 1 sizes, for 2 attributes"):
+        _convert.attribute_storages(attrs, table, fn, [4], 2)
+    with pytest.raises(ValueError, match="the size must be 4 bytes, not 8"):
+        _convert.attribute_storages(attrs, table, fn, [8, 8], 2)
+    with pytest.raises(TypeError, match="must be sequences"):
+        module.cudaMemRangeGetAttributes(16, 1, 1, 0, 16)
+
+
 def test_signatures_and_docstrings(manifest):
     import inspect
 
@@ -335,6 +365,14 @@ def test_signatures_and_docstrings(manifest):
         "count",
     ]
     assert sig(module.cudaMemRangeGetAttribute).return_annotation == "int | list[int]"
+    assert sig(module.cudaMemRangeGetAttributes).return_annotation == "list[int | list[int]]"
+    assert list(sig(module.cudaMemRangeGetAttributes).parameters) == [
+        "dataSizes",
+        "attributes",
+        "numAttributes",
+        "devPtr",
+        "count",
+    ]
     stream = sig(module.cudaStreamGetAttribute).return_annotation
     assert stream.startswith("int | cudaAccessPolicyWindow | ")
     assert stream.endswith(" | cudaLaunchAttributeValue")
@@ -367,6 +405,7 @@ attempt("stream_set", lambda: c.cudaStreamSetAttribute(None, c.cudaLaunchAttribu
 attempt("stream_get", lambda: c.cudaStreamGetAttribute(None, c.cudaLaunchAttributePriority))
 attempt("node_get", lambda: c.cudaGraphKernelNodeGetAttribute(None, c.cudaLaunchAttributePriority))
 attempt("range", lambda: c.cudaMemRangeGetAttribute(4, c.cudaMemRangeAttributeReadMostly, 0, 16))
+attempt("ranges", lambda: c.cudaMemRangeGetAttributes([4, 8], [1, 3], 2, 0, 16))
 print(json.dumps(out))
 """
 

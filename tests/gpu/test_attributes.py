@@ -249,5 +249,17 @@ def test_managed_memory_range_attributes(rt, runtime_version):
             assert get(4, cudart.cudaMemRangeAttributePreferredLocationId, ptr, n) == 0
         with pytest.raises(ValueError, match="the size must be 4 bytes"):
             get(8, cudart.cudaMemRangeAttributeReadMostly, ptr, n)
+        several = cudart.cudaMemRangeGetAttributes(
+            [4, 12, 4],
+            [
+                cudart.cudaMemRangeAttributeReadMostly,
+                cudart.cudaMemRangeAttributeAccessedBy,
+                cudart.cudaMemRangeAttributePreferredLocation,
+            ],
+            3,
+            ptr,
+            n,
+        )
+        assert several == [1, [0, invalid, invalid], 0]
     finally:
         cudart.cudaFree(ptr)
