@@ -336,6 +336,13 @@ _OUTPUTS: dict[ParamKind, _Output] = {
     ),
 }
 
+# ATTRIBUTE for several attributes at once (cudaMemRangeGetAttributes): storage for each
+# behind the `void **` array C fills through, `count` the number of attributes.
+_SEVERAL_ATTRIBUTES = _Output(
+    "_c.attribute_results({n}, {partner}, {ctype})",
+    storage='{n} = _c.attribute_storages({partner}, {ctype}, "{function}"{size}, {count})',
+)
+
 # Every kind has its emitter: a new ParamKind without one fails here, at import.
 if set(_INPUTS) != INPUT_KINDS or set(_OUTPUTS) != OUTPUT_KINDS:
     raise RenderError(
@@ -420,13 +427,11 @@ class _Function:
             "function": self.plan.name,
             "size": f", {self.py_name(spec.size)}" if spec.size else "",
         }
+        if spec.count:
+            out = _SEVERAL_ATTRIBUTES
+            names["count"] = self.py_name(spec.count)
         assert out.storage is not None and out.result is not None
         storage, result = out.storage, out.result
-        if spec.count:
-            # Several attributes: storage for each, and the `void **` array C fills through.
-            storage = storage.replace("attribute_storage(", "attribute_storages(")
-            storage = storage.replace(")", f", {self.py_name(spec.count)})")
-            result = result.replace("attribute_result(", "attribute_results(")
         return _Param(
             argtype=v.ctype(v.types.param_type(c.type)),
             call=f"_c.byref({n})",
