@@ -14,7 +14,20 @@ from ctypes import ArgumentError, byref
 
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import symbol_of
-from ._convert import cstring, handle, is_python_callable, pointer, ref
+from ._convert import (
+    AttributeTable,
+    AttributeValue,
+    attribute_result,
+    attribute_results,
+    attribute_storage,
+    attribute_storages,
+    attribute_value,
+    cstring,
+    handle,
+    is_python_callable,
+    pointer,
+    ref,
+)
 from ._handles import Handle
 from .errors import CudaError
 
@@ -23,6 +36,13 @@ __all__ = [
     "CudaError",
     "CudaDeprecationWarning",
     "argument_error",
+    "AttributeTable",
+    "AttributeValue",
+    "attribute_result",
+    "attribute_results",
+    "attribute_storage",
+    "attribute_storages",
+    "attribute_value",
     "bind_on_first_call",
     "byref",
     "call_error",

@@ -242,3 +242,176 @@ def cstring(value: Any, name: str) -> bytes | None:
     if isinstance(value, (bytearray, memoryview)):
         return bytes(value)
     raise TypeError(f"'{name}' must be str or bytes, not {type(value).__name__}")
+
+
+# ---------------------------------------------------------------- attribute values
+#
+# An attribute setter or getter (cudaMemPoolSetAttribute, cudaStreamGetAttribute, ...)
+# takes a `void *` or union pointer whose type the attribute argument selects. The
+# generated modules hold, per attribute enum, a table `value -> AttributeValue` that
+# generator/attributes.py decided from the header's docs; these convert through it.
+
+if TYPE_CHECKING:
+    from typing import Generic, TypeVar
+
+    _T = TypeVar("_T")
+
+    class AttributeTable(dict[int, "AttributeValue | None"], Generic[_T]):
+        """Attribute value -> its value type (None: no decision); _T is the Python type
+        of the values, for type checkers."""
+
+else:
+
+    class AttributeTable(dict):
+        __slots__ = ()
+
+
+class AttributeValue:
+    """One attribute's value: a C number (`ctype`, an `enum` class for enum-typed ones),
+    an array of them (sized by the caller's byte count), or a member of the union
+    `ctype` (`member`; None for the whole union)."""
+
+    __slots__ = ("ctype", "enum", "array", "member")
+
+    def __init__(
+        self, ctype: Any, enum: Any = None, array: bool = False, member: str | None = None
+    ) -> None:
+        self.ctype = ctype
+        self.enum = enum
+        self.array = array
+        self.member = member
+
+    @property
+    def is_union(self) -> bool:
+        return issubclass(self.ctype, ctypes.Union)
+
+
+def _attribute_name(attr: Any) -> str:
+    name = getattr(attr, "name", None)
+    return name if isinstance(name, str) else repr(attr)
+
+
+def _attribute(attr: Any, table: dict, function: str) -> AttributeValue:
+    spec = table.get(attr)
+    if spec is None:
+        state = "has no value type decided" if attr in table else "is not an attribute"
+        raise ValueError(
+            f"{function}: {_attribute_name(attr)} {state} of these headers "
+            f"(known: {', '.join(str(int(k)) for k in table)})"
+        )
+    return spec
+
+
+def c_integer(value: Any, ctype: Any, what: str) -> int:
+    """`value` as an int that fits the C integer type `ctype` (a ctypes scalar is read
+    as its value): OverflowError where it does not fit, which ctypes would wrap."""
+    if isinstance(value, _POINTER_TYPES) or type(value).__name__ == "CArgObject":
+        raise TypeError(
+            f"{what} is the value itself, not a pointer to it: pass an int (the raw "
+            "module's function takes a pointer)"
+        )
+    if isinstance(value, ctypes._SimpleCData):
+        value = value.value
+    if not hasattr(type(value), "__index__"):  # int, bool, IntEnum members; not float
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    number = value.__index__()
+    bits = 8 * ctypes.sizeof(ctype)
+    signed = ctype(-1).value < 0
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if not low <= number <= high:
+        kind = "signed" if signed else "unsigned"
+        raise OverflowError(f"{what} is {number}: outside a {bits}-bit {kind} integer's range")
+    return int(number)
+
+
+def attribute_value(value: Any, attr: Any, table: dict, function: str, name: str) -> Any:
+    """A setter's Python value -> what its `void *` / union pointer parameter takes
+    (a byref() to C storage of the attribute's type, which the caller holds)."""
+    spec = _attribute(attr, table, function)
+    what = f"{function}: '{name}' for {_attribute_name(attr)}"
+    if spec.is_union:
+        union = spec.ctype
+        if type(value).__name__ == union.__name__ and isinstance(value, ctypes.Union):
+            return byref(value)  # the whole union, as the C function takes it
+        if spec.member is None:
+            raise TypeError(f"{what} must be a {union.__name__}, not {type(value).__name__}")
+        made = union()
+        field = dict(union._fields_)[spec.member]
+        if issubclass(field, (ctypes.Structure, ctypes.Union)):
+            if type(value).__name__ != field.__name__:
+                raise TypeError(f"{what} must be a {field.__name__}, not {type(value).__name__}")
+            ctypes.memmove(byref(made), byref(value), ctypes.sizeof(field))
+        else:
+            setattr(made, spec.member, c_integer(value, field, what))
+        return byref(made)
+    if spec.array:
+        items = [c_integer(v, spec.ctype, what) for v in value]
+        return byref((spec.ctype * len(items))(*items))
+    return byref(spec.ctype(c_integer(value, spec.ctype, what)))
+
+
+def attribute_storage(attr: Any, table: dict, function: str, size: int | None = None) -> Any:
+    """C storage for a getter's value of attribute `attr`; `size` is the byte count the
+    caller gives C (cudaMemRangeGetAttribute's dataSize), checked against the type."""
+    spec = _attribute(attr, table, function)
+    if spec.array:
+        item = ctypes.sizeof(spec.ctype)
+        if size is None or size <= 0 or size % item:
+            raise ValueError(
+                f"{function}: {_attribute_name(attr)} is an array of {spec.ctype.__name__}: "
+                f"the size must be a positive multiple of {item} bytes, not {size}"
+            )
+        return (spec.ctype * (size // item))()
+    if size is not None and size != ctypes.sizeof(spec.ctype):
+        raise ValueError(
+            f"{function}: {_attribute_name(attr)} is a {spec.ctype.__name__}: the size must "
+            f"be {ctypes.sizeof(spec.ctype)} bytes, not {size}"
+        )
+    return spec.ctype()
+
+
+def attribute_storages(attrs: Any, table: dict, function: str, sizes: Any, count: int) -> Any:
+    """Storage for several attributes at once (cudaMemRangeGetAttributes): the `void *`
+    array C writes through, holding each attribute's storage. `attrs` and `sizes` are
+    sequences (or the ctypes arrays the checked layer made of them) of `count` items."""
+    # A ctypes array the caller made arrives as the byref() the checked layer took of it.
+    attrs, sizes = (getattr(v, "_obj", v) for v in (attrs, sizes))
+    try:
+        attrs, sizes = list(attrs), list(sizes)
+    except TypeError:
+        raise TypeError(
+            f"{function}: the attributes and their sizes must be sequences, not "
+            f"{type(attrs).__name__} and {type(sizes).__name__}"
+        ) from None
+    if not len(attrs) == len(sizes) == count:
+        raise ValueError(
+            f"{function}: {len(attrs)} attributes and {len(sizes)} sizes, for {count} attributes"
+        )
+    items = [attribute_storage(a, table, function, s) for a, s in zip(attrs, sizes, strict=True)]
+    pointers = (c_void_p * count)(*[ctypes.addressof(item) for item in items])
+    pointers._items = items  # type: ignore[attr-defined]  # kept alive with the array C is handed
+    return pointers
+
+
+def attribute_results(storages: Any, attrs: Any, table: AttributeTable[_T]) -> list[_T]:
+    """Each attribute's Python value, from what `attribute_storages` made."""
+    attrs = getattr(attrs, "_obj", attrs)
+    return [attribute_result(s, a, table) for s, a in zip(storages._items, attrs, strict=True)]
+
+
+def attribute_result(storage: Any, attr: Any, table: AttributeTable[_T]) -> _T:
+    """The Python value of what a getter wrote into `attribute_storage`'s storage."""
+    spec = table[attr]
+    assert spec is not None  # attribute_storage refused an undecided attribute
+    if spec.is_union:
+        value = storage if spec.member is None else getattr(storage, spec.member)
+    elif spec.array:
+        value = list(storage)
+    else:
+        value = storage.value
+    if spec.enum is not None:
+        try:
+            value = spec.enum(value)
+        except ValueError:
+            pass  # a newer runtime's value: the int
+    return value

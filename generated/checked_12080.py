@@ -34,6 +34,7 @@ from cudart.errors import CudaError
 
 from . import sys_12080 as _lib
 from .sys_12080 import (
+    cudaAccessPolicyWindow,
     cudaArrayMemoryRequirements,
     cudaArraySparseProperties,
     cudaArray_const_t,
@@ -41,6 +42,7 @@ from .sys_12080 import (
     cudaAsyncCallbackHandle_t,
     cudaChannelFormatDesc,
     cudaChannelFormatKind,
+    cudaClusterSchedulingPolicy,
     cudaDeviceAttr,
     cudaDeviceP2PAttr,
     cudaDeviceProp,
@@ -82,7 +84,14 @@ from .sys_12080 import (
     cudaKernel_t,
     cudaLaunchAttributeID,
     cudaLaunchAttributeValue,
+    cudaLaunchAttributeValue_clusterDim,
+    cudaLaunchAttributeValue_deviceUpdatableKernelNode,
+    cudaLaunchAttributeValue_launchCompletionEvent,
+    cudaLaunchAttributeValue_preferredClusterDim,
+    cudaLaunchAttributeValue_programmaticEvent,
     cudaLaunchConfig_t,
+    cudaLaunchMemSyncDomain,
+    cudaLaunchMemSyncDomainMap,
     cudaLaunchParams,
     cudaLibrary_t,
     cudaLimit,
@@ -93,6 +102,7 @@ from .sys_12080 import (
     cudaMemAttachGlobal,
     cudaMemAttachSingle,
     cudaMemLocation,
+    cudaMemLocationType,
     cudaMemPoolAttr,
     cudaMemPoolProps,
     cudaMemPoolPtrExportData,
@@ -119,6 +129,7 @@ from .sys_12080 import (
     cudaStreamCaptureStatus,
     cudaStream_t,
     cudaSurfaceObject_t,
+    cudaSynchronizationPolicy,
     cudaTextureDesc,
     cudaTextureObject_t,
     cudaUUID_t,
@@ -730,6 +741,104 @@ CUDA_VERSION = 12080
 _ArgumentError = _c.ArgumentError
 _error = _c.error
 
+# Per attribute enum, each attribute's value type (generator/attributes.py decided them
+# from the header's docs): what the attribute setters and getters convert through.
+_cudaGraphMemAttributeType_values: _c.AttributeTable[int] = _c.AttributeTable(
+    {
+        0: _c.AttributeValue(c_ulonglong),  # cudaGraphMemAttrUsedMemCurrent
+        1: _c.AttributeValue(c_ulonglong),  # cudaGraphMemAttrUsedMemHigh
+        2: _c.AttributeValue(c_ulonglong),  # cudaGraphMemAttrReservedMemCurrent
+        3: _c.AttributeValue(c_ulonglong),  # cudaGraphMemAttrReservedMemHigh
+    }
+)
+_cudaLaunchAttributeID_values: _c.AttributeTable[
+    int
+    | cudaAccessPolicyWindow
+    | cudaLaunchAttributeValue_clusterDim
+    | cudaLaunchAttributeValue_programmaticEvent
+    | cudaLaunchMemSyncDomainMap
+    | cudaLaunchAttributeValue_preferredClusterDim
+    | cudaLaunchAttributeValue_launchCompletionEvent
+    | cudaLaunchAttributeValue_deviceUpdatableKernelNode
+    | cudaLaunchAttributeValue
+] = _c.AttributeTable(
+    {
+        0: _c.AttributeValue(cudaLaunchAttributeValue),  # cudaLaunchAttributeIgnore
+        1: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="accessPolicyWindow"
+        ),  # cudaLaunchAttributeAccessPolicyWindow
+        2: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="cooperative"
+        ),  # cudaLaunchAttributeCooperative
+        3: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="syncPolicy", enum=cudaSynchronizationPolicy
+        ),  # cudaLaunchAttributeSynchronizationPolicy
+        4: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="clusterDim"
+        ),  # cudaLaunchAttributeClusterDimension
+        5: _c.AttributeValue(
+            cudaLaunchAttributeValue,
+            member="clusterSchedulingPolicyPreference",
+            enum=cudaClusterSchedulingPolicy,
+        ),  # cudaLaunchAttributeClusterSchedulingPolicyPreference
+        6: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="programmaticStreamSerializationAllowed"
+        ),  # cudaLaunchAttributeProgrammaticStreamSerialization
+        7: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="programmaticEvent"
+        ),  # cudaLaunchAttributeProgrammaticEvent
+        8: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="priority"
+        ),  # cudaLaunchAttributePriority
+        9: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="memSyncDomainMap"
+        ),  # cudaLaunchAttributeMemSyncDomainMap
+        10: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="memSyncDomain", enum=cudaLaunchMemSyncDomain
+        ),  # cudaLaunchAttributeMemSyncDomain
+        11: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="preferredClusterDim"
+        ),  # cudaLaunchAttributePreferredClusterDimension
+        12: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="launchCompletionEvent"
+        ),  # cudaLaunchAttributeLaunchCompletionEvent
+        13: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="deviceUpdatableKernelNode"
+        ),  # cudaLaunchAttributeDeviceUpdatableKernelNode
+        14: _c.AttributeValue(
+            cudaLaunchAttributeValue, member="sharedMemCarveout"
+        ),  # cudaLaunchAttributePreferredSharedMemoryCarveout
+    }
+)
+_cudaMemPoolAttr_values: _c.AttributeTable[int] = _c.AttributeTable(
+    {
+        1: _c.AttributeValue(c_int),  # cudaMemPoolReuseFollowEventDependencies
+        2: _c.AttributeValue(c_int),  # cudaMemPoolReuseAllowOpportunistic
+        3: _c.AttributeValue(c_int),  # cudaMemPoolReuseAllowInternalDependencies
+        4: _c.AttributeValue(c_ulonglong),  # cudaMemPoolAttrReleaseThreshold
+        5: _c.AttributeValue(c_ulonglong),  # cudaMemPoolAttrReservedMemCurrent
+        6: _c.AttributeValue(c_ulonglong),  # cudaMemPoolAttrReservedMemHigh
+        7: _c.AttributeValue(c_ulonglong),  # cudaMemPoolAttrUsedMemCurrent
+        8: _c.AttributeValue(c_ulonglong),  # cudaMemPoolAttrUsedMemHigh
+    }
+)
+_cudaMemRangeAttribute_values: _c.AttributeTable[int | list[int]] = _c.AttributeTable(
+    {
+        1: _c.AttributeValue(c_int),  # cudaMemRangeAttributeReadMostly
+        2: _c.AttributeValue(c_int),  # cudaMemRangeAttributePreferredLocation
+        3: _c.AttributeValue(c_int, array=True),  # cudaMemRangeAttributeAccessedBy
+        4: _c.AttributeValue(c_int),  # cudaMemRangeAttributeLastPrefetchLocation
+        5: _c.AttributeValue(
+            c_uint, enum=cudaMemLocationType
+        ),  # cudaMemRangeAttributePreferredLocationType
+        6: _c.AttributeValue(c_int),  # cudaMemRangeAttributePreferredLocationId
+        7: _c.AttributeValue(
+            c_uint, enum=cudaMemLocationType
+        ),  # cudaMemRangeAttributeLastPrefetchLocationType
+        8: _c.AttributeValue(c_int),  # cudaMemRangeAttributeLastPrefetchLocationId
+    }
+)
+
 
 def __getattr__(name: str) -> type[CudaError]:
     # The CudaError subclasses (CudaErrorMemoryAllocation, ...) are made on first use.
@@ -775,7 +884,7 @@ _c.bind_on_first_call(
         "cudaDeviceGetByPCIBusId": (c_uint, (POINTER(c_int), c_void_p)),
         "cudaDeviceGetCacheConfig": (c_uint, (POINTER(c_uint),)),
         "cudaDeviceGetDefaultMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
-        "cudaDeviceGetGraphMemAttribute": (c_uint, (c_int, c_uint, POINTER(c_ulonglong))),
+        "cudaDeviceGetGraphMemAttribute": (c_uint, (c_int, c_uint, c_void_p)),
         "cudaDeviceGetLimit": (c_uint, (POINTER(c_size_t), c_uint)),
         "cudaDeviceGetMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
         "cudaDeviceGetNvSciSyncAttributes": (c_uint, (c_void_p, c_int, c_int)),
@@ -1035,10 +1144,7 @@ _c.bind_on_first_call(
         ),
         "cudaGraphInstantiateWithParams": (c_uint, (POINTER(cudaGraphExec_t), c_void_p, c_void_p)),
         "cudaGraphKernelNodeCopyAttributes": (c_uint, (c_void_p, c_void_p)),
-        "cudaGraphKernelNodeGetAttribute": (
-            c_uint,
-            (c_void_p, c_uint, POINTER(cudaLaunchAttributeValue)),
-        ),
+        "cudaGraphKernelNodeGetAttribute": (c_uint, (c_void_p, c_uint, c_void_p)),
         "cudaGraphKernelNodeGetParams": (c_uint, (c_void_p, POINTER(cudaKernelNodeParams))),
         "cudaGraphKernelNodeSetAttribute": (c_uint, (c_void_p, c_uint, c_void_p)),
         "cudaGraphKernelNodeSetParams": (c_uint, (c_void_p, c_void_p)),
@@ -1360,7 +1466,7 @@ _c.bind_on_first_call(
         "cudaStreamCreateWithPriority": (c_uint, (POINTER(cudaStream_t), c_uint, c_int)),
         "cudaStreamDestroy": (c_uint, (c_void_p,)),
         "cudaStreamEndCapture": (c_uint, (c_void_p, POINTER(cudaGraph_t))),
-        "cudaStreamGetAttribute": (c_uint, (c_void_p, c_uint, POINTER(cudaLaunchAttributeValue))),
+        "cudaStreamGetAttribute": (c_uint, (c_void_p, c_uint, c_void_p)),
         "cudaStreamGetCaptureInfo": (
             c_uint,
             (
@@ -1976,6 +2082,14 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
         device: Specifies the scope of the query
         attr: attribute to get
 
+    value comes back as the Python value of the type attr selects.
+
+    Values by attr:
+        cudaGraphMemAttrUsedMemCurrent: int (unsigned long long)
+        cudaGraphMemAttrUsedMemHigh: int (unsigned long long)
+        cudaGraphMemAttrReservedMemCurrent: int (unsigned long long)
+        cudaGraphMemAttrReservedMemHigh: int (unsigned long long)
+
     Returns:
         value: retrieved value
 
@@ -1983,16 +2097,18 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
 
     C: cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
-    value = c_ulonglong()
+    value = _c.attribute_storage(
+        attr, _cudaGraphMemAttributeType_values, "cudaDeviceGetGraphMemAttribute"
+    )
     try:
-        err = _cudaDeviceGetGraphMemAttribute(device, attr, value)
+        err = _cudaDeviceGetGraphMemAttribute(device, attr, _c.byref(value))
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaDeviceGetGraphMemAttribute", ("device", "attr", "value")
         ) from None
     if err:
         raise _error(err, _lib)
-    return value.value
+    return _c.attribute_result(value, attr, _cudaGraphMemAttributeType_values)
 
 
 def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
@@ -2294,23 +2410,32 @@ def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
 
 
 def cudaDeviceSetGraphMemAttribute(
-    device: int, attr: cudaGraphMemAttributeType | int, value: _PointerLike
+    device: int, attr: cudaGraphMemAttributeType | int, value: int
 ) -> None:
-    """cudaDeviceSetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: _PointerLike) -> None
+    """cudaDeviceSetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: int) -> None
 
     Set asynchronous allocation attributes related to graphs.
 
     Parameters:
         device: Specifies the scope of the query
         attr: attribute to get
-        value: pointer to value to set
+        value: the attribute's value (below)
+
+    value is the Python value of the type attr selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call sys_12080.cudaDeviceSetGraphMemAttribute.
+
+    Values by attr:
+        cudaGraphMemAttrUsedMemCurrent: int (unsigned long long)
+        cudaGraphMemAttrUsedMemHigh: int (unsigned long long)
+        cudaGraphMemAttrReservedMemCurrent: int (unsigned long long)
+        cudaGraphMemAttrReservedMemHigh: int (unsigned long long)
 
     Raises CudaError subclasses for: cudaErrorInvalidDevice.
 
     C: cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
+    value = _c.attribute_value(
+        value, attr, _cudaGraphMemAttributeType_values, "cudaDeviceSetGraphMemAttribute", "value"
+    )
     try:
         err = _cudaDeviceSetGraphMemAttribute(device, attr, value)
     except _ArgumentError as exc:
@@ -5759,10 +5884,39 @@ def cudaGraphKernelNodeCopyAttributes(
 
 def cudaGraphKernelNodeGetAttribute(
     hNode: cudaGraphNode_t | _HandleLike, attr: cudaLaunchAttributeID | int
-) -> cudaLaunchAttributeValue:
-    """cudaGraphKernelNodeGetAttribute(hNode: cudaGraphNode_t | _HandleLike, attr: cudaLaunchAttributeID | int) -> cudaLaunchAttributeValue
+) -> (
+    int
+    | cudaAccessPolicyWindow
+    | cudaLaunchAttributeValue_clusterDim
+    | cudaLaunchAttributeValue_programmaticEvent
+    | cudaLaunchMemSyncDomainMap
+    | cudaLaunchAttributeValue_preferredClusterDim
+    | cudaLaunchAttributeValue_launchCompletionEvent
+    | cudaLaunchAttributeValue_deviceUpdatableKernelNode
+    | cudaLaunchAttributeValue
+):
+    """cudaGraphKernelNodeGetAttribute(hNode: cudaGraphNode_t | _HandleLike, attr: cudaLaunchAttributeID | int) -> int | cudaAccessPolicyWindow | cudaLaunchAttributeValue_clusterDim | cudaLaunchAttributeValue_programmaticEvent | cudaLaunchMemSyncDomainMap | cudaLaunchAttributeValue_preferredClusterDim | cudaLaunchAttributeValue_launchCompletionEvent | cudaLaunchAttributeValue_deviceUpdatableKernelNode | cudaLaunchAttributeValue
 
     Queries node attribute.
+
+    value_out comes back as the Python value of the type attr selects.
+
+    Values by attr:
+        cudaLaunchAttributeIgnore: cudaLaunchAttributeValue
+        cudaLaunchAttributeAccessPolicyWindow: cudaAccessPolicyWindow (member accessPolicyWindow)
+        cudaLaunchAttributeCooperative: int (member cooperative)
+        cudaLaunchAttributeSynchronizationPolicy: int (member syncPolicy)
+        cudaLaunchAttributeClusterDimension: cudaLaunchAttributeValue_clusterDim (member clusterDim)
+        cudaLaunchAttributeClusterSchedulingPolicyPreference: int (member clusterSchedulingPolicyPreference)
+        cudaLaunchAttributeProgrammaticStreamSerialization: int (member programmaticStreamSerializationAllowed)
+        cudaLaunchAttributeProgrammaticEvent: cudaLaunchAttributeValue_programmaticEvent (member programmaticEvent)
+        cudaLaunchAttributePriority: int (member priority)
+        cudaLaunchAttributeMemSyncDomainMap: cudaLaunchMemSyncDomainMap (member memSyncDomainMap)
+        cudaLaunchAttributeMemSyncDomain: int (member memSyncDomain)
+        cudaLaunchAttributePreferredClusterDimension: cudaLaunchAttributeValue_preferredClusterDim (member preferredClusterDim)
+        cudaLaunchAttributeLaunchCompletionEvent: cudaLaunchAttributeValue_launchCompletionEvent (member launchCompletionEvent)
+        cudaLaunchAttributeDeviceUpdatableKernelNode: cudaLaunchAttributeValue_deviceUpdatableKernelNode (member deviceUpdatableKernelNode)
+        cudaLaunchAttributePreferredSharedMemoryCarveout: int (member sharedMemCarveout)
 
     Returns:
         value_out
@@ -5773,16 +5927,18 @@ def cudaGraphKernelNodeGetAttribute(
     """
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
-    value_out = cudaLaunchAttributeValue()
+    value_out = _c.attribute_storage(
+        attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeGetAttribute"
+    )
     try:
-        err = _cudaGraphKernelNodeGetAttribute(hNode, attr, value_out)
+        err = _cudaGraphKernelNodeGetAttribute(hNode, attr, _c.byref(value_out))
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaGraphKernelNodeGetAttribute", ("hNode", "attr", "value_out")
         ) from None
     if err:
         raise _error(err, _lib)
-    return value_out
+    return _c.attribute_result(value_out, attr, _cudaLaunchAttributeID_values)
 
 
 def cudaGraphKernelNodeGetParams(node: cudaGraphNode_t | _HandleLike) -> cudaKernelNodeParams:
@@ -5815,11 +5971,42 @@ def cudaGraphKernelNodeGetParams(node: cudaGraphNode_t | _HandleLike) -> cudaKer
 
 
 def cudaGraphKernelNodeSetAttribute(
-    hNode: cudaGraphNode_t | _HandleLike, attr: cudaLaunchAttributeID | int, value: _PointerLike
+    hNode: cudaGraphNode_t | _HandleLike,
+    attr: cudaLaunchAttributeID | int,
+    value: (
+        int
+        | cudaAccessPolicyWindow
+        | cudaLaunchAttributeValue_clusterDim
+        | cudaLaunchAttributeValue_programmaticEvent
+        | cudaLaunchMemSyncDomainMap
+        | cudaLaunchAttributeValue_preferredClusterDim
+        | cudaLaunchAttributeValue_launchCompletionEvent
+        | cudaLaunchAttributeValue_deviceUpdatableKernelNode
+        | cudaLaunchAttributeValue
+    ),
 ) -> None:
-    """cudaGraphKernelNodeSetAttribute(hNode: cudaGraphNode_t | _HandleLike, attr: cudaLaunchAttributeID | int, value: _PointerLike) -> None
+    """cudaGraphKernelNodeSetAttribute(hNode: cudaGraphNode_t | _HandleLike, attr: cudaLaunchAttributeID | int, value: int | cudaAccessPolicyWindow | cudaLaunchAttributeValue_clusterDim | cudaLaunchAttributeValue_programmaticEvent | cudaLaunchMemSyncDomainMap | cudaLaunchAttributeValue_preferredClusterDim | cudaLaunchAttributeValue_launchCompletionEvent | cudaLaunchAttributeValue_deviceUpdatableKernelNode | cudaLaunchAttributeValue) -> None
 
     Sets node attribute.
+
+    value is the Python value of the type attr selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call sys_12080.cudaGraphKernelNodeSetAttribute. A cudaLaunchAttributeValue itself is passed as is.
+
+    Values by attr:
+        cudaLaunchAttributeIgnore: cudaLaunchAttributeValue
+        cudaLaunchAttributeAccessPolicyWindow: cudaAccessPolicyWindow (member accessPolicyWindow)
+        cudaLaunchAttributeCooperative: int (member cooperative)
+        cudaLaunchAttributeSynchronizationPolicy: int (member syncPolicy)
+        cudaLaunchAttributeClusterDimension: cudaLaunchAttributeValue_clusterDim (member clusterDim)
+        cudaLaunchAttributeClusterSchedulingPolicyPreference: int (member clusterSchedulingPolicyPreference)
+        cudaLaunchAttributeProgrammaticStreamSerialization: int (member programmaticStreamSerializationAllowed)
+        cudaLaunchAttributeProgrammaticEvent: cudaLaunchAttributeValue_programmaticEvent (member programmaticEvent)
+        cudaLaunchAttributePriority: int (member priority)
+        cudaLaunchAttributeMemSyncDomainMap: cudaLaunchMemSyncDomainMap (member memSyncDomainMap)
+        cudaLaunchAttributeMemSyncDomain: int (member memSyncDomain)
+        cudaLaunchAttributePreferredClusterDimension: cudaLaunchAttributeValue_preferredClusterDim (member preferredClusterDim)
+        cudaLaunchAttributeLaunchCompletionEvent: cudaLaunchAttributeValue_launchCompletionEvent (member launchCompletionEvent)
+        cudaLaunchAttributeDeviceUpdatableKernelNode: cudaLaunchAttributeValue_deviceUpdatableKernelNode (member deviceUpdatableKernelNode)
+        cudaLaunchAttributePreferredSharedMemoryCarveout: int (member sharedMemCarveout)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle.
 
@@ -5827,8 +6014,9 @@ def cudaGraphKernelNodeSetAttribute(
     """
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
-    if value.__class__ is not int:
-        value = _c.ref(value, cudaLaunchAttributeValue, "value", False)
+    value = _c.attribute_value(
+        value, attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeSetAttribute", "value"
+    )
     try:
         err = _cudaGraphKernelNodeSetAttribute(hNode, attr, value)
     except _ArgumentError as exc:
@@ -8281,15 +8469,29 @@ def cudaMemPoolGetAccess(
 
 
 def cudaMemPoolGetAttribute(
-    memPool: cudaMemPool_t | _HandleLike, attr: cudaMemPoolAttr | int, value: _PointerLike
-) -> None:
-    """cudaMemPoolGetAttribute(memPool: cudaMemPool_t | _HandleLike, attr: cudaMemPoolAttr | int, value: _PointerLike) -> None
+    memPool: cudaMemPool_t | _HandleLike, attr: cudaMemPoolAttr | int
+) -> int:
+    """cudaMemPoolGetAttribute(memPool: cudaMemPool_t | _HandleLike, attr: cudaMemPoolAttr | int) -> int
 
     Gets attributes of a memory pool.
 
     Parameters:
         memPool: The memory pool to get attributes of
         attr: The attribute to get
+
+    value comes back as the Python value of the type attr selects.
+
+    Values by attr:
+        cudaMemPoolReuseFollowEventDependencies: int
+        cudaMemPoolReuseAllowOpportunistic: int
+        cudaMemPoolReuseAllowInternalDependencies: int
+        cudaMemPoolAttrReleaseThreshold: int (unsigned long long)
+        cudaMemPoolAttrReservedMemCurrent: int (unsigned long long)
+        cudaMemPoolAttrReservedMemHigh: int (unsigned long long)
+        cudaMemPoolAttrUsedMemCurrent: int (unsigned long long)
+        cudaMemPoolAttrUsedMemHigh: int (unsigned long long)
+
+    Returns:
         value: Retrieved value
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
@@ -8298,16 +8500,16 @@ def cudaMemPoolGetAttribute(
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
+    value = _c.attribute_storage(attr, _cudaMemPoolAttr_values, "cudaMemPoolGetAttribute")
     try:
-        err = _cudaMemPoolGetAttribute(memPool, attr, value)
+        err = _cudaMemPoolGetAttribute(memPool, attr, _c.byref(value))
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaMemPoolGetAttribute", ("memPool", "attr", "value")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.attribute_result(value, attr, _cudaMemPoolAttr_values)
 
 
 def cudaMemPoolImportFromShareableHandle(
@@ -8406,16 +8608,28 @@ def cudaMemPoolSetAccess(
 
 
 def cudaMemPoolSetAttribute(
-    memPool: cudaMemPool_t | _HandleLike, attr: cudaMemPoolAttr | int, value: _PointerLike
+    memPool: cudaMemPool_t | _HandleLike, attr: cudaMemPoolAttr | int, value: int
 ) -> None:
-    """cudaMemPoolSetAttribute(memPool: cudaMemPool_t | _HandleLike, attr: cudaMemPoolAttr | int, value: _PointerLike) -> None
+    """cudaMemPoolSetAttribute(memPool: cudaMemPool_t | _HandleLike, attr: cudaMemPoolAttr | int, value: int) -> None
 
     Sets attributes of a memory pool.
 
     Parameters:
         memPool: The memory pool to modify
         attr: The attribute to modify
-        value: Pointer to the value to assign
+        value: the attribute's value (below)
+
+    value is the Python value of the type attr selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call sys_12080.cudaMemPoolSetAttribute.
+
+    Values by attr:
+        cudaMemPoolReuseFollowEventDependencies: int
+        cudaMemPoolReuseAllowOpportunistic: int
+        cudaMemPoolReuseAllowInternalDependencies: int
+        cudaMemPoolAttrReleaseThreshold: int (unsigned long long)
+        cudaMemPoolAttrReservedMemCurrent: int (unsigned long long)
+        cudaMemPoolAttrReservedMemHigh: int (unsigned long long)
+        cudaMemPoolAttrUsedMemCurrent: int (unsigned long long)
+        cudaMemPoolAttrUsedMemHigh: int (unsigned long long)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -8423,8 +8637,9 @@ def cudaMemPoolSetAttribute(
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
+    value = _c.attribute_value(
+        value, attr, _cudaMemPoolAttr_values, "cudaMemPoolSetAttribute", "value"
+    )
     try:
         err = _cudaMemPoolSetAttribute(memPool, attr, value)
     except _ArgumentError as exc:
@@ -8526,75 +8741,107 @@ def cudaMemPrefetchAsync_v2(
 
 
 def cudaMemRangeGetAttribute(
-    data: _PointerLike,
-    dataSize: int,
-    attribute: cudaMemRangeAttribute | int,
-    devPtr: _PointerLike,
-    count: int,
-) -> None:
-    """cudaMemRangeGetAttribute(data: _PointerLike, dataSize: int, attribute: cudaMemRangeAttribute | int, devPtr: _PointerLike, count: int) -> None
+    dataSize: int, attribute: cudaMemRangeAttribute | int, devPtr: _PointerLike, count: int
+) -> int | list[int]:
+    """cudaMemRangeGetAttribute(dataSize: int, attribute: cudaMemRangeAttribute | int, devPtr: _PointerLike, count: int) -> int | list[int]
 
     Query an attribute of a given memory range.
 
     Parameters:
-        data: A pointers to a memory location where the result of each attribute query will be written to.
         dataSize: Array containing the size of data
         attribute: The attribute to query
         devPtr: Start of the range to query
         count: Size of the range to query
 
+    data comes back as the Python value of the type attribute selects.
+
+    Values by attribute:
+        cudaMemRangeAttributeReadMostly: int
+        cudaMemRangeAttributePreferredLocation: int
+        cudaMemRangeAttributeAccessedBy: list[int] (int[])
+        cudaMemRangeAttributeLastPrefetchLocation: int
+        cudaMemRangeAttributePreferredLocationType: int (cudaMemLocationType)
+        cudaMemRangeAttributePreferredLocationId: int
+        cudaMemRangeAttributeLastPrefetchLocationType: int (cudaMemLocationType)
+        cudaMemRangeAttributeLastPrefetchLocationId: int
+
+    Returns:
+        data: A pointers to a memory location where the result of each attribute query will be written to.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)
     """
-    if data.__class__ is not int:
-        data = _c.pointer(data, "data", True)
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
+    data = _c.attribute_storage(
+        attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
+    )
     try:
-        err = _cudaMemRangeGetAttribute(data, dataSize, attribute, devPtr, count)
+        err = _cudaMemRangeGetAttribute(_c.byref(data), dataSize, attribute, devPtr, count)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaMemRangeGetAttribute", ("data", "dataSize", "attribute", "devPtr", "count")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.attribute_result(data, attribute, _cudaMemRangeAttribute_values)
 
 
 def cudaMemRangeGetAttributes(
-    data: _PointerLike,
     dataSizes: _PointerLike,
     attributes: _PointerLike,
     numAttributes: int,
     devPtr: _PointerLike,
     count: int,
-) -> None:
-    """cudaMemRangeGetAttributes(data: _PointerLike, dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: _PointerLike, count: int) -> None
+) -> list[int | list[int]]:
+    """cudaMemRangeGetAttributes(dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: _PointerLike, count: int) -> list[int | list[int]]
 
     Query attributes of a given memory range.
 
     Parameters:
-        data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
         dataSizes: Array containing the sizes of each result
         attributes: An array of attributes to query (numAttributes and the number of attributes in this array should match)
         numAttributes: Number of attributes to query
         devPtr: Start of the range to query
         count: Size of the range to query
 
+    data comes back as a list: the Python value of each of attributes, by its type.
+
+    Values by attributes:
+        cudaMemRangeAttributeReadMostly: int
+        cudaMemRangeAttributePreferredLocation: int
+        cudaMemRangeAttributeAccessedBy: list[int] (int[])
+        cudaMemRangeAttributeLastPrefetchLocation: int
+        cudaMemRangeAttributePreferredLocationType: int (cudaMemLocationType)
+        cudaMemRangeAttributePreferredLocationId: int
+        cudaMemRangeAttributeLastPrefetchLocationType: int (cudaMemLocationType)
+        cudaMemRangeAttributeLastPrefetchLocationId: int
+
+    Returns:
+        data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)
     """
-    if data.__class__ is not int:
-        data = _c.pointer(data, "data", True)
     if dataSizes.__class__ is not int:
         dataSizes = _c.ref(dataSizes, c_size_t, "dataSizes", True)
     if attributes.__class__ is not int:
         attributes = _c.ref(attributes, c_uint, "attributes", True)
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
+    data = _c.attribute_storages(
+        attributes,
+        _cudaMemRangeAttribute_values,
+        "cudaMemRangeGetAttributes",
+        dataSizes,
+        numAttributes,
+    )
     try:
-        err = _cudaMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, count)
+        err = _cudaMemRangeGetAttributes(
+            _c.byref(data), dataSizes, attributes, numAttributes, devPtr, count
+        )
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -8603,6 +8850,7 @@ def cudaMemRangeGetAttributes(
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.attribute_results(data, attributes, _cudaMemRangeAttribute_values)
 
 
 def cudaMemcpy(
@@ -10611,10 +10859,39 @@ def cudaStreamEndCapture(stream: cudaStream_t | _HandleLike) -> cudaGraph_t:
 
 def cudaStreamGetAttribute(
     hStream: cudaStream_t | _HandleLike, attr: cudaLaunchAttributeID | int
-) -> cudaLaunchAttributeValue:
-    """cudaStreamGetAttribute(hStream: cudaStream_t | _HandleLike, attr: cudaLaunchAttributeID | int) -> cudaLaunchAttributeValue
+) -> (
+    int
+    | cudaAccessPolicyWindow
+    | cudaLaunchAttributeValue_clusterDim
+    | cudaLaunchAttributeValue_programmaticEvent
+    | cudaLaunchMemSyncDomainMap
+    | cudaLaunchAttributeValue_preferredClusterDim
+    | cudaLaunchAttributeValue_launchCompletionEvent
+    | cudaLaunchAttributeValue_deviceUpdatableKernelNode
+    | cudaLaunchAttributeValue
+):
+    """cudaStreamGetAttribute(hStream: cudaStream_t | _HandleLike, attr: cudaLaunchAttributeID | int) -> int | cudaAccessPolicyWindow | cudaLaunchAttributeValue_clusterDim | cudaLaunchAttributeValue_programmaticEvent | cudaLaunchMemSyncDomainMap | cudaLaunchAttributeValue_preferredClusterDim | cudaLaunchAttributeValue_launchCompletionEvent | cudaLaunchAttributeValue_deviceUpdatableKernelNode | cudaLaunchAttributeValue
 
     Queries stream attribute.
+
+    value_out comes back as the Python value of the type attr selects.
+
+    Values by attr:
+        cudaLaunchAttributeIgnore: cudaLaunchAttributeValue
+        cudaLaunchAttributeAccessPolicyWindow: cudaAccessPolicyWindow (member accessPolicyWindow)
+        cudaLaunchAttributeCooperative: int (member cooperative)
+        cudaLaunchAttributeSynchronizationPolicy: int (member syncPolicy)
+        cudaLaunchAttributeClusterDimension: cudaLaunchAttributeValue_clusterDim (member clusterDim)
+        cudaLaunchAttributeClusterSchedulingPolicyPreference: int (member clusterSchedulingPolicyPreference)
+        cudaLaunchAttributeProgrammaticStreamSerialization: int (member programmaticStreamSerializationAllowed)
+        cudaLaunchAttributeProgrammaticEvent: cudaLaunchAttributeValue_programmaticEvent (member programmaticEvent)
+        cudaLaunchAttributePriority: int (member priority)
+        cudaLaunchAttributeMemSyncDomainMap: cudaLaunchMemSyncDomainMap (member memSyncDomainMap)
+        cudaLaunchAttributeMemSyncDomain: int (member memSyncDomain)
+        cudaLaunchAttributePreferredClusterDimension: cudaLaunchAttributeValue_preferredClusterDim (member preferredClusterDim)
+        cudaLaunchAttributeLaunchCompletionEvent: cudaLaunchAttributeValue_launchCompletionEvent (member launchCompletionEvent)
+        cudaLaunchAttributeDeviceUpdatableKernelNode: cudaLaunchAttributeValue_deviceUpdatableKernelNode (member deviceUpdatableKernelNode)
+        cudaLaunchAttributePreferredSharedMemoryCarveout: int (member sharedMemCarveout)
 
     Returns:
         value_out
@@ -10625,16 +10902,16 @@ def cudaStreamGetAttribute(
     """
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
-    value_out = cudaLaunchAttributeValue()
+    value_out = _c.attribute_storage(attr, _cudaLaunchAttributeID_values, "cudaStreamGetAttribute")
     try:
-        err = _cudaStreamGetAttribute(hStream, attr, value_out)
+        err = _cudaStreamGetAttribute(hStream, attr, _c.byref(value_out))
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaStreamGetAttribute", ("hStream", "attr", "value_out")
         ) from None
     if err:
         raise _error(err, _lib)
-    return value_out
+    return _c.attribute_result(value_out, attr, _cudaLaunchAttributeID_values)
 
 
 def cudaStreamGetCaptureInfo(
@@ -10980,11 +11257,42 @@ def cudaStreamQuery(stream: cudaStream_t | _HandleLike) -> bool:
 
 
 def cudaStreamSetAttribute(
-    hStream: cudaStream_t | _HandleLike, attr: cudaLaunchAttributeID | int, value: _PointerLike
+    hStream: cudaStream_t | _HandleLike,
+    attr: cudaLaunchAttributeID | int,
+    value: (
+        int
+        | cudaAccessPolicyWindow
+        | cudaLaunchAttributeValue_clusterDim
+        | cudaLaunchAttributeValue_programmaticEvent
+        | cudaLaunchMemSyncDomainMap
+        | cudaLaunchAttributeValue_preferredClusterDim
+        | cudaLaunchAttributeValue_launchCompletionEvent
+        | cudaLaunchAttributeValue_deviceUpdatableKernelNode
+        | cudaLaunchAttributeValue
+    ),
 ) -> None:
-    """cudaStreamSetAttribute(hStream: cudaStream_t | _HandleLike, attr: cudaLaunchAttributeID | int, value: _PointerLike) -> None
+    """cudaStreamSetAttribute(hStream: cudaStream_t | _HandleLike, attr: cudaLaunchAttributeID | int, value: int | cudaAccessPolicyWindow | cudaLaunchAttributeValue_clusterDim | cudaLaunchAttributeValue_programmaticEvent | cudaLaunchMemSyncDomainMap | cudaLaunchAttributeValue_preferredClusterDim | cudaLaunchAttributeValue_launchCompletionEvent | cudaLaunchAttributeValue_deviceUpdatableKernelNode | cudaLaunchAttributeValue) -> None
 
     Sets stream attribute.
+
+    value is the Python value of the type attr selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call sys_12080.cudaStreamSetAttribute. A cudaLaunchAttributeValue itself is passed as is.
+
+    Values by attr:
+        cudaLaunchAttributeIgnore: cudaLaunchAttributeValue
+        cudaLaunchAttributeAccessPolicyWindow: cudaAccessPolicyWindow (member accessPolicyWindow)
+        cudaLaunchAttributeCooperative: int (member cooperative)
+        cudaLaunchAttributeSynchronizationPolicy: int (member syncPolicy)
+        cudaLaunchAttributeClusterDimension: cudaLaunchAttributeValue_clusterDim (member clusterDim)
+        cudaLaunchAttributeClusterSchedulingPolicyPreference: int (member clusterSchedulingPolicyPreference)
+        cudaLaunchAttributeProgrammaticStreamSerialization: int (member programmaticStreamSerializationAllowed)
+        cudaLaunchAttributeProgrammaticEvent: cudaLaunchAttributeValue_programmaticEvent (member programmaticEvent)
+        cudaLaunchAttributePriority: int (member priority)
+        cudaLaunchAttributeMemSyncDomainMap: cudaLaunchMemSyncDomainMap (member memSyncDomainMap)
+        cudaLaunchAttributeMemSyncDomain: int (member memSyncDomain)
+        cudaLaunchAttributePreferredClusterDimension: cudaLaunchAttributeValue_preferredClusterDim (member preferredClusterDim)
+        cudaLaunchAttributeLaunchCompletionEvent: cudaLaunchAttributeValue_launchCompletionEvent (member launchCompletionEvent)
+        cudaLaunchAttributeDeviceUpdatableKernelNode: cudaLaunchAttributeValue_deviceUpdatableKernelNode (member deviceUpdatableKernelNode)
+        cudaLaunchAttributePreferredSharedMemoryCarveout: int (member sharedMemCarveout)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle.
 
@@ -10992,8 +11300,9 @@ def cudaStreamSetAttribute(
     """
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
-    if value.__class__ is not int:
-        value = _c.ref(value, cudaLaunchAttributeValue, "value", False)
+    value = _c.attribute_value(
+        value, attr, _cudaLaunchAttributeID_values, "cudaStreamSetAttribute", "value"
+    )
     try:
         err = _cudaStreamSetAttribute(hStream, attr, value)
     except _ArgumentError as exc:

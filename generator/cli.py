@@ -74,13 +74,21 @@ def cmd_check(args) -> int:
 
 def cmd_outputs(args) -> int:
     """Print each function's checked form; `*` marks what the exceptions table decided."""
+    from .attributes import listing
     from .fetch import fetch_version
     from .generate import parse_version
     from .resolve import describe, resolve, table_uses
 
     manifest = Manifest.load(args.manifest)
     for key in [args.version] if args.version else manifest.keys():
-        plans = resolve(parse_version(fetch_version(manifest, key, _progress)))
+        model = parse_version(fetch_version(manifest, key, _progress))
+        if args.attributes:
+            lines = listing(model)
+            print(f"# CUDA {key}: {len(lines)} attribute value type(s) (generator/attributes.py)")
+            for line in lines:
+                print(f"  {line}")
+            continue
+        plans = resolve(model)
         if not args.table:
             print(f"# CUDA {key}")
             for plan in plans:
@@ -181,6 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     outputs.add_argument("version", nargs="?", help="a CUDA version of the manifest (default: all)")
     outputs.add_argument(
         "--table", action="store_true", help="only what the exceptions table decided"
+    )
+    outputs.add_argument(
+        "--attributes",
+        action="store_true",
+        help="instead, each attribute's value type for the attribute setters and getters",
     )
     outputs.set_defaults(func=cmd_outputs)
     add = sub.add_parser(

@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .attributes import undecided as undecided_attributes
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
 from .files import write_atomically
 from .manifest import Manifest
@@ -92,6 +93,8 @@ def render_version(
         progress(f"[{key}] from the exceptions table: {line}")
     for line in doc_name_mismatches(model):
         progress(f"[{key}] doc names {line}")
+    for line in undecided_attributes(model):
+        progress(f"[{key}] no attribute value type (add it to generator/attributes.py): {line}")
     return RenderedVersion(
         key=key,
         files={

@@ -33,6 +33,7 @@ class Source(StrEnum):
     TYPE = "type"  # its C type: only a non-const pointer to data may be written
     INFERRED = "inferred"  # the header's documentation
     TABLE = "table"  # resolve.OVERRIDES, the reviewed exceptions table
+    ATTRIBUTES = "attributes"  # generator/attributes.py: a value typed by an attribute
 
 
 class ParamKind(StrEnum):
@@ -48,6 +49,9 @@ class ParamKind(StrEnum):
     CALLBACK = "callback"  # cudaHostFn_t / cudaStreamCallback_t: a Python callable or a pointer
     CALLBACK_DATA = "callback_data"  # its `void *` data: any object with a callable (`partner`)
     CALLBACK_RECORD = "callback_record"  # `const T *` to a record with a cudaHostFn_t (host nodes)
+    # A `void *` / union value whose type the `partner` attribute argument selects: the
+    # Python value in (setters) or out (getters); ctype names the generated table.
+    ATTRIBUTE = "attribute"
     # Outputs (roles OUT, INOUT, COUNT).
     ENUM = "enum"  # an enum value, returned as the enum class's member
     ADDRESS = "address"  # a `void *` or pointer written by the call, returned as an int
@@ -70,6 +74,7 @@ INPUT_KINDS = frozenset(
         ParamKind.CALLBACK,
         ParamKind.CALLBACK_DATA,
         ParamKind.CALLBACK_RECORD,
+        ParamKind.ATTRIBUTE,
     }
 )
 OUTPUT_KINDS = frozenset(ParamKind) - {

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
+from .attributes import AttributeTypes
 from .ctypes_map import POINTER_KINDS, RenderError, TypeMapper
 from .formatting import format_python
 from .model import ApiModel, Param
@@ -73,6 +75,9 @@ class CheckedView:
             ),
             None,
         )
+        self.attributes = AttributeTypes(model)
+        # Attribute value tables the functions use: name -> source (generator/attributes.py).
+        self.attribute_tables: dict[str, str] = {}
         self.functions = [_Function(self, plan).emit() for plan in plans]
         # cudart.occupancy's port of the cuda_runtime.h templates asks these.
         self.occupancy = {
@@ -80,6 +85,41 @@ class CheckedView:
             "cudaFuncGetAttributes",
             "cudaDeviceGetAttribute",
         } <= {plan.name for plan in plans}
+
+    def attribute_table(self, function: str, name: str) -> None:
+        """Emit the table `name` of the function's attribute enum: value -> AttributeValue."""
+        if name in self.attribute_tables:
+            return
+        attributes, types = self.attributes, self.types
+        union = attributes.union_of(function)
+        rows = []
+        for d in attributes.decisions(function):
+            t = d.type
+            if t is None:
+                spec = "None"
+            elif union is not None:
+                record = self.use(union)
+                field = next((f for f in types.records[union].fields if f.name == t.member), None)
+                enum = types.enum_class(field.type) if field else None
+                member = f", member={t.member!r}" if t.member else ""
+                spec = f"_c.AttributeValue({record}{member}" + (
+                    f", enum={self.use(enum)})" if enum else ")"
+                )
+            else:
+                assert t.ctype is not None
+                c_type = attributes.c_type(t.ctype)
+                ctype = self.ctype(types.field_type(c_type))
+                enum = types.enum_class(c_type)
+                extra = f", enum={self.use(enum)}" if enum else ""
+                extra += ", array=True" if t.array else ""
+                spec = f"_c.AttributeValue({ctype}{extra})"
+            rows.append(f"    {d.value}: {spec},  # {d.enumerator}")
+        py_type = self.annotation(attributes.py_type(function))
+        self.attribute_tables[name] = (
+            f"{name}: _c.AttributeTable[{py_type}] = _c.AttributeTable(\n    {{\n"
+            + "\n".join("    " + r for r in rows)
+            + "\n    }\n)"
+        )
 
     @property
     def cuda_version(self) -> int:
@@ -224,6 +264,14 @@ def _in_callback_record(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tupl
     return p.py_type, (f'{n}, _{n}_token = _c.callback_record({n}, {cls}, _lib, "{n}")',)
 
 
+def _in_attribute(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # The attribute argument picks the value's C type from the module's table
+    # (generator/attributes.py); C gets a pointer to storage of that type.
+    n, attr = p.py_name, f.py_name(p.partner or "")
+    f.v.attribute_table(f.plan.function.name, p.ctype)
+    return p.py_type, (f'{n} = _c.attribute_value({n}, {attr}, {p.ctype}, "{f.plan.name}", "{n}")',)
+
+
 _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.HANDLE: _in_handle,
     ParamKind.POINTER: _in_pointer,
@@ -234,6 +282,7 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.CALLBACK: _in_callback,
     ParamKind.CALLBACK_DATA: _in_callback_data,
     ParamKind.CALLBACK_RECORD: _in_callback_record,
+    ParamKind.ATTRIBUTE: _in_attribute,
 }
 _RELEASED = frozenset({ParamKind.CALLBACK, ParamKind.CALLBACK_RECORD})
 
@@ -279,7 +328,20 @@ _OUTPUTS: dict[ParamKind, _Output] = {
         import_annotation=True,
     ),
     ParamKind.COUNT: _Output(None),
+    # Storage of the type the attribute argument selects (`size`: a byte count input that
+    # C is told, checked against it), passed by reference; its Python value comes back.
+    ParamKind.ATTRIBUTE: _Output(
+        "_c.attribute_result({n}, {partner}, {ctype})",
+        storage='{n} = _c.attribute_storage({partner}, {ctype}, "{function}"{size})',
+    ),
 }
+
+# ATTRIBUTE for several attributes at once (cudaMemRangeGetAttributes): storage for each
+# behind the `void **` array C fills through, `count` the number of attributes.
+_SEVERAL_ATTRIBUTES = _Output(
+    "_c.attribute_results({n}, {partner}, {ctype})",
+    storage='{n} = _c.attribute_storages({partner}, {ctype}, "{function}"{size}, {count})',
+)
 
 # Every kind has its emitter: a new ParamKind without one fails here, at import.
 if set(_INPUTS) != INPUT_KINDS or set(_OUTPUTS) != OUTPUT_KINDS:
@@ -328,6 +390,8 @@ class _Function:
         # POINTER(storage), so the storage object itself is passed and ctypes takes its
         # address in C, which is much cheaper than byref() plus c_void_p's conversion.
         out = _OUTPUTS[p.kind]
+        if p.kind is ParamKind.ATTRIBUTE:
+            return self.attribute_output(p, c, out)
         ctype = v.ctype(p.ctype)
         if p.kind in (ParamKind.ARRAY, ParamKind.SIZED_ARRAY, ParamKind.CHAR_BUFFER):
             argtype = v.ctype(v.types.param_type(c.type))
@@ -350,6 +414,31 @@ class _Function:
             result_type = v.annotation(p.py_type) if out.import_annotation else p.py_type
             part.result = _Result(out.result.format(**names, py_type=result_type), result_type)
         return part
+
+    def attribute_output(self, p: ParamPlan, c: Param, out: _Output) -> _Param:
+        """A getter's value: storage of the attribute's type, passed by reference."""
+        v, n = self.v, p.py_name
+        v.attribute_table(self.plan.function.name, p.ctype)
+        spec = ATTRIBUTE_FUNCTIONS[self.plan.function.name]
+        names = {
+            "n": n,
+            "ctype": p.ctype,
+            "partner": self.py_name(p.partner or ""),
+            "function": self.plan.name,
+            "size": f", {self.py_name(spec.size)}" if spec.size else "",
+        }
+        if spec.count:
+            out = _SEVERAL_ATTRIBUTES
+            names["count"] = self.py_name(spec.count)
+        assert out.storage is not None and out.result is not None
+        storage, result = out.storage, out.result
+        return _Param(
+            argtype=v.ctype(v.types.param_type(c.type)),
+            call=f"_c.byref({n})",
+            first_call=n,
+            storage=storage.format(**names),
+            result=_Result(result.format(**names), v.annotation(p.py_type)),
+        )
 
     def returns(self, results: list[_Result]) -> str:
         plan = self.plan
@@ -431,6 +520,33 @@ class _Function:
         argtypes = tuple_literal([q.argtype for q in parts])
         return CheckedFunction(name, restype, raw_returns, argtypes, code)
 
+    def attribute_doc(self) -> list[str]:
+        """What each attribute's value is, where an attribute argument types the value."""
+        p = next((q for q in self.plan.params if q.kind is ParamKind.ATTRIBUTE), None)
+        if p is None:
+            return []
+        attributes = self.v.attributes
+        function = self.plan.function.name
+        n, attr = p.py_name, self.py_name(p.partner or "")
+        if p.role is Role.IN:
+            head = (
+                f"{n} is the Python value of the type {attr} selects, checked against its "
+                "C type's range (a ctypes scalar is read as its value). For a raw pointer, "
+                f"call {self.v.raw_module}.{function}."
+            )
+        elif ATTRIBUTE_FUNCTIONS[function].count:
+            head = f"{n} comes back as a list: the Python value of each of {attr}, by its type."
+        else:
+            head = f"{n} comes back as the Python value of the type {attr} selects."
+        union = attributes.union_of(function)
+        if union and p.role is Role.IN:
+            head += f" A {union} itself is passed as is."
+        lines = [head, "", f"Values by {attr}:"]
+        for d in attributes.decisions(function):
+            what = attributes.doc_line(function, d.type) if d.type else "undecided: refused"
+            lines.append(f"    {d.enumerator}: {what}")
+        return lines + [""]
+
     def doc(self, signature: str, returns: str) -> str:
         plan = self.plan
         f = plan.function
@@ -441,8 +557,17 @@ class _Function:
         described = [p for p in plan.inputs if p.doc]
         if described:
             lines.append("Parameters:")
-            lines += [f"    {p.py_name}: {first_sentence(p.doc)}" for p in described]
+            lines += [
+                f"    {p.py_name}: "
+                + (
+                    "the attribute's value (below)"
+                    if p.kind is ParamKind.ATTRIBUTE
+                    else first_sentence(p.doc)
+                )
+                for p in described
+            ]
             lines.append("")
+        lines += self.attribute_doc()
         outs = [p for p in plan.outputs if p.role is not Role.COUNT]
         if plan.result is ResultKind.QUERY:
             lines += ["Returns True when the work is complete, False while cudaErrorNotReady.", ""]

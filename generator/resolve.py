@@ -19,8 +19,10 @@ from __future__ import annotations
 import keyword
 import re
 
+from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
+from .attributes import AttributeTypes
 from .ctypes_map import BUILTIN_KINDS, POINTER_KINDS, RenderError, TypeKind, TypeMapper
-from .model import ApiModel, Builtin, Function, RecordRef, TypedefRef
+from .model import ApiModel, Function, RecordRef, TypedefRef
 from .plan import ARRAY_KINDS, FunctionPlan, ParamKind, ParamPlan, ResultKind, Role, Source
 
 # (function as declared, parameter) -> (role, why). Reviewed by hand: each entry says
@@ -55,7 +57,6 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaGraphicsUnmapResources", "resources"): (Role.IN, "resources the caller gives"),
     ("cudaMemPoolGetAccess", "location"): (Role.IN, "the location queried"),
     ("cudaGraphAddMemAllocNode", "nodeParams"): (Role.IN, "caller-filled; the runtime adds dptr"),
-    ("cudaMemRangeGetAttributes", "data"): (Role.IN, "caller-allocated result buffers"),
     ("cudaGraphMemFreeNodeGetParams", "dptr_out"): (
         Role.OUT,
         "declared void *, written as a void *",
@@ -67,16 +68,8 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaMemGetMemPool", "location"): (Role.IN, "the location queried"),
     ("cudaMemSetMemPool", "location"): (Role.IN, "the location configured"),
     ("cudaMemcpy3DBatchAsync", "opList"): (Role.IN, "the operations to perform"),
-    # A `void *` written as a value: every cudaGraphMemAttributeType is a 64-bit byte count.
-    ("cudaDeviceGetGraphMemAttribute", "value"): (Role.OUT, "a 64-bit byte count (VALUE_TYPES)"),
     ("cudaLibraryLoadData", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
     ("cudaLibraryLoadFromFile", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
-}
-
-# (function, parameter) -> the C type a `void *` output holds, where the header says so
-# in words only ("value type = cuuint64_t" for every attribute).
-VALUE_TYPES: dict[tuple[str, str], str] = {
-    ("cudaDeviceGetGraphMemAttribute", "value"): "unsigned long long",
 }
 
 _RETURNED = re.compile(
@@ -175,6 +168,7 @@ class _Resolver:
     def __init__(self, model: ApiModel) -> None:
         self.model = model
         self.types = TypeMapper(model)
+        self.attributes = AttributeTypes(model)
         self.enumerators = {k.name for e in model.enums for k in e.enumerators}
         # Integer macros name defaults too (C++'s `flags = cudaMemAttachGlobal`).
         self.int_macros = {m.name for m in model.macros if m.kind == "int"}
@@ -363,11 +357,7 @@ class _Resolver:
             if role in (Role.OUT, Role.INOUT):
                 kind, ctype, annotation = self._out_kind(p.type)
                 partner = None
-                if (f.name, p.name) in VALUE_TYPES:
-                    value = Builtin(VALUE_TYPES[(f.name, p.name)])
-                    kind, ctype = ParamKind.SCALAR, types.field_type(value)
-                    annotation = types.number_annotation(types.classify(value))
-                elif kind is ParamKind.CHAR_BUFFER:
+                if kind is ParamKind.CHAR_BUFFER:
                     partner = self._capacity(f, i)
                 elif role is Role.OUT and (size := self._size(f, i)) is not None:
                     element = types.pointee(p.type)
@@ -398,6 +388,13 @@ class _Resolver:
                     self._default(f, p.default, kind),
                     source=source,
                 )
+        # Attribute values (generator/attributes.py): typed by the attribute argument.
+        if f.name in ATTRIBUTE_FUNCTIONS:
+            value = ATTRIBUTE_FUNCTIONS[f.name].value
+            params = [
+                self.attributes.plan_param(f.name, q) if q and q.name == value else q
+                for q in params
+            ]
         plans = _trailing_defaults(_pair_callbacks([q for q in params if q is not None]))
         result, result_ctype = self._result(f)
         errors = self._errors(f)

@@ -84,7 +84,6 @@ REVIEWED_TABLE = {
     ("cudaGraphicsUnmapResources", "resources"): "in",
     ("cudaMemPoolGetAccess", "location"): "in",
     ("cudaGraphAddMemAllocNode", "nodeParams"): "in",
-    ("cudaMemRangeGetAttributes", "data"): "in",
     ("cudaGraphMemFreeNodeGetParams", "dptr_out"): "out",
     ("cudaLogsDumpToMemory", "buffer"): "in",
     ("cudaLogsDumpToMemory", "size"): "inout",
@@ -93,14 +92,13 @@ REVIEWED_TABLE = {
     ("cudaMemGetMemPool", "location"): "in",
     ("cudaMemSetMemPool", "location"): "in",
     ("cudaMemcpy3DBatchAsync", "opList"): "in",
-    ("cudaDeviceGetGraphMemAttribute", "value"): "out",
     ("cudaLibraryLoadData", "jitOptionsValues"): "in",
     ("cudaLibraryLoadFromFile", "jitOptionsValues"): "in",
 }
 
 
 def test_exceptions_table_is_the_reviewed_one():
-    assert len(OVERRIDES) == 35
+    assert len(OVERRIDES) == 33
     assert {key: role for key, (role, _) in OVERRIDES.items()} == REVIEWED_TABLE
     assert all(reason for _, reason in OVERRIDES.values()), "every entry says why"
 
@@ -489,9 +487,10 @@ print(v)
 
 def test_generated_sizes_stay_reasonable():
     """Docs are compact (first sentence per parameter): hold each checked module's size
-    (13.5: 457 kB, with its declarations for type checkers)."""
+    (13.5: 484 kB, with its declarations for type checkers and the attribute value
+    tables and their per-attribute docs, 21 kB)."""
     for path in sorted(GENERATED.glob("checked_*.py")):
-        assert path.stat().st_size < 475_000, path.name
+        assert path.stat().st_size < 500_000, path.name
 
 
 def test_stub_types_the_newest_version():

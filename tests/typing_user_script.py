@@ -33,6 +33,15 @@ def main() -> None:
         cudart.cudaStreamSynchronize(stream)
     free, total = cudart.cudaMemGetInfo()
     print(free / total)
+    # Attribute values are Python values of the attribute's type.
+    pool = cudart.cudaDeviceGetDefaultMemPool(0)
+    cudart.cudaMemPoolSetAttribute(pool, cudart.cudaMemPoolAttrReleaseThreshold, 2**30)
+    held: int = cudart.cudaMemPoolGetAttribute(pool, cudart.cudaMemPoolAttrReleaseThreshold)
+    cudart.cudaMemPoolSetAttribute(pool, cudart.cudaMemPoolAttrReleaseThreshold, "1")  # type: ignore[arg-type]
+    ranges: int | list[int] = cudart.cudaMemRangeGetAttribute(
+        4, cudart.cudaMemRangeAttributeReadMostly, ptr, 1 << 20
+    )
+    print(held, ranges)
 
     start = cudart.cudaEventCreate()
     end = cudart.cudaEventCreate()
