@@ -13,10 +13,10 @@ import sys
 import threading
 from ctypes import ArgumentError, byref
 
+from . import _hostmem
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import symbol_of
 from ._convert import cstring, handle, is_python_callable, pointer, ref
-from . import _hostmem
 from ._handles import Handle
 from ._hostmem import HostMemory
 from .errors import CudaError
@@ -311,7 +311,7 @@ def host_memory(address: int | None, size: int) -> HostMemory:
     return _hostmem.host_memory(address, size)
 
 
-def host_memory_like(address: int | None, given: Any) -> Any:
+def host_memory_like(address: int | None, given: Any) -> HostMemory | int:
     """A `void **` output that maps the pointer input `given`: that HostMemory where the
     address is its own (the same memory, freed with it), else the int."""
     return _hostmem.like(address, given)

@@ -49,10 +49,10 @@ class HostMemory:
     never by calling this class. `len(m)` is the size in bytes, `m[i]` a byte.
     """
 
-    __slots__ = ()
-    # Instances are arrays of the allocation's size; these say so to type checkers.
+    # Set by host_memory() on each instance (which has a __dict__, as ctypes objects do).
+    _released_: bool
+    # Instances are arrays of the allocation's size; this says so to type checkers.
     if TYPE_CHECKING:
-        _released_: bool
 
         def __len__(self) -> int: ...
 
@@ -110,8 +110,8 @@ class HostMemory:
         """A memoryview of the bytes as `format` items ("B", "f", "d", "i", ...): the
         same on every Python (memoryview(m) is ctypes' "<B" view on 3.11)."""
         self.check()
-        view = memoryview(self).cast("B")  # type: ignore[arg-type]  # a ctypes array at run time
-        return view if format == "B" else view.cast(format)
+        view = memoryview(self).cast("B")
+        return view if format == "B" else view.cast(format)  # type: ignore[call-overload]
 
     if sys.version_info >= (3, 12):
         # PEP 688: memoryview(m) and numpy.frombuffer(m) ask this before ctypes' own
@@ -120,15 +120,19 @@ class HostMemory:
             self.check()
             return super().__buffer__(flags).cast("B")  # type: ignore[misc]
 
+    elif TYPE_CHECKING:
+        # 3.11: the buffer is ctypes' own export; type checkers' Buffer asks for this.
+        def __buffer__(self, flags: int) -> memoryview: ...
+
     def _release(self) -> None:
         """Mark freed: what the checked cudaFreeHost and cudaFree do after success."""
         self._released_ = True
 
 
-_classes: dict[int, type] = {}
+_classes: dict[int, Any] = {}
 
 
-def _class(size: int) -> type:
+def _class(size: int) -> Any:
     cls = _classes.get(size)
     if cls is None:
         if len(_classes) >= _MAX_CLASSES:
@@ -148,9 +152,9 @@ def host_memory(address: int | None, size: int) -> HostMemory:
         raise ValueError(f"host memory size must be >= 0, not {size}")
     if not address:
         address, size = 0, 0
-    memory = _class(size).from_address(address)
+    memory: HostMemory = _class(size).from_address(address)
     memory._released_ = False
-    return memory  # type: ignore[no-any-return]
+    return memory
 
 
 def release(value: Any) -> None:
@@ -159,7 +163,7 @@ def release(value: Any) -> None:
         value._release()
 
 
-def like(address: int | None, given: Any) -> Any:
+def like(address: int | None, given: Any) -> HostMemory | int:
     """What a call that maps `given` returns for `address`: `given` itself when it is a
     HostMemory at that very address (the same memory, freed with it), else the int."""
     if isinstance(given, HostMemory) and not given.released and given.address == address:

@@ -116,8 +116,12 @@ def _apply(plan: FunctionPlan) -> FunctionPlan:
     for p in plan.params:
         if p.kind is ParamKind.CALLBACK_RECORD:
             holder = next(
-                (q.name for t in _HOLDER_TYPES for q in plan.inputs if q.kind is ParamKind.HANDLE
-                 and q.ctype == t),
+                (
+                    q.name
+                    for t in _HOLDER_TYPES
+                    for q in plan.inputs
+                    if q.kind is ParamKind.HANDLE and q.ctype == t
+                ),
                 None,
             )
             if holder is not None:

@@ -319,10 +319,14 @@ _EFFECT_DOCS: dict[Effect, str] = {
 }
 _HOST_MEMORY_DOCS = {
     ParamKind.HOST_MEMORY: " (a cudart.HostMemory: an int address and a buffer of {of} bytes)",
-    ParamKind.MAPPED_HOST_MEMORY: " (the cudart.HostMemory given as {of} where the address is its own)",
+    ParamKind.MAPPED_HOST_MEMORY: (
+        " (the cudart.HostMemory given as {of} where the address is its own)"
+    ),
 }
 if set(_EFFECTS) != set(Effect):
-    raise RenderError(f"checked effects missing for {', '.join(sorted(set(Effect) - set(_EFFECTS)))}")
+    raise RenderError(
+        f"checked effects missing for {', '.join(sorted(set(Effect) - set(_EFFECTS)))}"
+    )
 
 # Every kind has its emitter: a new ParamKind without one fails here, at import.
 if set(_INPUTS) != INPUT_KINDS or set(_OUTPUTS) != OUTPUT_KINDS:

@@ -65,7 +65,8 @@ def test_tables_as_reviewed_each_entry_with_a_reason():
 @pytest.mark.parametrize("key", version_keys())
 def test_every_version_applies_every_entry(key):
     lines = {
-        line.partition("(")[0]: line for line in (SNAPSHOTS / f"outputs_{key}.txt").read_text().splitlines()
+        line.partition("(")[0]: line
+        for line in (SNAPSHOTS / f"outputs_{key}.txt").read_text().splitlines()
     }
     for (function, output), size in REVIEWED_HOST_MEMORY.items():
         kind = "host_memory" if size == "size" else "mapped_host_memory"
