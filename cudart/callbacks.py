@@ -28,7 +28,7 @@ the callables of the one they copy. A callable is released when the last graph o
 exec holding it is destroyed through the checked layer (cudaGraphDestroy,
 cudaGraphExecDestroy): `held()` tells which holds what. Destroying one through the raw
 layer, a failed capture, or a node whose graph is unknown (cudaGraphHostNodeSetParams on
-a captured node before CUDA 13.5) leaves its callables registered until
+a captured node before CUDA 13.1) leaves its callables registered until
 `release_captured()`, which releases every captured callable in the process.
 `register()` / `unregister()` give the same control for raw `cudaHostNodeParams`.
 """
@@ -209,7 +209,7 @@ def hold(ctype: str, handle, token: int) -> None:
 
 def hold_token(token: int, ctype: str, holder, rt=None) -> None:
     """A host node record's callable belongs to `holder`: a graph, an exec, or a node,
-    whose graph is found by cudaGraphNodeGetContainingGraph (CUDA 13.5+) or by the
+    whose graph is found by cudaGraphNodeGetContainingGraph (CUDA 13.1+) or by the
     record of cudaGraphAddHostNode; a node of unknown graph leaves it to release_captured()."""
     if ctype != "cudaGraphNode_t":
         hold(ctype, holder, token)

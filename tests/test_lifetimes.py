@@ -14,7 +14,7 @@ import weakref
 from pathlib import Path
 
 import pytest
-from conftest import run_python, version_keys
+from conftest import probe_each_version, run_python, version_keys
 
 import cudart
 import cudart._checked as _c
@@ -241,3 +241,18 @@ except cudart.CudaError as exc:
 def test_a_failed_destroy_releases_nothing():
     out = run_python(PROBE).stdout.split()
     assert out[0].startswith("CudaError") and out[1] == "True"
+
+
+CAPTURE_PROBE = """
+import json, cudart
+from cudart import callbacks
+rt = cudart.sys
+# Without a driver both queries fail: 0, "not known". A wrong argument count for the
+# version's cudaStreamGetCaptureInfo would be a ctypes TypeError here instead.
+print(json.dumps([callbacks._capture_graph(rt, None), callbacks._containing_graph(rt, 0x10)]))
+"""
+
+
+def test_the_runtime_queries_fit_every_versions_prototypes(header_sets):
+    results = probe_each_version(CAPTURE_PROBE, header_sets)
+    assert results and all(found == [0, 0] for found in results.values())
