@@ -84,6 +84,19 @@ def test_passes_as_a_pointer_to_the_checked_conversion_and_to_c(memory, backing)
     assert backing.raw[:4] == b"ZZZ\x00"
 
 
+def test_a_kernel_argument_is_its_address_not_its_bytes(memory):
+    from cudart._launch import Signature
+
+    for sizes in ((8,), None):
+        signature = Signature((memory,), sizes)
+        signature.pack(memory)
+        slot = ctypes.c_void_p.from_address(signature.argv.value).value
+        assert ctypes.c_uint64.from_address(slot).value == int(memory)
+    release(memory)
+    with pytest.raises(ValueError, match="was freed"):
+        signature.pack(memory)
+
+
 def test_release_refuses_address_and_view_and_a_second_free(memory):
     release(memory)
     assert memory.released

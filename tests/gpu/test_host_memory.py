@@ -6,11 +6,15 @@ mapped memory, and the release that cudaFreeHost / cudaFree make."""
 from __future__ import annotations
 
 import ctypes
+from pathlib import Path
 
 import pytest
 
 import cudart
 from cudart import HostMemory
+from cudart.kernels import load_module
+
+KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 
 N = 4096  # bytes
 H2D, D2H = cudart.cudaMemcpyHostToDevice, cudart.cudaMemcpyDeviceToHost
@@ -98,6 +102,24 @@ def test_zero_copy_mapped_memory_is_its_own_device_pointer():
     finally:
         cudart.cudaFreeHost(memory)
     assert memory.released
+
+
+def test_kernel_reads_and_writes_mapped_and_managed_memory_by_address():
+    n = N // 4
+    x = cudart.cudaHostAlloc(N, cudart.cudaHostAllocMapped)
+    y = cudart.cudaMallocManaged(N, cudart.cudaMemAttachGlobal)
+    try:
+        xs, ys = x.view("f"), y.view("f")
+        for i in range(n):
+            xs[i], ys[i] = float(i), 1.0
+        device_x = cudart.cudaHostGetDevicePointer(x, 0)  # x itself under UVA
+        with load_module(KERNELS / "kernels.cubin") as module:
+            module.get_function("axpy").launch((n + 255) // 256, 256, 2.0, device_x, y, n)
+        cudart.cudaDeviceSynchronize()
+        assert [ys[i] for i in (0, 1, n - 1)] == [1.0, 3.0, 2.0 * (n - 1) + 1.0]
+    finally:
+        cudart.cudaFreeHost(x)
+        cudart.cudaFree(y)
 
 
 def test_registered_memory_of_unknown_size_maps_to_an_int():
