@@ -4324,7 +4324,7 @@ def cudaGraphAddHostNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    A Python callable in pNodeParams stays registered until graph (a node: its graph) and what was copied from it are destroyed.
+    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed.
 
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -5443,7 +5443,7 @@ def cudaGraphExecHostNodeSetParams(
         node: Host node from the graph which was used to instantiate graphExec
         pNodeParams: Updated Parameters to set
 
-    A Python callable in pNodeParams stays registered until hGraphExec (a node: its graph) and what was copied from it are destroyed.
+    A Python callable in pNodeParams stays registered until hGraphExec is destroyed.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6072,7 +6072,7 @@ def cudaGraphHostNodeSetParams(
         node: Node to set the parameters for
         pNodeParams: Parameters to copy
 
-    A Python callable in pNodeParams stays registered until node (a node: its graph) and what was copied from it are destroyed.
+    A Python callable in pNodeParams stays registered until node's graph and the graphs and execs copied from it are destroyed.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 

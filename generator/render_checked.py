@@ -311,11 +311,14 @@ _EFFECT_DOCS: dict[Effect, str] = {
         "The Python callables of host nodes that only {n} held are released (cudart.callbacks)."
     ),
     Effect.COPIES: "{n} holds the Python callables of {of}'s host nodes too, until destroyed.",
-    Effect.HELD_BY: (
-        "A Python callable in {n} stays registered until {of} (a node: its graph) and what"
-        " was copied from it are destroyed."
-    ),
+    Effect.HELD_BY: "A Python callable in {n} stays registered until {holder} destroyed.",
     Effect.NODE_OF: "",
+}
+# Who holds a host node record's callable, by the holder parameter's handle class.
+_HOLDER_DOCS = {
+    "cudaGraph_t": "{of} and the graphs and execs copied from it are",
+    "cudaGraphExec_t": "{of} is",
+    "cudaGraphNode_t": "{of}'s graph and the graphs and execs copied from it are",
 }
 _HOST_MEMORY_DOCS = {
     ParamKind.HOST_MEMORY: " (a cudart.HostMemory: an int address and a buffer of {of} bytes)",
@@ -505,7 +508,9 @@ class _Function:
     def effect_doc(self, p: ParamPlan) -> str:
         assert p.effect is not None
         of = self.py_name(p.effect_of) if p.effect_of else ""
-        return _EFFECT_DOCS[p.effect].format(n=p.py_name, of=of)
+        other = next((q for q in self.plan.params if q.name == p.effect_of), None)
+        holder = _HOLDER_DOCS.get(other.ctype if other else "", "").format(of=of)
+        return _EFFECT_DOCS[p.effect].format(n=p.py_name, of=of, holder=holder)
 
     def doc(self, signature: str, returns: str) -> str:
         plan = self.plan
