@@ -35,6 +35,7 @@ __all__ = [
     "CudaError",
     "CudartError",
     "FunctionNotFoundError",
+    "HostMemory",
     "LibraryNotFoundError",
     "available_versions",
     "check",
@@ -190,6 +191,11 @@ def __getattr__(name: str):
         return module
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "HostMemory":  # what the checked cudaHostAlloc & co. return
+        from ._hostmem import HostMemory
+
+        globals()[name] = HostMemory
+        return HostMemory
     if name == "load_module":
         from .kernels import load_module
 

@@ -8,6 +8,7 @@ from . import kernels as kernels
 from . import occupancy as occupancy
 from ._binding import CudaDeprecationWarning as CudaDeprecationWarning
 from ._binding import per_thread_default_stream as per_thread_default_stream
+from ._hostmem import HostMemory as HostMemory
 from ._latest import *
 from ._latest import sys as sys
 from ._loader import load_runtime as load_runtime

@@ -9,9 +9,11 @@ cudart._convert, shared with kernel launches. Standard library only.
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 from ctypes import ArgumentError, byref
 
+from . import _hostmem
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import symbol_of
 from ._convert import (
@@ -29,6 +31,7 @@ from ._convert import (
     ref,
 )
 from ._handles import Handle
+from ._hostmem import HostMemory
 from .errors import CudaError
 
 __all__ = [
@@ -54,6 +57,13 @@ __all__ = [
     "error",
     "error_class",
     "handle",
+    "holder_copied",
+    "holder_destroyed",
+    "host_freed",
+    "host_memory",
+    "host_memory_like",
+    "host_node_added",
+    "callback_held",
     "pointer",
     "ref",
     "release",
@@ -309,3 +319,64 @@ def release(token: int) -> None:
         from .callbacks import unregister
 
         unregister(token)
+
+
+# ---------------------------------------------------------------- host memory
+#
+# The outputs and frees generator/lifetimes.py names: cudart._hostmem does the work.
+
+
+def host_memory(address: int | None, size: int) -> HostMemory:
+    """A `void **` output that is host memory of `size` bytes, as a HostMemory."""
+    return _hostmem.host_memory(address, size)
+
+
+def host_memory_like(address: int | None, given: Any) -> HostMemory | int:
+    """A `void **` output that maps the pointer input `given`: that HostMemory where the
+    address is its own (the same memory, freed with it), else the int."""
+    return _hostmem.like(address, given)
+
+
+def host_freed(value: Any) -> None:
+    """After a successful free: a HostMemory argument is released."""
+    _hostmem.release(value)
+
+
+# ---------------------------------------------------------------- graphs' callables
+#
+# Which graph or executable graph holds which Python callables (cudart.callbacks), as
+# generator/lifetimes.py's effects say. Nothing to do until cudart.callbacks is imported:
+# no callable can be registered before it is.
+
+
+def _callbacks() -> Any:
+    return sys.modules.get("cudart.callbacks")
+
+
+def holder_destroyed(handle: Any, ctype: str) -> None:
+    """cudaGraphDestroy / cudaGraphExecDestroy succeeded: release what only it held."""
+    callbacks = _callbacks()
+    if callbacks is not None:
+        callbacks.holder_destroyed(ctype, handle)
+
+
+def holder_copied(handle: Any, ctype: str, source: Any, source_ctype: str) -> None:
+    """`handle` (a graph or exec) now holds a copy of `source`'s host nodes."""
+    callbacks = _callbacks()
+    if callbacks is not None:
+        callbacks.holder_copied(ctype, handle, source_ctype, source)
+
+
+def callback_held(token: int, holder: Any, ctype: str, lib: Any) -> None:
+    """A host node record's callable (token) now belongs to `holder` (graph, exec, node)."""
+    if token:
+        from .callbacks import hold_token
+
+        hold_token(token, ctype, holder, lib)
+
+
+def host_node_added(node: Any, graph: Any) -> None:
+    """cudaGraphAddHostNode made `node` in `graph` (for cudaGraphHostNodeSetParams)."""
+    callbacks = _callbacks()
+    if callbacks is not None:
+        callbacks.host_node_added(node, graph)

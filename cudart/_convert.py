@@ -13,6 +13,7 @@ import ctypes
 from ctypes import byref, c_char, c_void_p
 
 from ._handles import StreamHandle
+from ._hostmem import HostMemory
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
 TYPE_CHECKING = False
@@ -79,6 +80,11 @@ def pointer(value: Any, name: str, writable: bool) -> Any:
     read-only buffer other than bytes, where it only reads, is copied once.
     """
     if value is None or type(value) is int:
+        return value
+    if isinstance(value, HostMemory):
+        # Passed as the ctypes array it is (c_void_p takes an array as its address), and
+        # kept as itself so what the call returns or frees can name it; freed: refused.
+        value.check()
         return value
     if isinstance(value, _CDATA):
         return value if isinstance(value, _POINTER_TYPES) else byref(value)  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ from typing import Any
 from ._checked import call_error
 from ._contract import exported
 from ._convert import device_address, stream_handle
+from ._hostmem import HostMemory
 
 _INT_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
 _FLOAT_FORMATS = {2: "e", 4: "f", 8: "d"}
@@ -81,6 +82,8 @@ def _slot(index: int, arg, size: int | None):
     """
     where = f"argument {index}"
     if isinstance(arg, ctypes.c_void_p) or arg is None:
+        return _pointer_slot(where, size)
+    if isinstance(arg, HostMemory):  # an address (mapped, managed), not its bytes by value
         return _pointer_slot(where, size)
     if isinstance(arg, _CTYPES_VALUES):
         native = ctypes.sizeof(arg)

@@ -19,9 +19,18 @@ functions. They run on a thread of the CUDA runtime, holding the GIL while they 
 
 A host function launched into a stream that is being captured becomes a host node of
 the captured graph and runs at every launch of that graph, so its registration cannot
-end after one call: it stays until `release_captured()` (call it once the graphs that
-hold it are destroyed). `register()` / `unregister()` give the same control for
-`cudaHostNodeParams` of graphs built by hand.
+end after one call. Through the checked layer it belongs to the graph being captured
+into (the one cudaStreamEndCapture returns), as a Python callable in a
+`cudaHostNodeParams` belongs to the graph (or executable graph) the node is added to or
+set in. C copies nodes: cudaGraphInstantiate*, cudaGraphClone, cudaGraphAddChildGraphNode,
+cudaGraphExecUpdate and cudaGraphExecChildGraphNodeSetParams give the new graph or exec
+the callables of the one they copy. A callable is released when the last graph or
+exec holding it is destroyed through the checked layer (cudaGraphDestroy,
+cudaGraphExecDestroy): `held()` tells which holds what. Destroying one through the raw
+layer, a failed capture, or a node whose graph is unknown (cudaGraphHostNodeSetParams on
+a captured node before CUDA 13.1) leaves its callables registered until
+`release_captured()`, which releases every captured callable in the process.
+`register()` / `unregister()` give the same control for raw `cudaHostNodeParams`.
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ __all__ = [
     "clear_failures",
     "failure_count",
     "failures",
+    "held",
     "launch_host_func",
     "pending",
     "register",
@@ -92,6 +102,13 @@ _tokens = itertools.count(1)
 _failures: deque[CallbackFailure] = deque(maxlen=MAX_RECORDED_FAILURES)
 _failure_count = 0
 _trampolines: dict[str, Trampolines] = {}
+# Which graph or exec holds which captured callables: (kind, address) -> tokens, and for
+# each token how many holders hold it (released at 0). Kinds: "graph", "exec".
+_held: dict[tuple[str, int], set[int]] = {}
+_holder_count: dict[int, int] = {}
+# Host nodes added through the checked layer -> their graph (address -> address).
+_node_graph: dict[int, int] = {}
+_HOLDER_KINDS = {"cudaGraph_t": "graph", "cudaGraphExec_t": "exec"}
 
 
 def register(fn: Callable, *args, once: bool = True) -> int:
@@ -112,8 +129,16 @@ def register(fn: Callable, *args, once: bool = True) -> int:
 def unregister(token: int) -> bool:
     """Forget a registration; False if it was not (or no longer) registered."""
     with _lock:
-        _captured.discard(token)
+        _forget(token)
         return _registry.pop(token, None) is not None
+
+
+def _forget(token: int) -> None:
+    # Under _lock: the token no longer belongs to anything.
+    _captured.discard(token)
+    if _holder_count.pop(token, None) is not None:
+        for tokens in _held.values():
+            tokens.discard(token)
 
 
 def pending() -> int:
@@ -131,9 +156,118 @@ def release_captured() -> int:
     with _lock:
         tokens = list(_captured)
         _captured.clear()
+        _held.clear()
+        _holder_count.clear()
+        _node_graph.clear()
         for token in tokens:
             _registry.pop(token, None)
     return len(tokens)
+
+
+def held(handle=None) -> dict[str, frozenset[int]] | frozenset[int]:
+    """The tokens of the captured callables a graph or exec holds (a handle; an int
+    address is looked up as either), or, without one, every holder's: {"graph 0x..": ...}."""
+    with _lock:
+        if handle is None:
+            return {f"{kind} {address:#x}": frozenset(t) for (kind, address), t in _held.items()}
+        kinds = [_HOLDER_KINDS[type(handle).__name__]] if _is_holder(handle) else ["graph", "exec"]
+        address = _address(handle)
+        return frozenset().union(*(_held.get((k, address), ()) for k in kinds))
+
+
+# ---------------------------------------------------------------- which graph holds what
+#
+# The checked layer calls these after a successful call (generator/lifetimes.py): a
+# graph or exec is (kind, address), `kind` from its handle class's C name.
+
+
+def _address(handle) -> int:
+    if isinstance(handle, ctypes.c_void_p):
+        return handle.value or 0
+    return int(handle or 0)
+
+
+def _is_holder(handle) -> bool:
+    return type(handle).__name__ in _HOLDER_KINDS
+
+
+def _hold(key: tuple[str, int], token: int) -> None:
+    # Under _lock.
+    tokens = _held.setdefault(key, set())
+    if token not in tokens:
+        tokens.add(token)
+        _holder_count[token] = _holder_count.get(token, 0) + 1
+
+
+def hold(ctype: str, handle, token: int) -> None:
+    """The graph or exec `handle` (its C type: cudaGraph_t, cudaGraphExec_t) holds `token`."""
+    with _lock:
+        if token in _registry:
+            _captured.add(token)
+            _hold((_HOLDER_KINDS[ctype], _address(handle)), token)
+
+
+def hold_token(token: int, ctype: str, holder, rt=None) -> None:
+    """A host node record's callable belongs to `holder`: a graph, an exec, or a node,
+    whose graph is found by cudaGraphNodeGetContainingGraph (CUDA 13.1+) or by the
+    record of cudaGraphAddHostNode; a node of unknown graph leaves it to release_captured()."""
+    if ctype != "cudaGraphNode_t":
+        hold(ctype, holder, token)
+        return
+    node = _address(holder)
+    graph = _containing_graph(rt, node) if rt is not None else 0
+    if not graph:
+        with _lock:
+            graph = _node_graph.get(node, 0)
+    if graph:
+        hold("cudaGraph_t", graph, token)
+
+
+def _containing_graph(rt, node: int) -> int:
+    if "cudaGraphNodeGetContainingGraph" not in vars(rt).get("_FUNCTIONS", ()):
+        return 0
+    graph = ctypes.c_void_p()
+    try:
+        status = rt.cudaGraphNodeGetContainingGraph(node, ctypes.byref(graph))
+    except Exception:  # a library older than the headers lacks the symbol
+        return 0
+    return (graph.value or 0) if status == 0 else 0
+
+
+def host_node_added(node, graph) -> None:
+    with _lock:
+        _node_graph[_address(node)] = _address(graph)
+
+
+def holder_copied(ctype: str, handle, source_ctype: str, source) -> None:
+    """`handle` now holds a copy of what `source` holds (instantiate, clone, child graph,
+    exec update): the callables live until both are destroyed."""
+    with _lock:
+        tokens = _held.get((_HOLDER_KINDS[source_ctype], _address(source)))
+        if tokens:
+            key = (_HOLDER_KINDS[ctype], _address(handle))
+            for token in list(tokens):
+                _hold(key, token)
+
+
+def holder_destroyed(ctype: str, handle) -> int:
+    """A graph or exec was destroyed: release the callables no other holder holds;
+    returns how many."""
+    kind, address = _HOLDER_KINDS[ctype], _address(handle)
+    released = 0
+    with _lock:
+        if kind == "graph":
+            for node in [n for n, g in _node_graph.items() if g == address]:
+                del _node_graph[node]
+        for token in _held.pop((kind, address), ()):
+            count = _holder_count.get(token, 0) - 1
+            if count > 0:
+                _holder_count[token] = count
+                continue
+            _holder_count.pop(token, None)
+            _captured.discard(token)
+            released += _registry.pop(token, None) is not None
+    return released
 
 
 def failures() -> list[CallbackFailure]:
@@ -182,6 +316,9 @@ def launch_host_func(stream, fn: Callable, *args, rt=None) -> int:
     if capturing:
         with _lock:
             _captured.add(token)
+        graph = _capture_graph(rt, stream)
+        if graph:
+            hold("cudaGraph_t", graph, token)
     status = rt.cudaLaunchHostFunc(stream, host, token)
     if status != 0:
         unregister(token)
@@ -217,6 +354,21 @@ def _is_capturing(rt, stream) -> bool:
     if rt.cudaStreamIsCapturing(stream, ctypes.byref(state)) != 0:
         return False
     return state.value != rt.cudaStreamCaptureStatusNone
+
+
+def _capture_graph(rt, stream) -> int:
+    """The graph a capturing stream captures into (cudaStreamEndCapture returns it), or 0."""
+    if "cudaStreamGetCaptureInfo" not in vars(rt).get("_FUNCTIONS", ()):
+        return 0
+    from ._contract import unpack
+
+    argtypes = unpack(rt._FUNCTIONS["cudaStreamGetCaptureInfo"])[2]
+    # (stream, status, id, graph, then the dependencies' outputs, 2 or 3 by version)
+    status, graph = ctypes.c_int(0), ctypes.c_void_p()
+    rest = [None] * (len(argtypes) - 4)
+    if rt.cudaStreamGetCaptureInfo(stream, ctypes.byref(status), None, ctypes.byref(graph), *rest):
+        return 0
+    return graph.value or 0
 
 
 def _take(token) -> _Entry | None:
@@ -301,6 +453,9 @@ def callback_argument(fn, data, kind: str, rt, names=("fn", "userData"), stream=
     if capturing:
         with _lock:
             _captured.add(token)
+        graph = _capture_graph(rt, stream)
+        if graph:
+            hold("cudaGraph_t", graph, token)
     t = trampolines(rt)
     return (t.host if host else t.stream), token, token
 
@@ -309,8 +464,9 @@ def record_argument(value, cls, rt, name: str):
     """(argument, token) for a `const T *` to a record with a cudaHostFn_t `fn`.
 
     A record made with a Python callable as `fn` (cudart._checked.callback_record_class) is passed
-    as a copy holding the trampoline and a token, registered until release_captured():
-    a host node runs at every launch of its graph.
+    as a copy holding the trampoline and a token: a host node runs at every launch of
+    its graph, so the token stays registered until the graphs and execs holding it are
+    destroyed (the checked layer calls hold_token after the call) or release_captured().
     """
     from ._convert import ref
 

@@ -140,6 +140,7 @@ if TYPE_CHECKING:
     from cudart._checked import CallbackLike as _CallbackLike
     from cudart._checked import HandleLike as _HandleLike
     from cudart._checked import PointerLike as _PointerLike
+    from cudart._hostmem import HostMemory as _HostMemory
 
     from .sys_12040 import *  # noqa: F403  (every enum, constant and record)
 
@@ -2754,6 +2755,8 @@ def cudaFree(devPtr: _PointerLike) -> None:
     Parameters:
         devPtr: Device pointer to memory to free
 
+    A cudart.HostMemory given as devPtr is marked released: using it again raises.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFree(void *devPtr)
@@ -2766,6 +2769,7 @@ def cudaFree(devPtr: _PointerLike) -> None:
         raise _c.argument_error(exc, "cudaFree", ("devPtr",)) from None
     if err:
         raise _error(err, _lib)
+    _c.host_freed(devPtr)
 
 
 def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
@@ -2823,6 +2827,8 @@ def cudaFreeHost(ptr: _PointerLike) -> None:
     Parameters:
         ptr: Pointer to memory to free
 
+    A cudart.HostMemory given as ptr is marked released: using it again raises.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeHost(void *ptr)
@@ -2835,6 +2841,7 @@ def cudaFreeHost(ptr: _PointerLike) -> None:
         raise _c.argument_error(exc, "cudaFreeHost", ("ptr",)) from None
     if err:
         raise _error(err, _lib)
+    _c.host_freed(ptr)
 
 
 def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -> None:
@@ -3525,6 +3532,8 @@ def cudaGraphAddChildGraphNode(
     Returns:
         pGraphNode: Returns newly created node
 
+    graph holds the Python callables of childGraph's host nodes too, until destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaGraph_t childGraph)
@@ -3548,6 +3557,7 @@ def cudaGraphAddChildGraphNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(graph, "cudaGraph_t", childGraph, "cudaGraph_t")
     return pGraphNode
 
 
@@ -3858,6 +3868,8 @@ def cudaGraphAddHostNode(
     Returns:
         pGraphNode: Returns newly created node
 
+    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed.
+
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams)
@@ -3882,6 +3894,8 @@ def cudaGraphAddHostNode(
     if err:
         _c.release(_pNodeParams_token)
         raise _error(err, _lib)
+    _c.host_node_added(pGraphNode, graph)
+    _c.callback_held(_pNodeParams_token, graph, "cudaGraph_t", _lib)
     return pGraphNode
 
 
@@ -4439,6 +4453,8 @@ def cudaGraphClone(originalGraph: cudaGraph_t | _HandleLike) -> cudaGraph_t:
     Returns:
         pGraphClone: Returns newly created cloned graph
 
+    pGraphClone holds the Python callables of originalGraph's host nodes too, until destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorMemoryAllocation.
 
     C: cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)
@@ -4452,6 +4468,7 @@ def cudaGraphClone(originalGraph: cudaGraph_t | _HandleLike) -> cudaGraph_t:
         raise _c.argument_error(exc, "cudaGraphClone", ("pGraphClone", "originalGraph")) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(pGraphClone, "cudaGraph_t", originalGraph, "cudaGraph_t")
     return pGraphClone
 
 
@@ -4549,6 +4566,8 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
     Parameters:
         graph: Graph to destroy
 
+    The Python callables of host nodes that only graph held are released (cudart.callbacks).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphDestroy(cudaGraph_t graph)
@@ -4561,6 +4580,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroy", ("graph",)) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_destroyed(graph, "cudaGraph_t")
 
 
 def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
@@ -4713,6 +4733,8 @@ def cudaGraphExecChildGraphNodeSetParams(
         node: Host node from the graph which was used to instantiate graphExec
         childGraph: The graph supplying the updated parameters
 
+    hGraphExec holds the Python callables of childGraph's host nodes too, until destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph)
@@ -4731,6 +4753,7 @@ def cudaGraphExecChildGraphNodeSetParams(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(hGraphExec, "cudaGraphExec_t", childGraph, "cudaGraph_t")
 
 
 def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
@@ -4740,6 +4763,8 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
 
     Parameters:
         graphExec: Executable graph to destroy
+
+    The Python callables of host nodes that only graphExec held are released (cudart.callbacks).
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -4753,6 +4778,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphExecDestroy", ("graphExec",)) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_destroyed(graphExec, "cudaGraphExec_t")
 
 
 def cudaGraphExecEventRecordNodeSetEvent(
@@ -4936,6 +4962,8 @@ def cudaGraphExecHostNodeSetParams(
         node: Host node from the graph which was used to instantiate graphExec
         pNodeParams: Updated Parameters to set
 
+    A Python callable in pNodeParams stays registered until hGraphExec is destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)
@@ -4957,6 +4985,7 @@ def cudaGraphExecHostNodeSetParams(
     if err:
         _c.release(_pNodeParams_token)
         raise _error(err, _lib)
+    _c.callback_held(_pNodeParams_token, hGraphExec, "cudaGraphExec_t", _lib)
 
 
 def cudaGraphExecKernelNodeSetParams(
@@ -5249,6 +5278,8 @@ def cudaGraphExecUpdate(
     Returns:
         resultInfo: the error info structure
 
+    hGraphExec holds the Python callables of hGraph's host nodes too, until destroyed.
+
     Raises CudaError subclasses for: cudaErrorGraphExecUpdateFailure.
 
     C: cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo)
@@ -5266,6 +5297,7 @@ def cudaGraphExecUpdate(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(hGraphExec, "cudaGraphExec_t", hGraph, "cudaGraph_t")
     return resultInfo
 
 
@@ -5569,6 +5601,8 @@ def cudaGraphHostNodeSetParams(
         node: Node to set the parameters for
         pNodeParams: Parameters to copy
 
+    A Python callable in pNodeParams stays registered until node's graph and the graphs and execs copied from it are destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)
@@ -5588,6 +5622,7 @@ def cudaGraphHostNodeSetParams(
     if err:
         _c.release(_pNodeParams_token)
         raise _error(err, _lib)
+    _c.callback_held(_pNodeParams_token, node, "cudaGraphNode_t", _lib)
 
 
 def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cudaGraphExec_t:
@@ -5601,6 +5636,8 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
 
     Returns:
         pGraphExec: Returns instantiated graph
+
+    pGraphExec holds the Python callables of graph's host nodes too, until destroyed.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5617,6 +5654,7 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(pGraphExec, "cudaGraphExec_t", graph, "cudaGraph_t")
     return pGraphExec
 
 
@@ -5634,6 +5672,8 @@ def cudaGraphInstantiateWithFlags(
     Returns:
         pGraphExec: Returns instantiated graph
 
+    pGraphExec holds the Python callables of graph's host nodes too, until destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
@@ -5649,6 +5689,7 @@ def cudaGraphInstantiateWithFlags(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(pGraphExec, "cudaGraphExec_t", graph, "cudaGraph_t")
     return pGraphExec
 
 
@@ -5665,6 +5706,8 @@ def cudaGraphInstantiateWithParams(
 
     Returns:
         pGraphExec: Returns instantiated graph
+
+    pGraphExec holds the Python callables of graph's host nodes too, until destroyed.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5685,6 +5728,7 @@ def cudaGraphInstantiateWithParams(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(pGraphExec, "cudaGraphExec_t", graph, "cudaGraph_t")
     return pGraphExec
 
 
@@ -6876,8 +6920,8 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
         raise _error(err, _lib)
 
 
-def cudaHostAlloc(size: int, flags: int) -> int:
-    """cudaHostAlloc(size: int, flags: int) -> int
+def cudaHostAlloc(size: int, flags: int) -> _HostMemory:
+    """cudaHostAlloc(size: int, flags: int) -> _HostMemory
 
     Allocates page-locked memory on the host.
 
@@ -6886,7 +6930,7 @@ def cudaHostAlloc(size: int, flags: int) -> int:
         flags: Requested properties of allocated memory
 
     Returns:
-        pHost: Device pointer to allocated memory
+        pHost: Device pointer to allocated memory (a cudart.HostMemory: an int address and a buffer of size bytes)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorMemoryAllocation.
 
@@ -6899,11 +6943,11 @@ def cudaHostAlloc(size: int, flags: int) -> int:
         raise _c.argument_error(exc, "cudaHostAlloc", ("pHost", "size", "flags")) from None
     if err:
         raise _error(err, _lib)
-    return pHost.value or 0
+    return _c.host_memory(pHost.value, size)
 
 
-def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> int:
-    """cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> int
+def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | int:
+    """cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | int
 
     Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister.
 
@@ -6912,7 +6956,7 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> int:
         flags: Flags for extensions (must be 0 for now)
 
     Returns:
-        pDevice: Returned device pointer for mapped memory
+        pDevice: Returned device pointer for mapped memory (the cudart.HostMemory given as pHost where the address is its own)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorMemoryAllocation.
 
@@ -6929,7 +6973,7 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> int:
         ) from None
     if err:
         raise _error(err, _lib)
-    return pDevice.value or 0
+    return _c.host_memory_like(pDevice.value, pHost)
 
 
 def cudaHostGetFlags(pHost: _PointerLike) -> int:
@@ -7566,8 +7610,8 @@ def cudaMallocFromPoolAsync(
     return ptr.value or 0
 
 
-def cudaMallocHost(size: int) -> int:
-    """cudaMallocHost(size: int) -> int
+def cudaMallocHost(size: int) -> _HostMemory:
+    """cudaMallocHost(size: int) -> _HostMemory
 
     Allocates page-locked memory on the host.
 
@@ -7575,7 +7619,7 @@ def cudaMallocHost(size: int) -> int:
         size: Requested allocation size in bytes
 
     Returns:
-        ptr: Pointer to allocated host memory
+        ptr: Pointer to allocated host memory (a cudart.HostMemory: an int address and a buffer of size bytes)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorMemoryAllocation.
 
@@ -7588,11 +7632,11 @@ def cudaMallocHost(size: int) -> int:
         raise _c.argument_error(exc, "cudaMallocHost", ("ptr", "size")) from None
     if err:
         raise _error(err, _lib)
-    return ptr.value or 0
+    return _c.host_memory(ptr.value, size)
 
 
-def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int:
-    """cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int
+def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> _HostMemory:
+    """cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> _HostMemory
 
     Allocates memory that will be automatically managed by the Unified Memory system.
 
@@ -7601,7 +7645,7 @@ def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int:
         flags: Must be either cudaMemAttachGlobal or cudaMemAttachHost (defaults to cudaMemAttachGlobal)
 
     Returns:
-        devPtr: Pointer to allocated device memory
+        devPtr: Pointer to allocated device memory (a cudart.HostMemory: an int address and a buffer of size bytes)
 
     Raises CudaError subclasses for: cudaErrorMemoryAllocation, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -7614,7 +7658,7 @@ def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int:
         raise _c.argument_error(exc, "cudaMallocManaged", ("devPtr", "size", "flags")) from None
     if err:
         raise _error(err, _lib)
-    return devPtr.value or 0
+    return _c.host_memory(devPtr.value, size)
 
 
 def cudaMallocMipmappedArray(

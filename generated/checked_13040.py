@@ -154,6 +154,7 @@ if TYPE_CHECKING:
     from cudart._checked import CallbackLike as _CallbackLike
     from cudart._checked import HandleLike as _HandleLike
     from cudart._checked import PointerLike as _PointerLike
+    from cudart._hostmem import HostMemory as _HostMemory
 
     from .sys_13040 import *  # noqa: F403  (every enum, constant and record)
 
@@ -3366,6 +3367,8 @@ def cudaFree(devPtr: _PointerLike) -> None:
     Parameters:
         devPtr: Device pointer to memory to free
 
+    A cudart.HostMemory given as devPtr is marked released: using it again raises.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFree(void *devPtr)
@@ -3378,6 +3381,7 @@ def cudaFree(devPtr: _PointerLike) -> None:
         raise _c.argument_error(exc, "cudaFree", ("devPtr",)) from None
     if err:
         raise _error(err, _lib)
+    _c.host_freed(devPtr)
 
 
 def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
@@ -3435,6 +3439,8 @@ def cudaFreeHost(ptr: _PointerLike) -> None:
     Parameters:
         ptr: Pointer to memory to free
 
+    A cudart.HostMemory given as ptr is marked released: using it again raises.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeHost(void *ptr)
@@ -3447,6 +3453,7 @@ def cudaFreeHost(ptr: _PointerLike) -> None:
         raise _c.argument_error(exc, "cudaFreeHost", ("ptr",)) from None
     if err:
         raise _error(err, _lib)
+    _c.host_freed(ptr)
 
 
 def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -> None:
@@ -4177,6 +4184,8 @@ def cudaGraphAddChildGraphNode(
     Returns:
         pGraphNode: Returns newly created node
 
+    graph holds the Python callables of childGraph's host nodes too, until destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaGraph_t childGraph)
@@ -4200,6 +4209,7 @@ def cudaGraphAddChildGraphNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(graph, "cudaGraph_t", childGraph, "cudaGraph_t")
     return pGraphNode
 
 
@@ -4475,6 +4485,8 @@ def cudaGraphAddHostNode(
     Returns:
         pGraphNode: Returns newly created node
 
+    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed.
+
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams)
@@ -4499,6 +4511,8 @@ def cudaGraphAddHostNode(
     if err:
         _c.release(_pNodeParams_token)
         raise _error(err, _lib)
+    _c.host_node_added(pGraphNode, graph)
+    _c.callback_held(_pNodeParams_token, graph, "cudaGraph_t", _lib)
     return pGraphNode
 
 
@@ -5013,6 +5027,8 @@ def cudaGraphClone(originalGraph: cudaGraph_t | _HandleLike) -> cudaGraph_t:
     Returns:
         pGraphClone: Returns newly created cloned graph
 
+    pGraphClone holds the Python callables of originalGraph's host nodes too, until destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorMemoryAllocation.
 
     C: cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)
@@ -5026,6 +5042,7 @@ def cudaGraphClone(originalGraph: cudaGraph_t | _HandleLike) -> cudaGraph_t:
         raise _c.argument_error(exc, "cudaGraphClone", ("pGraphClone", "originalGraph")) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(pGraphClone, "cudaGraph_t", originalGraph, "cudaGraph_t")
     return pGraphClone
 
 
@@ -5164,6 +5181,8 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
     Parameters:
         graph: Graph to destroy
 
+    The Python callables of host nodes that only graph held are released (cudart.callbacks).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphDestroy(cudaGraph_t graph)
@@ -5176,6 +5195,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroy", ("graph",)) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_destroyed(graph, "cudaGraph_t")
 
 
 def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
@@ -5328,6 +5348,8 @@ def cudaGraphExecChildGraphNodeSetParams(
         node: Host node from the graph which was used to instantiate graphExec
         childGraph: The graph supplying the updated parameters
 
+    hGraphExec holds the Python callables of childGraph's host nodes too, until destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph)
@@ -5346,6 +5368,7 @@ def cudaGraphExecChildGraphNodeSetParams(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(hGraphExec, "cudaGraphExec_t", childGraph, "cudaGraph_t")
 
 
 def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
@@ -5355,6 +5378,8 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
 
     Parameters:
         graphExec: Executable graph to destroy
+
+    The Python callables of host nodes that only graphExec held are released (cudart.callbacks).
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5368,6 +5393,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphExecDestroy", ("graphExec",)) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_destroyed(graphExec, "cudaGraphExec_t")
 
 
 def cudaGraphExecEventRecordNodeSetEvent(
@@ -5578,6 +5604,8 @@ def cudaGraphExecHostNodeSetParams(
         node: Host node from the graph which was used to instantiate graphExec
         pNodeParams: Updated Parameters to set
 
+    A Python callable in pNodeParams stays registered until hGraphExec is destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)
@@ -5599,6 +5627,7 @@ def cudaGraphExecHostNodeSetParams(
     if err:
         _c.release(_pNodeParams_token)
         raise _error(err, _lib)
+    _c.callback_held(_pNodeParams_token, hGraphExec, "cudaGraphExec_t", _lib)
 
 
 def cudaGraphExecKernelNodeSetParams(
@@ -5891,6 +5920,8 @@ def cudaGraphExecUpdate(
     Returns:
         resultInfo: the error info structure
 
+    hGraphExec holds the Python callables of hGraph's host nodes too, until destroyed.
+
     Raises CudaError subclasses for: cudaErrorGraphExecUpdateFailure.
 
     C: cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo)
@@ -5908,6 +5939,7 @@ def cudaGraphExecUpdate(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(hGraphExec, "cudaGraphExec_t", hGraph, "cudaGraph_t")
     return resultInfo
 
 
@@ -6201,6 +6233,8 @@ def cudaGraphHostNodeSetParams(
         node: Node to set the parameters for
         pNodeParams: Parameters to copy
 
+    A Python callable in pNodeParams stays registered until node's graph and the graphs and execs copied from it are destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)
@@ -6220,6 +6254,7 @@ def cudaGraphHostNodeSetParams(
     if err:
         _c.release(_pNodeParams_token)
         raise _error(err, _lib)
+    _c.callback_held(_pNodeParams_token, node, "cudaGraphNode_t", _lib)
 
 
 def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cudaGraphExec_t:
@@ -6233,6 +6268,8 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
 
     Returns:
         pGraphExec: Returns instantiated graph
+
+    pGraphExec holds the Python callables of graph's host nodes too, until destroyed.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6249,6 +6286,7 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(pGraphExec, "cudaGraphExec_t", graph, "cudaGraph_t")
     return pGraphExec
 
 
@@ -6266,6 +6304,8 @@ def cudaGraphInstantiateWithFlags(
     Returns:
         pGraphExec: Returns instantiated graph
 
+    pGraphExec holds the Python callables of graph's host nodes too, until destroyed.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
@@ -6281,6 +6321,7 @@ def cudaGraphInstantiateWithFlags(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(pGraphExec, "cudaGraphExec_t", graph, "cudaGraph_t")
     return pGraphExec
 
 
@@ -6297,6 +6338,8 @@ def cudaGraphInstantiateWithParams(
 
     Returns:
         pGraphExec: Returns instantiated graph
+
+    pGraphExec holds the Python callables of graph's host nodes too, until destroyed.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6317,6 +6360,7 @@ def cudaGraphInstantiateWithParams(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(pGraphExec, "cudaGraphExec_t", graph, "cudaGraph_t")
     return pGraphExec
 
 
@@ -7562,8 +7606,8 @@ def cudaGreenCtxCreate(
     return phCtx
 
 
-def cudaHostAlloc(size: int, flags: int) -> int:
-    """cudaHostAlloc(size: int, flags: int) -> int
+def cudaHostAlloc(size: int, flags: int) -> _HostMemory:
+    """cudaHostAlloc(size: int, flags: int) -> _HostMemory
 
     Allocates page-locked memory on the host.
 
@@ -7572,7 +7616,7 @@ def cudaHostAlloc(size: int, flags: int) -> int:
         flags: Requested properties of allocated memory
 
     Returns:
-        pHost: Device pointer to allocated memory
+        pHost: Device pointer to allocated memory (a cudart.HostMemory: an int address and a buffer of size bytes)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorExternalDevice.
 
@@ -7585,11 +7629,11 @@ def cudaHostAlloc(size: int, flags: int) -> int:
         raise _c.argument_error(exc, "cudaHostAlloc", ("pHost", "size", "flags")) from None
     if err:
         raise _error(err, _lib)
-    return pHost.value or 0
+    return _c.host_memory(pHost.value, size)
 
 
-def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> int:
-    """cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> int
+def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | int:
+    """cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | int
 
     Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister.
 
@@ -7598,7 +7642,7 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> int:
         flags: Flags for extensions (must be 0 for now)
 
     Returns:
-        pDevice: Returned device pointer for mapped memory
+        pDevice: Returned device pointer for mapped memory (the cudart.HostMemory given as pHost where the address is its own)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorMemoryAllocation.
 
@@ -7615,7 +7659,7 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> int:
         ) from None
     if err:
         raise _error(err, _lib)
-    return pDevice.value or 0
+    return _c.host_memory_like(pDevice.value, pHost)
 
 
 def cudaHostGetFlags(pHost: _PointerLike) -> int:
@@ -8793,8 +8837,8 @@ def cudaMallocFromPoolAsync(
     return ptr.value or 0
 
 
-def cudaMallocHost(size: int) -> int:
-    """cudaMallocHost(size: int) -> int
+def cudaMallocHost(size: int) -> _HostMemory:
+    """cudaMallocHost(size: int) -> _HostMemory
 
     Allocates page-locked memory on the host.
 
@@ -8802,7 +8846,7 @@ def cudaMallocHost(size: int) -> int:
         size: Requested allocation size in bytes
 
     Returns:
-        ptr: Pointer to allocated host memory
+        ptr: Pointer to allocated host memory (a cudart.HostMemory: an int address and a buffer of size bytes)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorExternalDevice.
 
@@ -8815,11 +8859,11 @@ def cudaMallocHost(size: int) -> int:
         raise _c.argument_error(exc, "cudaMallocHost", ("ptr", "size")) from None
     if err:
         raise _error(err, _lib)
-    return ptr.value or 0
+    return _c.host_memory(ptr.value, size)
 
 
-def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int:
-    """cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int
+def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> _HostMemory:
+    """cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> _HostMemory
 
     Allocates memory that will be automatically managed by the Unified Memory system.
 
@@ -8828,7 +8872,7 @@ def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int:
         flags: Must be either cudaMemAttachGlobal or cudaMemAttachHost (defaults to cudaMemAttachGlobal)
 
     Returns:
-        devPtr: Pointer to allocated device memory
+        devPtr: Pointer to allocated device memory (a cudart.HostMemory: an int address and a buffer of size bytes)
 
     Raises CudaError subclasses for: cudaErrorMemoryAllocation, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -8841,7 +8885,7 @@ def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> int:
         raise _c.argument_error(exc, "cudaMallocManaged", ("devPtr", "size", "flags")) from None
     if err:
         raise _error(err, _lib)
-    return devPtr.value or 0
+    return _c.host_memory(devPtr.value, size)
 
 
 def cudaMallocMipmappedArray(

@@ -61,6 +61,20 @@ class ParamKind(StrEnum):
     SIZED_ARRAY = "sized_array"  # `T *` filled with as many elements as the input `partner`
     BORROWED_ARRAY = "borrowed_array"  # `const T **` pointed at the runtime's own array
     COUNT = "count"  # the `size_t *numX` of an array
+    # generator/lifetimes.py decides these two (a reviewed table), not the types.
+    HOST_MEMORY = "host_memory"  # a `void *` to host memory of `partner` bytes: a HostMemory
+    MAPPED_HOST_MEMORY = "mapped_host_memory"  # the `partner` input's HostMemory at that address
+
+
+class Effect(StrEnum):
+    """What the checked layer records after a successful call, beyond what it returns
+    (generator/lifetimes.py decides; `effect_of` names the other parameter)."""
+
+    FREES = "frees"  # frees host memory: a HostMemory argument is marked released
+    DESTROYS = "destroys"  # a graph or exec destroyed: callables only it held are released
+    COPIES = "copies"  # a graph or exec now also holds `effect_of`'s callables (a C copy)
+    HELD_BY = "held_by"  # a host node record's callable belongs to graph/exec/node `effect_of`
+    NODE_OF = "node_of"  # a host node of graph `effect_of` (for later cudaGraphHostNodeSetParams)
 
 
 INPUT_KINDS = frozenset(
@@ -113,6 +127,8 @@ class ParamPlan:
     partner: str | None = (
         None  # array -> its count; char buffer -> its capacity; callback -> its data
     )
+    effect: Effect | None = None  # what a successful call records (generator/lifetimes.py)
+    effect_of: str | None = None  # the other parameter (C name) the effect names
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,16 @@ from .attributes import AttributeTypes
 from .ctypes_map import POINTER_KINDS, RenderError, TypeMapper
 from .formatting import format_python
 from .model import ApiModel, Param
-from .plan import INPUT_KINDS, OUTPUT_KINDS, FunctionPlan, ParamKind, ParamPlan, ResultKind, Role
+from .plan import (
+    INPUT_KINDS,
+    OUTPUT_KINDS,
+    Effect,
+    FunctionPlan,
+    ParamKind,
+    ParamPlan,
+    ResultKind,
+    Role,
+)
 from .render import (
     RenderContext,
     docstring,
@@ -186,6 +195,7 @@ class _Param:
     array: str | None = None  # storage sized by the first call
     result: _Result | None = None
     release: str | None = None  # what a failed call must unregister (a callback's token)
+    after: str | None = None  # what a successful call records (its Effect)
 
 
 # An input emitter: (annotation, conversion lines) of a parameter the caller passes.
@@ -334,6 +344,10 @@ _OUTPUTS: dict[ParamKind, _Output] = {
         "_c.attribute_result({n}, {partner}, {ctype})",
         storage='{n} = _c.attribute_storage({partner}, {ctype}, "{function}"{size})',
     ),
+    # cudart._hostmem: the memory as a buffer; the partner is its size, or the
+    # (converted, so still the HostMemory) pointer input it maps.
+    ParamKind.HOST_MEMORY: _Output("_c.host_memory({n}.value, {partner})"),
+    ParamKind.MAPPED_HOST_MEMORY: _Output("_c.host_memory_like({n}.value, {partner})"),
 }
 
 # ATTRIBUTE for several attributes at once (cudaMemRangeGetAttributes): storage for each
@@ -342,6 +356,42 @@ _SEVERAL_ATTRIBUTES = _Output(
     "_c.attribute_results({n}, {partner}, {ctype})",
     storage='{n} = _c.attribute_storages({partner}, {ctype}, "{function}"{size}, {count})',
 )
+
+# What a successful call records, per Effect: formats over n (the parameter's Python
+# name, converted or the output), ctype (its handle class), of / of_ctype (the other's).
+_EFFECTS: dict[Effect, str] = {
+    Effect.FREES: "_c.host_freed({n})",
+    Effect.DESTROYS: '_c.holder_destroyed({n}, "{ctype}")',
+    Effect.COPIES: '_c.holder_copied({n}, "{ctype}", {of}, "{of_ctype}")',
+    Effect.HELD_BY: '_c.callback_held(_{n}_token, {of}, "{of_ctype}", _lib)',
+    Effect.NODE_OF: "_c.host_node_added({n}, {of})",
+}
+# The docstring's word on each (a sentence over n and of, the Python names).
+_EFFECT_DOCS: dict[Effect, str] = {
+    Effect.FREES: "A cudart.HostMemory given as {n} is marked released: using it again raises.",
+    Effect.DESTROYS: (
+        "The Python callables of host nodes that only {n} held are released (cudart.callbacks)."
+    ),
+    Effect.COPIES: "{n} holds the Python callables of {of}'s host nodes too, until destroyed.",
+    Effect.HELD_BY: "A Python callable in {n} stays registered until {holder} destroyed.",
+    Effect.NODE_OF: "",
+}
+# Who holds a host node record's callable, by the holder parameter's handle class.
+_HOLDER_DOCS = {
+    "cudaGraph_t": "{of} and the graphs and execs copied from it are",
+    "cudaGraphExec_t": "{of} is",
+    "cudaGraphNode_t": "{of}'s graph and the graphs and execs copied from it are",
+}
+_HOST_MEMORY_DOCS = {
+    ParamKind.HOST_MEMORY: " (a cudart.HostMemory: an int address and a buffer of {of} bytes)",
+    ParamKind.MAPPED_HOST_MEMORY: (
+        " (the cudart.HostMemory given as {of} where the address is its own)"
+    ),
+}
+if set(_EFFECTS) != set(Effect):
+    raise RenderError(
+        f"checked effects missing for {', '.join(sorted(set(Effect) - set(_EFFECTS)))}"
+    )
 
 # Every kind has its emitter: a new ParamKind without one fails here, at import.
 if set(_INPUTS) != INPUT_KINDS or set(_OUTPUTS) != OUTPUT_KINDS:
@@ -370,7 +420,24 @@ class _Function:
     def py_name(self, c_name: str) -> str:
         return next(p.py_name for p in self.plan.params if p.name == c_name)
 
+    def after(self, p: ParamPlan) -> str | None:
+        """The line a successful call runs for the parameter's Effect, if it has one."""
+        if p.effect is None:
+            return None
+        other = next((q for q in self.plan.params if q.name == p.effect_of), None)
+        return _EFFECTS[p.effect].format(
+            n=p.py_name,
+            ctype=p.ctype,
+            of=other.py_name if other else None,
+            of_ctype=other.ctype if other else None,
+        )
+
     def param(self, p: ParamPlan) -> _Param:
+        part = self._param(p)
+        part.after = self.after(p)
+        return part
+
+    def _param(self, p: ParamPlan) -> _Param:
         v, n, c = self.v, p.py_name, self.c_params[p.name]
         if p.role is Role.IN:
             annotation, convert = _INPUTS[p.kind](self, p, c)
@@ -477,6 +544,9 @@ class _Function:
             f'    raise _c.argument_error(exc, "{name}", {names}) from None',
         ]
         raise_error = ["if err:", *releases, "    raise _error(err, _lib)"]
+        afters = [q.after for q in parts if q.after]
+        if afters and plan.result is not ResultKind.ERROR:
+            raise RenderError(f"{name}: effects need a cudaError_t result")
 
         body: list[str] = []
         if plan.function.deprecated:
@@ -507,7 +577,7 @@ class _Function:
                     "return True",
                 ]
             else:
-                body += raise_error
+                body += raise_error + afters
                 if result:
                     body.append(f"return {result}")
 
@@ -547,6 +617,17 @@ class _Function:
             lines.append(f"    {d.enumerator}: {what}")
         return lines + [""]
 
+    def kind_doc(self, p: ParamPlan) -> str:
+        text = _HOST_MEMORY_DOCS.get(p.kind, "")
+        return text.format(of=self.py_name(p.partner)) if text and p.partner else ""
+
+    def effect_doc(self, p: ParamPlan) -> str:
+        assert p.effect is not None
+        of = self.py_name(p.effect_of) if p.effect_of else ""
+        other = next((q for q in self.plan.params if q.name == p.effect_of), None)
+        holder = _HOLDER_DOCS.get(other.ctype if other else "", "").format(of=of)
+        return _EFFECT_DOCS[p.effect].format(n=p.py_name, of=of, holder=holder)
+
     def doc(self, signature: str, returns: str) -> str:
         plan = self.plan
         f = plan.function
@@ -574,10 +655,14 @@ class _Function:
         elif outs:
             lines.append("Returns:")
             lines += [
-                f"    {p.py_name}: {first_sentence(p.doc)}" if p.doc else f"    {p.py_name}"
+                (f"    {p.py_name}: {first_sentence(p.doc)}" if p.doc else f"    {p.py_name}")
+                + self.kind_doc(p)
                 for p in outs
             ]
             lines.append("")
+        effects = [self.effect_doc(p) for p in plan.params if p.effect]
+        if any(effects):
+            lines += [" ".join(e for e in effects if e), ""]
         if plan.errors:
             lines += ["Raises CudaError subclasses for: " + ", ".join(plan.errors) + ".", ""]
         if f.deprecated:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import keyword
 import re
 
+from . import lifetimes
 from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from .attributes import AttributeTypes
 from .ctypes_map import BUILTIN_KINDS, POINTER_KINDS, RenderError, TypeKind, TypeMapper
@@ -106,7 +107,7 @@ def resolve(model: ApiModel) -> list[FunctionPlan]:
     for alias in model.aliases:
         if not by_name[alias.symbol].variadic:
             plans[alias.public] = resolver.plan(alias.public, by_name[alias.symbol])
-    return [plans[n] for n in sorted(plans)]
+    return lifetimes.apply([plans[n] for n in sorted(plans)])
 
 
 def replacements(model: ApiModel) -> list[tuple[str, str]]:
@@ -145,7 +146,9 @@ def describe(plan: FunctionPlan) -> str:
     def mark(p: ParamPlan) -> str:
         star = "*" if p.source is Source.TABLE else ""
         extra = f"[{p.partner}]" if p.kind in ARRAY_KINDS and p.partner else ""
-        return f"{star}{p.name}{extra}:{p.kind}"
+        extra += f"[{p.partner}]" if p.kind in _HOST_MEMORY_KINDS else ""
+        effect = f"@{p.effect}({p.effect_of})" if p.effect_of else f"@{p.effect}"
+        return f"{star}{p.name}{extra}:{p.kind}{effect if p.effect else ''}"
 
     ins = ", ".join(mark(p) for p in plan.inputs)
     outs = ", ".join(mark(p) for p in plan.outputs)
@@ -159,6 +162,8 @@ def describe(plan: FunctionPlan) -> str:
     right = result if result else f"({outs})"
     return f"{plan.name}({ins}) -> {right}"
 
+
+_HOST_MEMORY_KINDS = frozenset({ParamKind.HOST_MEMORY, ParamKind.MAPPED_HOST_MEMORY})
 
 # (parameter kind, ctype, annotation), decided from a TypeKind; see _in_kind, _out_kind.
 _Decision = tuple[ParamKind, str, str]

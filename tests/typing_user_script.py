@@ -43,6 +43,15 @@ def main() -> None:
     )
     print(held, ranges)
 
+    # Host allocations are addresses and buffers (cudart.HostMemory).
+    pinned: cudart.HostMemory = cudart.cudaHostAlloc(1 << 10, cudart.cudaHostAllocMapped)
+    pinned_address: int = int(pinned)
+    floats: memoryview = pinned.view("f")
+    mapped = cudart.cudaHostGetDevicePointer(pinned, 0)
+    cudart.cudaMemcpy(pinned, ptr, len(pinned), cudart.cudaMemcpyDeviceToHost)
+    print(pinned_address, floats.nbytes, memoryview(pinned).nbytes, int(mapped))
+    cudart.cudaFreeHost(pinned)
+
     start = cudart.cudaEventCreate()
     end = cudart.cudaEventCreate()
     cudart.cudaEventRecord(start, stream)

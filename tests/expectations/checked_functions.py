@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from cudart._checked import CallbackLike as _CallbackLike
     from cudart._checked import HandleLike as _HandleLike
     from cudart._checked import PointerLike as _PointerLike
+    from cudart._hostmem import HostMemory as _HostMemory
 
     from .sys_12050 import *  # noqa: F403  (every enum, constant and record)
 

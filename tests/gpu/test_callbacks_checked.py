@@ -4,7 +4,9 @@ templates at the top level, equal to cudart.occupancy's results."""
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
@@ -85,7 +87,8 @@ def test_host_node_from_a_callable_runs_per_launch(stream):
     finally:
         cudart.cudaGraphExecDestroy(exec_)
         cudart.cudaGraphDestroy(graph)
-        assert callbacks.release_captured() >= 1
+    assert callbacks.pending() == before  # released with the last of graph and exec
+    assert callbacks.release_captured() == 0
     assert callbacks.failure_count() == 0
 
 
@@ -153,3 +156,160 @@ def test_occupancy_forms_at_the_top_level_equal_the_port():
         ) == occupancy.max_potential_block_size_variable_smem(fn, per_warp)
     with pytest.raises(cudart.CudaErrorInvalidValue):
         cudart.cudaOccupancyMaxPotentialBlockSize(None)
+
+
+# ---------------------------------------------------------------- released per graph
+
+
+class Recorder:
+    """A callable a weakref can follow, recording what it is called with."""
+
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, data):
+        self.seen.append(data)
+
+
+def launch(exec_, stream, times=1):
+    for _ in range(times):
+        cudart.cudaGraphLaunch(exec_, stream)
+    cudart.cudaStreamSynchronize(stream)
+
+
+def gone(ref) -> bool:
+    gc.collect()
+    return ref() is None
+
+
+def host_node_graph(recorder, data="node"):
+    graph = cudart.cudaGraphCreate(0)
+    node = cudart.cudaGraphAddHostNode(
+        graph, None, 0, cudart.cudaHostNodeParams(fn=recorder, userData=data)
+    )
+    return graph, node
+
+
+def test_graph_destroyed_while_an_exec_lives_the_callable_still_runs(stream):
+    before = callbacks.pending()
+    recorder = Recorder()
+    ref = weakref.ref(recorder)
+    graph, _ = host_node_graph(recorder)
+    exec_ = cudart.cudaGraphInstantiate(graph, 0)
+    assert callbacks.held(graph) == callbacks.held(exec_) and len(callbacks.held(exec_)) == 1
+    del recorder
+    cudart.cudaGraphDestroy(graph)
+    assert callbacks.pending() == before + 1 and not gone(ref)
+    launch(exec_, stream, 2)
+    assert ref().seen == ["node", "node"]
+    cudart.cudaGraphExecDestroy(exec_)
+    assert callbacks.pending() == before and gone(ref)
+    assert callbacks.failure_count() == 0
+
+
+def test_exec_destroyed_first_then_the_graph_releases(stream):
+    before = callbacks.pending()
+    recorder = Recorder()
+    ref = weakref.ref(recorder)
+    graph, _ = host_node_graph(recorder)
+    del recorder
+    for instantiate in (cudart.cudaGraphInstantiate, cudart.cudaGraphInstantiateWithFlags):
+        exec_ = instantiate(graph, 0)
+        launch(exec_, stream)
+        cudart.cudaGraphExecDestroy(exec_)
+        assert callbacks.pending() == before + 1
+    cudart.cudaGraphDestroy(graph)
+    assert callbacks.pending() == before and gone(ref)
+
+
+def test_clone_and_child_graph_keep_the_callable(stream):
+    before = callbacks.pending()
+    recorder = Recorder()
+    ref = weakref.ref(recorder)
+    graph, _ = host_node_graph(recorder, "copied")
+    del recorder
+    clone = cudart.cudaGraphClone(graph)
+    parent = cudart.cudaGraphCreate(0)
+    cudart.cudaGraphAddChildGraphNode(parent, None, 0, graph)
+    cudart.cudaGraphDestroy(graph)
+    for copy in (clone, parent):
+        exec_ = cudart.cudaGraphInstantiate(copy, 0)
+        launch(exec_, stream)
+        cudart.cudaGraphExecDestroy(exec_)
+    assert ref().seen == ["copied", "copied"]
+    cudart.cudaGraphDestroy(clone)
+    assert callbacks.pending() == before + 1
+    cudart.cudaGraphDestroy(parent)
+    assert callbacks.pending() == before and gone(ref)
+    assert callbacks.failure_count() == 0
+
+
+def test_set_params_callables_belong_to_the_graph_or_the_exec(stream):
+    before = callbacks.pending()
+    first, second, third = Recorder(), Recorder(), Recorder()
+    refs = [weakref.ref(r) for r in (first, second, third)]
+    graph, node = host_node_graph(first, "first")
+    cudart.cudaGraphHostNodeSetParams(node, cudart.cudaHostNodeParams(fn=second, userData="2"))
+    exec_ = cudart.cudaGraphInstantiate(graph, 0)
+    cudart.cudaGraphExecHostNodeSetParams(
+        exec_, node, cudart.cudaHostNodeParams(fn=third, userData="3")
+    )
+    launch(exec_, stream)
+    assert (first.seen, second.seen, third.seen) == ([], [], ["3"])
+    del first, second, third
+    cudart.cudaGraphExecDestroy(exec_)
+    assert callbacks.pending() == before + 2  # the graph's two
+    cudart.cudaGraphDestroy(graph)
+    assert callbacks.pending() == before and all(gone(r) for r in refs)
+
+
+def test_exec_update_keeps_the_new_graphs_callable(stream):
+    before = callbacks.pending()
+    old, new = Recorder(), Recorder()
+    refs = [weakref.ref(old), weakref.ref(new)]
+    graph, _ = host_node_graph(old, "old")
+    exec_ = cudart.cudaGraphInstantiate(graph, 0)
+    update, _ = host_node_graph(new, "new")
+    cudart.cudaGraphExecUpdate(exec_, update)
+    cudart.cudaGraphDestroy(update)
+    del old
+    cudart.cudaGraphDestroy(graph)
+    launch(exec_, stream)
+    assert new.seen == ["new"]
+    del new
+    cudart.cudaGraphExecDestroy(exec_)
+    assert callbacks.pending() == before and all(gone(r) for r in refs)
+
+
+def test_captured_host_func_is_released_with_its_graph(stream):
+    before = callbacks.pending()
+    recorder = Recorder()
+    ref = weakref.ref(recorder)
+    cudart.cudaStreamBeginCapture(stream, cudart.cudaStreamCaptureModeThreadLocal)
+    capturing = cudart.cudaStreamGetCaptureInfo(stream)[2]
+    cudart.cudaLaunchHostFunc(stream, recorder, "captured")
+    graph = cudart.cudaStreamEndCapture(stream)
+    del recorder
+    assert graph == capturing and len(callbacks.held(graph)) == 1
+    exec_ = cudart.cudaGraphInstantiate(graph, 0)
+    cudart.cudaGraphDestroy(graph)
+    launch(exec_, stream, 2)
+    assert ref().seen == ["captured", "captured"]
+    cudart.cudaGraphExecDestroy(exec_)
+    assert callbacks.pending() == before and gone(ref)
+    assert callbacks.release_captured() == 0 and callbacks.failure_count() == 0
+
+
+def test_capture_into_an_existing_graph_belongs_to_it(stream):
+    if not hasattr(cudart, "cudaStreamBeginCaptureToGraph"):
+        pytest.skip("cudaStreamBeginCaptureToGraph is CUDA 12.3+")
+    before = callbacks.pending()
+    graph = cudart.cudaGraphCreate(0)
+    cudart.cudaStreamBeginCaptureToGraph(
+        stream, graph, None, None, 0, cudart.cudaStreamCaptureModeThreadLocal
+    )
+    cudart.cudaLaunchHostFunc(stream, print, "never launched")
+    assert cudart.cudaStreamEndCapture(stream) == graph
+    assert len(callbacks.held(graph)) == 1
+    cudart.cudaGraphDestroy(graph)
+    assert callbacks.pending() == before
