@@ -120,11 +120,22 @@ _ENTRY_MIN = 48
 
 
 def fatbin_entries(data: bytes):
-    """(kind, flags, payload, uncompressed size) of each entry of a fatbin container.
+    """(kind, flags, payload, uncompressed size) of each entry of a fatbin container."""
+    for kind, flags, start, stop, uncompressed in _fatbin_walk(data):
+        yield kind, flags, bytes(data[start:stop]), uncompressed
 
-    The container and every entry must lie inside `data`: the runtime reads the sizes
-    the header states, so a fatbin that claims more than it holds is refused here
-    rather than read past its end in C."""
+
+def check_fatbin(data: bytes) -> None:
+    """ImageError unless the fatbin container and all its entries lie inside `data`:
+    the runtime reads the sizes the header states, so a fatbin that claims more than
+    it holds is refused before C would read past its end."""
+    for _ in _fatbin_walk(data):
+        pass
+
+
+def _fatbin_walk(data: bytes):
+    """(kind, flags, payload start, payload end, uncompressed size) of each entry,
+    every one checked to lie inside the container and the container inside `data`."""
     if len(data) < _FATBIN_HEADER.size:
         raise ImageError(f"truncated fatbin: {len(data)} bytes, its header alone is 16")
     magic, _version, header_size, body_size = _FATBIN_HEADER.unpack_from(data, 0)
@@ -142,7 +153,7 @@ def fatbin_entries(data: bytes):
             raise ImageError(f"malformed fatbin: a truncated entry header at offset {offset}")
         kind, _ver, entry_header, padded, compressed_size = _ENTRY_HEAD.unpack_from(data, offset)
         # Each entry advances by at least its header, and every payload lies within
-        # the body: the walk, and the copies below, are linear in the image size.
+        # the body: the walk, and the copies of payloads, are linear in the image size.
         start = offset + entry_header
         if entry_header < _ENTRY_MIN or start + padded > end:
             raise ImageError(
@@ -157,10 +168,9 @@ def fatbin_entries(data: bytes):
                     f"malformed fatbin: the entry at offset {offset} is {compressed_size} bytes "
                     f"compressed in a {padded}-byte payload"
                 )
-            payload = bytes(data[start : start + compressed_size])
+            yield kind, flags, start, start + compressed_size, uncompressed
         else:
-            payload = bytes(data[start : start + padded])
-        yield kind, flags, payload, uncompressed
+            yield kind, flags, start, start + padded, uncompressed
         offset = start + padded
 
 
@@ -397,6 +407,8 @@ def read_image(image) -> tuple[str, bytes]:
     both loading routes read it as a C string."""
     data = _image_bytes(image)
     kind = image_kind(data)
+    if kind == "fatbin":
+        check_fatbin(data)  # both routes hand it to C, which trusts its sizes
     if kind == "ptx" and not data.endswith(b"\0"):
         data += b"\0"
     return kind, data

@@ -26,6 +26,7 @@ from cudart._images import (
     fatbin_entries,
     inspect_image,
     lz4_block_decompress,
+    read_image,
 )
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -316,3 +317,12 @@ def test_extern_declarations_are_not_storage():
     info = inspect_image(ptx)
     assert info.functions == ["k"]
     assert info.variables == {"mine": (4, False), "table": (6, True)}
+
+
+def test_loading_refuses_a_fatbin_that_claims_more_than_it_holds():
+    """read_image, which load_module calls before either route hands the image to C."""
+    data = (KERNELS / "kernels.fatbin").read_bytes()
+    assert read_image(data) == ("fatbin", data)
+    for bad in (data[:-1], _put(data, 8, 8, len(data)), _put(data, 16 + 8, 8, 1 << 40)):
+        with pytest.raises(ImageError, match="malformed fatbin"):
+            read_image(bad)
