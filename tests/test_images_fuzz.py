@@ -5,9 +5,10 @@ The seeds are the committed images of tests/kernels (nvcc 13.0: fatbins with pla
 LZ4 and zstd entries, cubins, PTX). A seeded fuzzer mutates them - bytes changed,
 truncated, inserted, and the counts, sizes and offsets the formats state (fatbin and
 entry headers, ELF section headers and symbols) set to extreme values - and the
-crafted cases below are the worst inputs known for each part of the parser. The old
-parser raised struct.error/IndexError/ValueError for 14% of these cases and took
-4-7 s on a 40 KB LZ4 fatbin; a parser linear in the image size takes milliseconds.
+crafted cases below are the worst inputs known for each part of the parser. The
+parser before this test raised struct.error/IndexError/ValueError for 14% of such
+cases, took 8-10 s on a 40 KB LZ4 fatbin and 113 s on a 40 KB one expanding to runs
+of PTX modifiers; a parser linear in the image size takes milliseconds for each.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ SEEDS = (
     "kernels_lz4.fatbin",
     "kernels_plain.fatbin",
     "kernels_zstd.fatbin",
+    "kernels_lz4_sass.fatbin",
     "kernels.cubin",
     "kernels.ptx",
     "cxx_kernels.fatbin",
@@ -151,13 +153,28 @@ def test_fuzzed_images_parse_or_raise_image_error_quickly():
         else:
             assert isinstance(info, ImageInfo)
             outcomes["parsed"] += 1
-        slowest = max(slowest, (time.perf_counter() - start, case))
+        elapsed = time.perf_counter() - start
+        if elapsed >= PER_CASE_SECONDS:  # a pause of the machine, or the parser's?
+            elapsed = _fastest_of_three(data)
+        slowest = max(slowest, (elapsed, case))
     total = time.perf_counter() - began
     assert not escaped, "\n".join(escaped)
     # Both outcomes are common: the mutations reach the checks, and leave images readable.
     assert outcomes["parsed"] > CASES // 10 and outcomes["refused"] > CASES // 10, outcomes
     assert slowest[0] < PER_CASE_SECONDS, f"case {slowest[1]} took {slowest[0]:.3f} s"
     assert total < 60, f"{CASES} cases took {total:.1f} s"
+
+
+def _fastest_of_three(data: bytes) -> float:
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        try:
+            inspect_image(data)
+        except ImageError:
+            pass
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def _fatbin(*entries: bytes) -> bytes:
@@ -246,12 +263,7 @@ WORST = {
 def test_crafted_worst_cases_are_fast(name):
     data = WORST[name]()
     assert len(data) <= 48 * 1024
-    start = time.perf_counter()
-    try:
-        inspect_image(data)
-    except ImageError:
-        pass
-    elapsed = time.perf_counter() - start
+    elapsed = _fastest_of_three(data)
     assert elapsed < PER_CASE_SECONDS, f"{name}: {elapsed:.3f} s for {len(data)} bytes"
 
 
@@ -260,6 +272,17 @@ def test_lz4_bomb_is_refused_not_expanded():
         inspect_image(_lz4_bomb())
     info = inspect_image(_lz4_bomb(uncompressed=1 << 62))
     assert info.functions is None and "more than the 8 times" in info.note
+
+
+def test_lz4_compressed_cubin_entry_is_read():
+    """nvcc -Xfatbin -compress-all: the SASS entry is LZ4 too, and the only entry."""
+    data = (KERNELS / "kernels_lz4_sass.fatbin").read_bytes()
+    [(kind, flags, _payload, _size)] = list(fatbin_entries(data))
+    assert kind == 2 and flags & 0x2000
+    reference = inspect_image((KERNELS / "kernels.cubin").read_bytes())
+    info = inspect_image(data)
+    assert (info.functions, info.variables) == (reference.functions, reference.variables)
+    assert len(info.functions) == 7
 
 
 def test_lz4_within_the_limit_is_read():
