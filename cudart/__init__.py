@@ -89,6 +89,8 @@ def select_version(
 
     An exact match wins. Otherwise the newest bindings below the runtime within the
     same major version serve it: CUDA keeps its ABI within a major version, not across.
+    A forced version must be of the runtime's major version; one newer than the
+    runtime is allowed, with a warning.
     """
     if forced:
         try:
@@ -100,6 +102,23 @@ def select_version(
         if wanted not in available:
             raise BindingsVersionError(
                 f"${FORCE_ENV}={wanted}: no such bindings; available: {_listing(available)}"
+            )
+        if wanted // 1000 != runtime // 1000:
+            # Struct layouts and argument types change across majors (cudaDeviceProp
+            # is 1,032 bytes in 12.x, 1,008 in 13.x): such bindings would misread C.
+            fitting = [v for v in available if v // 1000 == runtime // 1000]
+            instead = f"force one of {_listing(fitting)}" if fitting else "unset it"
+            raise BindingsVersionError(
+                f"${FORCE_ENV}={wanted}: the CUDA {format_version(wanted)} bindings do not "
+                f"fit the loaded CUDA {format_version(runtime)} runtime (CUDA's ABI changes "
+                f"across major versions); {instead}, or point ${LIBRARY_ENV} at a CUDA "
+                f"{wanted // 1000} runtime"
+            )
+        if wanted > runtime:
+            return wanted, (
+                f"${FORCE_ENV}={wanted}: the CUDA {format_version(wanted)} bindings are newer "
+                f"than the loaded CUDA {format_version(runtime)} runtime; functions it lacks "
+                "raise cudart.FunctionNotFoundError"
             )
         return wanted, None
     if runtime in available:

@@ -15,7 +15,7 @@ import warnings
 
 from ._contract import is_deprecated, unpack
 from ._loader import format_version, load_runtime
-from .errors import FunctionNotFoundError
+from .errors import BindingsVersionError, FunctionNotFoundError
 
 # The per-thread default stream switch: ours, and cuda-python's, honoured so that one
 # setting serves a process that uses both bindings.
@@ -148,6 +148,8 @@ def bind_symbol(
     library does not export it, a function raising FunctionNotFoundError. `doc`, if
     given, is its __doc__, which help() shows."""
     runtime = load_runtime()
+    if bindings_version // 1000 != runtime.version // 1000:
+        return _other_major(name, module, bindings_version, runtime)
     try:
         # Indexing (not getattr) gives a fresh function object: CDLL caches attribute
         # lookups, and two generated modules must not share one set of argtypes.
@@ -180,6 +182,25 @@ def _missing(name, symbol, module, bindings_version, runtime):
     unavailable.__name__ = name
     unavailable.__doc__ = message
     return unavailable
+
+
+def _other_major(name, module, bindings_version, runtime):
+    # A module imported directly (cudart.sys_13000) on a runtime of another major
+    # version: its structs and argument types are not that runtime's, and C would
+    # write past a struct sized for the other ABI.
+    message = (
+        f"{name} of the CUDA {format_version(bindings_version)} bindings ({module}) cannot "
+        f"call the loaded libcudart {runtime.version_text} ({runtime.path}): CUDA's ABI "
+        "changes across major versions; use cudart.sys, or the bindings of "
+        f"CUDA {runtime.version // 1000}"
+    )
+
+    def wrong_major(*args, **kwargs):
+        raise BindingsVersionError(message)
+
+    wrong_major.__name__ = name
+    wrong_major.__doc__ = message
+    return wrong_major
 
 
 def _warn_once(name: str, fn, replacement: str | None = None):

@@ -6,8 +6,12 @@ them: the ELF symbol table of a cubin, the declarations of PTX, or either of tho
 inside a fatbin. Fatbin entries compressed with LZ4 (nvcc's `--compress-mode=speed`,
 and older nvcc's default) are decompressed here; zstd-compressed ones (nvcc 13's
 `balance`/`size`) cannot be read with the standard library, and are skipped in favour
-of another entry. nvcc 13's default leaves the SASS (ELF) entry uncompressed, so its
-fatbins are readable.
+of another entry, as are LZ4 entries stated larger than real ones get. nvcc 13's
+default leaves the SASS (ELF) entry uncompressed, so its fatbins are readable.
+
+Every size, count and offset an image states is checked against its length before it
+is used, so reading is linear in the image's size and a malformed image raises
+ImageError, never struct.error or IndexError (tests/test_images_fuzz.py).
 
 Standard library only.
 """
@@ -70,6 +74,11 @@ def image_kind(data: bytes) -> str:
 
 
 def inspect_image(data: bytes) -> ImageInfo:
+    """The kind of `data` and the kernels and globals it defines; ImageError for
+    anything malformed. Linear in len(data): every count and offset the image states is
+    checked against its length before it is used."""
+    if not isinstance(data, (bytes, bytearray)):
+        data = bytes(data)
     kind = image_kind(data)
     if kind == "cubin":
         functions, variables = _read_elf(data)
@@ -79,11 +88,20 @@ def inspect_image(data: bytes) -> ImageInfo:
         return ImageInfo(kind, functions, variables)
     skipped = []
     for entry_kind, flags, payload, size in fatbin_entries(data):
+        if entry_kind not in (_ENTRY_ELF, _ENTRY_PTX):
+            continue
         if flags & _FLAG_ZSTD:
-            skipped.append("zstd")
+            skipped.append("zstd-compressed (Python's standard library has no zstd)")
             continue
         if flags & _FLAG_LZ4:
-            payload = lz4_block_decompress(payload, size)
+            limit = _LZ4_PLAUSIBLE_RATIO * len(payload) + _LZ4_PLAUSIBLE_SLACK
+            if size > limit:
+                skipped.append(
+                    f"an LZ4 entry of {len(payload)} bytes that states {size} bytes "
+                    f"uncompressed, more than the {_LZ4_PLAUSIBLE_RATIO} times read here"
+                )
+                continue
+            payload = lz4_block_decompress(payload, size, limit=limit)
         if entry_kind == _ENTRY_ELF and payload[:4] == ELF_MAGIC:
             functions, variables = _read_elf(payload)
         elif entry_kind == _ENTRY_PTX:
@@ -91,37 +109,94 @@ def inspect_image(data: bytes) -> ImageInfo:
         else:
             continue
         return ImageInfo(kind, functions, variables)
-    why = "every entry is zstd-compressed" if skipped else "it holds no cubin or PTX entry"
+    if skipped:
+        why = "its cubin and PTX entries are " + "; ".join(dict.fromkeys(skipped))
+    else:
+        why = "it holds no cubin or PTX entry"
     return ImageInfo(kind, None, {}, note=f"the fatbin cannot be read for kernel names: {why}")
+
+
+_FATBIN_HEADER = struct.Struct("<IHHQ")
+# An entry header: kind, version, header size, payload size (padded), compressed size;
+# the flags at 40 and, in headers of 64 bytes or more, the uncompressed size at 56.
+_ENTRY_HEAD = struct.Struct("<HHIQI")
+_ENTRY_MIN = 48
 
 
 def fatbin_entries(data: bytes):
     """(kind, flags, payload, uncompressed size) of each entry of a fatbin container."""
-    magic, _version, header_size, body_size = struct.unpack_from("<IHHQ", data, 0)
+    for kind, flags, start, stop, uncompressed in _fatbin_walk(data):
+        yield kind, flags, bytes(data[start:stop]), uncompressed
+
+
+def check_fatbin(data: bytes) -> None:
+    """ImageError unless the fatbin container and all its entries lie inside `data`:
+    the runtime reads the sizes the header states, so a fatbin that claims more than
+    it holds is refused before C would read past its end."""
+    for _ in _fatbin_walk(data):
+        pass
+
+
+def _fatbin_walk(data: bytes):
+    """(kind, flags, payload start, payload end, uncompressed size) of each entry,
+    every one checked to lie inside the container and the container inside `data`."""
+    if len(data) < _FATBIN_HEADER.size:
+        raise ImageError(f"truncated fatbin: {len(data)} bytes, its header alone is 16")
+    magic, _version, header_size, body_size = _FATBIN_HEADER.unpack_from(data, 0)
     if magic != FATBIN_MAGIC:
         raise ImageError("not a fatbin")
+    end = header_size + body_size
+    if header_size < _FATBIN_HEADER.size or end > len(data):
+        raise ImageError(
+            f"malformed fatbin: header of {header_size} bytes and body of {body_size} "
+            f"bytes, in {len(data)} bytes"
+        )
     offset = header_size
-    end = min(len(data), header_size + body_size)
-    while offset + 64 <= end:
-        kind, _ver, entry_header, padded = struct.unpack_from("<HHIQ", data, offset)
-        compressed_size = struct.unpack_from("<I", data, offset + 16)[0]
+    while offset < end:
+        if offset + _ENTRY_MIN > end:
+            raise ImageError(f"malformed fatbin: a truncated entry header at offset {offset}")
+        kind, _ver, entry_header, padded, compressed_size = _ENTRY_HEAD.unpack_from(data, offset)
+        # Each entry advances by at least its header, and every payload lies within
+        # the body: the walk, and the copies of payloads, are linear in the image size.
+        start = offset + entry_header
+        if entry_header < _ENTRY_MIN or start + padded > end:
+            raise ImageError(
+                f"malformed fatbin: the entry at offset {offset} (header {entry_header} bytes, "
+                f"payload {padded} bytes) does not fit in the {end}-byte container"
+            )
         flags = struct.unpack_from("<Q", data, offset + 40)[0]
         uncompressed = struct.unpack_from("<Q", data, offset + 56)[0] if entry_header >= 64 else 0
-        start = offset + entry_header
         if flags & (_FLAG_LZ4 | _FLAG_ZSTD):
-            payload = bytes(data[start : start + compressed_size])
+            if compressed_size > padded:
+                raise ImageError(
+                    f"malformed fatbin: the entry at offset {offset} is {compressed_size} bytes "
+                    f"compressed in a {padded}-byte payload"
+                )
+            yield kind, flags, start, start + compressed_size, uncompressed
         else:
-            payload = bytes(data[start : start + padded])
-        yield kind, flags, payload, uncompressed
-        if entry_header == 0:  # a zero header would never advance
-            break
+            yield kind, flags, start, start + padded, uncompressed
         offset = start + padded
+
+
+# An LZ4 sequence's lengths grow by at most 255 per input byte: no block of n bytes
+# decodes to more than 255 * n (+ the 4-byte minimum match and a literal) bytes.
+_LZ4_MAX_RATIO = 255
+# What inspect_image decodes at most, per compressed byte. nvcc 13.0's LZ4 shrinks the
+# test kernels' PTX 2.3-3.8 times and their SASS 3.0-5.4 times (-Xfatbin -compress-all);
+# LZ4 itself allows 255, which lets 40 KB expand to 10 MB that take half a second to
+# read. An entry stated larger is skipped (another entry of the fatbin is read, or the
+# caller names the kernels, as for zstd); an unstated size is capped at the same.
+_LZ4_PLAUSIBLE_RATIO = 8
+_LZ4_PLAUSIBLE_SLACK = 4096
 
 
 def _lz4_length(src: bytes, i: int, length: int) -> tuple[int, int]:
     """An LZ4 length whose 4-bit nibble is 15 continues in bytes until one below 255."""
     if length == 15:
+        n = len(src)
         while True:
+            if i >= n:
+                raise ImageError("truncated LZ4 data in fatbin")
             b = src[i]
             i += 1
             length += b
@@ -130,74 +205,140 @@ def _lz4_length(src: bytes, i: int, length: int) -> tuple[int, int]:
     return length, i
 
 
-def lz4_block_decompress(src: bytes, size: int) -> bytes:
-    """Decode one LZ4 block (the format nvcc uses for `--compress-mode=speed`)."""
+def lz4_block_decompress(src: bytes, size: int, limit: int | None = None) -> bytes:
+    """Decode one LZ4 block (the format nvcc uses for `--compress-mode=speed`) of
+    `size` bytes uncompressed (0: not stated). Linear in len(src): the output stops at
+    the stated size, and never exceeds `limit` nor what LZ4 can produce from len(src)
+    bytes; a block that would is ImageError."""
+    n = len(src)
+    bound = _LZ4_MAX_RATIO * n + 64
+    if limit is not None:
+        bound = min(bound, limit)
+    if size > bound:
+        raise ImageError(
+            f"corrupt LZ4 data in fatbin: {size} bytes stated uncompressed, more than the "
+            f"{bound} read from {n} bytes of LZ4"
+        )
+    end = size or bound
     out = bytearray()
-    i, n = 0, len(src)
-    try:
-        while i < n:
-            token = src[i]
-            i += 1
-            length, i = _lz4_length(src, i, token >> 4)
-            out += src[i : i + length]
-            i += length
-            if i >= n or (size and len(out) >= size):
-                break
-            distance = src[i] | (src[i + 1] << 8)
-            i += 2
-            length, i = _lz4_length(src, i, token & 15)
-            length += 4
-            start = len(out) - distance
-            if distance == 0 or start < 0:
-                raise ImageError("corrupt LZ4 data in fatbin")
-            if distance >= length:
-                out += out[start : start + length]
-            else:  # the match overlaps what it produces: repeat the period
-                while length > 0:
-                    chunk = out[start : start + min(distance, length)]
-                    out += chunk
-                    length -= len(chunk)
-                    start += len(chunk)
-    except IndexError:
-        raise ImageError("truncated LZ4 data in fatbin") from None
-    return bytes(out[:size] if size else out)
+    i = 0
+    while i < n:
+        token = src[i]
+        i += 1
+        length, i = _lz4_length(src, i, token >> 4)
+        if i + length > n:
+            raise ImageError("truncated LZ4 data in fatbin")
+        length = _room(length, len(out), end, size)
+        out += src[i : i + length]
+        i += length
+        if i >= n or len(out) >= end:
+            break
+        if i + 2 > n:
+            raise ImageError("truncated LZ4 data in fatbin")
+        distance = src[i] | (src[i + 1] << 8)
+        i += 2
+        length, i = _lz4_length(src, i, token & 15)
+        start = len(out) - distance
+        if distance == 0 or start < 0:
+            raise ImageError("corrupt LZ4 data in fatbin")
+        length = _room(length + 4, len(out), end, size)
+        if distance >= length:
+            out += out[start : start + length]
+        else:  # the match overlaps what it produces: repeat the period, in one copy
+            period = out[start:]
+            out += (period * (length // distance + 1))[:length]
+        if len(out) >= end:
+            break
+    return bytes(out)
+
+
+def _room(length: int, produced: int, end: int, stated: int) -> int:
+    """How much of `length` more bytes fits: a stream that goes on past its stated
+    size is cut there (as this reader always did), one past an unstated limit is
+    corrupt."""
+    if produced + length <= end:
+        return length
+    if stated:
+        return end - produced
+    raise ImageError(f"corrupt LZ4 data in fatbin: it decodes past {end} bytes")
+
+
+_ELF_HEADER_SIZE = 64
+_SECTION = struct.Struct("<IIQQQQIIQQ")
+_SYMBOL = struct.Struct("<IBBHQQ")
+# Names may share bytes (ELF lets one name be the tail of another), but never more
+# than this many times the image's size in all: a limit no compiler's output nears,
+# which keeps reading crafted names that overlap over and over linear.
+_NAME_BYTES_PER_IMAGE_BYTE = 16
 
 
 def _read_elf(data: bytes):
+    n = len(data)
+    if n < _ELF_HEADER_SIZE:
+        raise ImageError(f"truncated ELF image: {n} bytes, its header alone is 64")
     if data[4] != 2 or data[5] != 1:
         raise ImageError("only 64-bit little-endian cubins are supported")
     shoff = struct.unpack_from("<Q", data, 0x28)[0]
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    sections = [
-        struct.unpack_from("<IIQQQQIIQQ", data, shoff + k * shentsize) for k in range(shnum)
-    ]
+    if shnum == 0:
+        return [], {}
+    if shentsize < _SECTION.size or shoff + shnum * shentsize > n or shstrndx >= shnum:
+        raise ImageError(
+            f"malformed ELF image: {shnum} section headers of {shentsize} bytes at {shoff} "
+            f"(names in section {shstrndx}) do not fit in {n} bytes"
+        )
+    sections = [_SECTION.unpack_from(data, shoff + k * shentsize) for k in range(shnum)]
+    names_cache: dict[int, str] = {}
+    budget = [_NAME_BYTES_PER_IMAGE_BYTE * n]
 
-    def cstr(table_offset: int, index: int) -> str:
+    def cstr(table: int, index: int) -> str:
+        """The NUL-terminated name at `index` in string table section `table`."""
+        if table >= shnum:
+            raise ImageError(f"malformed ELF image: string table {table} of {shnum} sections")
+        table_offset, table_size = sections[table][4], sections[table][5]
+        if index >= table_size or table_offset + table_size > n:
+            raise ImageError(f"malformed ELF image: name {index} outside its string table")
         start = table_offset + index
-        return data[start : data.index(b"\0", start)].decode("utf-8", "replace")
+        name = names_cache.get(start)
+        if name is None:
+            stop = data.find(b"\0", start, table_offset + table_size)
+            if stop < 0:
+                raise ImageError("malformed ELF image: a name runs past its string table")
+            budget[0] -= stop - start
+            if budget[0] < 0:
+                raise ImageError("malformed ELF image: its names overlap beyond any compiler's")
+            name = names_cache[start] = data[start:stop].decode("utf-8", "replace")
+        return name
 
-    shstr_offset = sections[shstrndx][4]
-    names = [cstr(shstr_offset, s[0]) for s in sections]
-    functions: list[str] = []
+    names = [cstr(shstrndx, s[0]) for s in sections]
+    functions: dict[str, None] = {}  # ordered, once each
     variables: dict[str, tuple[int, bool]] = {}
+    symbol_bytes = 0
     for sec in sections:
         if sec[1] != _SHT_SYMTAB:
             continue
         sym_offset, sym_size, link = sec[4], sec[5], sec[6]
-        str_offset = sections[link][4]
-        for pos in range(sym_offset, sym_offset + sym_size, 24):
-            st_name, st_info, st_other, st_shndx, _value, st_size = struct.unpack_from(
-                "<IBBHQQ", data, pos
+        symbol_bytes += sym_size
+        # Symbol tables are sections of the image and do not overlap: together they
+        # are no bigger than the image, which bounds the symbols read.
+        if sym_offset + sym_size > n or symbol_bytes > n:
+            raise ImageError(
+                f"malformed ELF image: a symbol table of {sym_size} bytes at {sym_offset} "
+                f"does not fit in {n} bytes"
             )
+        for pos in range(sym_offset, sym_offset + sym_size - _SYMBOL.size + 1, _SYMBOL.size):
+            st_name, st_info, st_other, st_shndx, _value, st_size = _SYMBOL.unpack_from(data, pos)
             kind = st_info & 0xF
             if not st_name or st_shndx == 0 or st_shndx >= len(names):
                 continue
-            name = cstr(str_offset, st_name)
+            if kind != _STT_FUNC and kind != _STT_OBJECT:
+                continue
+            name = cstr(link, st_name)
             if name.startswith((".", "$")):
                 continue
             section = names[st_shndx]
             if kind == _STT_FUNC and st_other & _STO_CUDA_ENTRY:
-                functions.append(name)
+                functions[name] = None
             elif kind == _STT_OBJECT:
                 # .nv.constant0 holds kernel parameters, .nv.shared* per-block memory:
                 # neither is a global a host can reach.
@@ -205,18 +346,28 @@ def _read_elf(data: bytes):
                     variables[name] = (st_size, False)
                 elif section.startswith(".nv.constant") and not section.startswith(".nv.constant0"):
                     variables[name] = (st_size, True)
-    return functions, variables
+    return list(functions), variables
 
 
-_PTX_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_PTX_COMMENT = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
+_PTX_MOD = r"(?:visible|extern|weak|common)\s+"
+# Every token starts with a '.', which the regex engine looks for at C speed. A run of
+# modifiers that starts no declaration is a token of its own, so the scan goes on after
+# it instead of re-reading it from each of its members (quadratic in the run's length);
+# the dimensions read digits and spaces unambiguously for the same reason. Braces are
+# counted between tokens (str.count), not matched one by one.
 _PTX_TOKEN = re.compile(
-    r"(?P<open>\{)|(?P<close>\})"
-    r"|(?P<entry>\.entry\s+(?P<fname>[A-Za-z_$%][\w$]*))"
-    r"|(?P<decl>(?P<mods>(?:\.(?:visible|extern|weak|common)\s+)*)\.(?P<space>global|const)\s+"
+    rf"\.(?:(?P<mods>(?:{_PTX_MOD}\.)*)(?:"
+    r"(?P<entry>entry\s+(?P<fname>[A-Za-z_$%][\w$]*))"
+    r"|(?P<decl>(?P<space>global|const)\s+"
     r"(?:\.align\s+\d+\s+)?(?:\.v(?P<vec>[248])\s+)?\.(?P<type>[a-z]+\d*(?:x2)?)\s+"
-    r"(?P<vname>[A-Za-z_$%][\w$]*)(?P<dims>(?:\s*\[\s*\d*\s*\])*))"
+    r"(?P<vname>[A-Za-z_$%][\w$]*)(?P<dims>(?:\s*\[\s*(?:\d+\s*)?\])*))"
+    rf")|{_PTX_MOD}(?:\.{_PTX_MOD})*)"
 )
+_PTX_DIM = re.compile(r"\[\s*(\d*)")
 _PTX_TYPE_BITS = re.compile(r"(\d+)(x2)?$")
+# No PTX global is larger than the address space: a bigger size is a malformed image.
+_PTX_MAX_SIZE = 1 << 64
 
 
 def _read_ptx(data: bytes):
@@ -224,28 +375,45 @@ def _read_ptx(data: bytes):
     functions: list[str] = []
     variables: dict[str, tuple[int, bool]] = {}
     depth = 0
+    counted = 0  # braces are counted up to here
+    count = text.count
+    seen: set[str] = set()  # a token read once says the same the next time
     for m in _PTX_TOKEN.finditer(text):
-        if m.group("open"):
-            depth += 1
-        elif m.group("close"):
-            depth -= 1
-        elif m.group("entry"):
-            if (
-                depth == 0
-                and ".extern" not in text[max(0, m.start() - 40) : m.start()].split(";")[-1]
-            ):
-                functions.append(m.group("fname"))
-        elif depth == 0 and ".extern" not in m.group("mods"):
-            bits = _PTX_TYPE_BITS.search(m.group("type"))
+        start = m.start()
+        depth += count("{", counted, start) - count("}", counted, start)
+        counted = start
+        if depth != 0:
+            continue
+        token = m[0]
+        if token in seen:
+            continue
+        seen.add(token)
+        mods, fname, space, vec, type_, vname, dims = m.group(
+            "mods", "fname", "space", "vec", "type", "vname", "dims"
+        )
+        if mods is None or "extern" in mods:
+            continue  # (no mods: a run of modifiers alone)
+        if fname:
+            functions.append(fname)
+        elif space:
+            bits = _PTX_TYPE_BITS.search(type_)
             if not bits:
                 continue
-            size = int(bits.group(1)) // 8 * (2 if bits.group(2) else 1) * int(m.group("vec") or 1)
-            dims = re.findall(r"\[\s*(\d*)\s*\]", m.group("dims"))
-            if any(d == "" for d in dims):
-                continue  # an unsized array is a declaration, not storage
-            for d in dims:
-                size *= int(d)
-            variables[m.group("vname")] = (size, m.group("space") == "const")
+            size = int(bits.group(1)) // 8 * (2 if bits.group(2) else 1) * int(vec or 1)
+            if dims:
+                for d in _PTX_DIM.findall(dims):
+                    if not d:
+                        break  # an unsized array is a declaration, not storage
+                    # (length first: int() refuses more than 4300 digits with ValueError)
+                    if len(d) > 20 or size * int(d) >= _PTX_MAX_SIZE:
+                        raise ImageError(
+                            f"malformed PTX: {vname!r} is larger than the address space"
+                        )
+                    size *= int(d)
+                else:
+                    variables[vname] = (size, space == "const")
+                continue
+            variables[vname] = (size, space == "const")
     return functions, variables
 
 
@@ -254,6 +422,8 @@ def read_image(image) -> tuple[str, bytes]:
     both loading routes read it as a C string."""
     data = _image_bytes(image)
     kind = image_kind(data)
+    if kind == "fatbin":
+        check_fatbin(data)  # both routes hand it to C, which trusts its sizes
     if kind == "ptx" and not data.endswith(b"\0"):
         data += b"\0"
     return kind, data

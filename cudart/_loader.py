@@ -1,6 +1,7 @@
 """Find and load libcudart, once per process.
 
-Search order: $CUDART_LIBRARY, the NVIDIA runtime wheels in this environment,
+Search order: $CUDART_LIBRARY, the NVIDIA runtime wheels installed in this environment
+(its site folders only, never the working directory or the script's folder),
 $CUDA_HOME / $CUDA_PATH, then the system loader. The first library that loads wins;
 a $CUDART_LIBRARY that does not load is an error, not a reason to look elsewhere.
 """
@@ -21,6 +22,9 @@ WHEEL_LIBRARIES = (
     ("cu13/lib", "libcudart.so.13"),
     ("cuda_runtime/lib", "libcudart.so.12"),
 )
+# pip's record of an installed runtime wheel: nvidia_cuda_runtime_cu12-12.5.82.dist-info,
+# nvidia_cuda_runtime-13.0.48.dist-info.
+WHEEL_DIST_PREFIX = "nvidia_cuda_runtime"
 SONAMES = ("libcudart.so.13", "libcudart.so.12", "libcudart.so")
 TOOLKIT_ENVS = ("CUDA_HOME", "CUDA_PATH")
 TOOLKIT_LIB_DIRS = ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib")
@@ -78,16 +82,63 @@ def candidates() -> list[tuple[str, str]]:
 
 
 def _nvidia_roots() -> list[str]:
-    # find_spec on the namespace package reads no module code and loads nothing.
-    import importlib.util
+    """The `nvidia` namespace folders of the installed site folders (see _site_dirs)."""
+    roots = []
+    for folder in _site_dirs():
+        root = os.path.join(folder, "nvidia")
+        if os.path.isdir(root):
+            roots.append(root)
+    return roots
 
+
+def _site_dirs() -> list[str]:
+    """The folders of sys.path that packages are installed in, in sys.path's order:
+    the site module's (site-packages, the user's when enabled), and other absolute
+    entries named site-packages/dist-packages or holding an installed NVIDIA runtime
+    wheel (pip install --target). Never the current directory or the main script's
+    folder (sys.path[0]: '' under -c and the REPL): a library planted there by whoever
+    wrote to that folder would be loaded into the process."""
+    import site
+    import sys
+
+    installed = set()
     try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        return []
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    return list(spec.submodule_search_locations)
+        installed.update(site.getsitepackages())
+    except AttributeError:  # (old virtualenv's site module)
+        pass
+    if site.ENABLE_USER_SITE:
+        installed.add(site.getusersitepackages())
+    installed = {os.path.realpath(p) for p in installed}
+    unsafe = set()
+    try:
+        unsafe.add(os.path.realpath(os.getcwd()))
+    except OSError:  # the working directory was removed
+        pass
+    script = getattr(sys.modules.get("__main__"), "__file__", None)
+    if isinstance(script, str):
+        unsafe.add(os.path.dirname(os.path.realpath(script)))
+    found: list[str] = []
+    for entry in sys.path:
+        if not isinstance(entry, str) or not os.path.isabs(entry):
+            continue  # '' and relative entries are the working directory
+        real = os.path.realpath(entry)
+        if real in found:
+            continue
+        if real in installed or (real not in unsafe and _holds_installed_wheel(real)):
+            found.append(real)
+    return found
+
+
+def _holds_installed_wheel(folder: str) -> bool:
+    if os.path.basename(folder) in ("site-packages", "dist-packages"):
+        return True
+    if not os.path.isdir(os.path.join(folder, "nvidia")):
+        return False
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return any(n.startswith(WHEEL_DIST_PREFIX) and n.endswith(".dist-info") for n in names)
 
 
 _lock = threading.Lock()

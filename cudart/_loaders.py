@@ -76,7 +76,7 @@ def _names(data, functions, variables):
     info = inspect_image(data)
     if info.functions is None and not functions:
         raise ImageError(
-            f"{info.note}; Python's standard library has no zstd. Rebuild the image with "
+            f"{info.note}. Rebuild the image with "
             "nvcc --compress-mode=speed (LZ4) or --no-compress, pass functions=[...] (and "
             "variables={name: (size, is_constant)}), or use route='library' (CUDA 12.8+)"
         )
