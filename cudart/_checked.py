@@ -14,7 +14,15 @@ from ctypes import ArgumentError, byref
 
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import symbol_of
-from ._convert import cstring, handle, is_python_callable, pointer, ref
+from ._convert import (
+    cstring,
+    device_function,
+    handle,
+    is_python_callable,
+    kernel_args,
+    pointer,
+    ref,
+)
 from ._handles import Handle
 from .errors import CudaError
 
@@ -30,10 +38,12 @@ __all__ = [
     "callback_record",
     "callback_record_class",
     "cstring",
+    "device_function",
     "enum_value",
     "error",
     "error_class",
     "handle",
+    "kernel_args",
     "pointer",
     "ref",
     "release",

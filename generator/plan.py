@@ -48,6 +48,8 @@ class ParamKind(StrEnum):
     CALLBACK = "callback"  # cudaHostFn_t / cudaStreamCallback_t: a Python callable or a pointer
     CALLBACK_DATA = "callback_data"  # its `void *` data: any object with a callable (`partner`)
     CALLBACK_RECORD = "callback_record"  # `const T *` to a record with a cudaHostFn_t (host nodes)
+    DEVICE_FUNCTION = "device_function"  # `const void *func`: a Function, cudaKernel_t, address
+    KERNEL_ARGS = "kernel_args"  # `void **args` beside it (`partner`): packed, or a tuple of values
     # Outputs (roles OUT, INOUT, COUNT).
     ENUM = "enum"  # an enum value, returned as the enum class's member
     ADDRESS = "address"  # a `void *` or pointer written by the call, returned as an int
@@ -70,6 +72,8 @@ INPUT_KINDS = frozenset(
         ParamKind.CALLBACK,
         ParamKind.CALLBACK_DATA,
         ParamKind.CALLBACK_RECORD,
+        ParamKind.DEVICE_FUNCTION,
+        ParamKind.KERNEL_ARGS,
     }
 )
 OUTPUT_KINDS = frozenset(ParamKind) - {
@@ -79,6 +83,8 @@ OUTPUT_KINDS = frozenset(ParamKind) - {
     ParamKind.CALLBACK,
     ParamKind.CALLBACK_DATA,
     ParamKind.CALLBACK_RECORD,
+    ParamKind.DEVICE_FUNCTION,
+    ParamKind.KERNEL_ARGS,
 }
 ARRAY_KINDS = frozenset({ParamKind.ARRAY, ParamKind.SIZED_ARRAY, ParamKind.BORROWED_ARRAY})
 
