@@ -23,6 +23,7 @@ from ._demangle import demangle, parameter_types
 from ._launch import (
     KernelArguments,
     ParamType,
+    Signature,
     Unpacked,
     check_declared,
     configure,
