@@ -245,10 +245,12 @@ def field_value(value: Any, ctype: Any, convert: Any, name: str) -> Any:
     """A value for a record's pointer member of type `ctype`, converted by `convert`
     (device_function or a kernel-arguments conversion), as a ctypes object that keeps
     `value` alive in the record: ctypes keeps a cast's source alive in whatever record
-    (or enclosing record) the result is stored into, and a later store replaces it."""
-    if value is None or isinstance(value, _CDATA):
+    (or enclosing record) the result is stored into, and a later store of such an
+    object (None included) replaces it. ctypes' own objects are returned as they are:
+    ctypes converts and keeps them itself."""
+    if isinstance(value, _CDATA):
         return value  # ctypes' own conversion (and keep-alive) for its own objects
-    address = convert(value, name)
+    address = None if value is None else convert(value, name)
     if isinstance(address, c_void_p):
         address = address.value
     elif address is not None and type(address) is not int:

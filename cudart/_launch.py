@@ -201,7 +201,9 @@ def param_types(signature) -> tuple[ParamType, ...]:
 
 def _split_top(text: str) -> list[str]:
     """Split at commas outside <...> and (...)."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "<(":
             depth += 1
@@ -248,17 +250,17 @@ def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
     is known of its type. Ints and floats follow C's conversions to the parameter's
     size; anything else must be exactly the parameter's size.
     """
-    kind = None
+    kind, text, signed = None, "", True
     where = f"argument {index}"
     if ptype is not None:
-        kind = ptype.kind
-        where = f"argument {index} ({ptype.text})"
+        kind, text, signed = ptype.kind, ptype.text, ptype.signed
+        where = f"argument {index} ({text})"
         if size is None:
             size = ptype.size
     numeric = kind in ("int", "bool", "float")
     if isinstance(arg, ctypes.c_void_p) or arg is None:
         if numeric:
-            raise TypeError(f"{where}: a pointer given for a {ptype.text} parameter")
+            raise TypeError(f"{where}: a pointer given for a {text} parameter")
         return _pointer_slot(where, size)
     if isinstance(arg, _CTYPES_VALUES):
         _check_ctypes_kind(where, arg, ptype)
@@ -274,24 +276,24 @@ def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
         return f"{len(arg)}s", bytes, len(arg)
     if isinstance(arg, float) or (_np is not None and isinstance(arg, _np.floating)):
         if kind in ("pointer", "int", "bool"):
-            raise TypeError(f"{where}: a float given for a {ptype.text} parameter")
+            raise TypeError(f"{where}: a float given for a {text} parameter")
         return _float_slot(where, size)
     if isinstance(arg, int) or (_np is not None and isinstance(arg, (_np.integer, _np.bool_))):
         if kind == "float":
             raise TypeError(
-                f"{where}: an int given for a {ptype.text} parameter (write {int(arg)}.0)"
+                f"{where}: an int given for a {text} parameter (write {int(arg)}.0)"
             )
         if kind == "pointer":
             return _address_slot(where, size)
         if kind == "bool":
             return _int_slot(where, size, None)
-        return _int_slot(where, size, ptype.signed if kind == "int" else ...)
+        return _int_slot(where, size, signed if kind == "int" else ...)
     if hasattr(arg, "__array_interface__") and not hasattr(arg, "__cuda_array_interface__"):
         raise TypeError(f"{where}: a host array is not a kernel argument; pass a device pointer")
     if device_address(arg) is not None:
         if numeric:
             raise TypeError(
-                f"{where}: {type(arg).__name__} (a pointer) given for a {ptype.text} parameter"
+                f"{where}: {type(arg).__name__} (a pointer) given for a {text} parameter"
             )
         return _pointer_slot(where, size)
     raise TypeError(f"{where}: {type(arg).__name__} is not a kernel argument type")
@@ -494,7 +496,7 @@ class KernelArguments:
     """
 
     __module__ = "cudart.kernels"  # where users find it
-    __slots__ = ("function", "values", "_signature")
+    __slots__ = ("function", "values", "_signature", "__weakref__")
 
     def __init__(self, function: str, values: tuple, signature: Signature):
         self.function = function

@@ -206,9 +206,12 @@ class ConvertedField:
     def __set__(self, obj: object, value: object) -> None:
         from ._convert import field_value
 
-        self.field.__set__(  # type: ignore[attr-defined]
-            obj, field_value(value, self.ctype, self.convert, self.name)
-        )
+        stored = field_value(value, self.ctype, self.convert, self.name)
+        if stored is value and value is not None:
+            # ctypes' own object: what the member held before is released first (ctypes
+            # replaces what it keeps only when the new value keeps something).
+            self.field.__set__(obj, field_value(None, self.ctype, self.convert, self.name))  # type: ignore[attr-defined]
+        self.field.__set__(obj, stored)  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
         return f"<ConvertedField {self.name} offset={self.offset} size={self.size}>"
