@@ -186,19 +186,21 @@ class Function:
         sig = self._sig
         try:
             sig.pack(*args)
-            for k in sig.floats:  # struct takes an int for a float: not here
-                if args[k].__class__ is not float:
-                    raise TypeError
+            if sig.floats:  # struct takes an int for a float: not here
+                for k in sig.floats:
+                    if args[k].__class__ is not float:
+                        raise TypeError
         except Exception:
             sig = self._repack(args)
         key = self._key
-        # Identity first: a launch loop passes the same objects, and `is` is cheapest.
+        # Identity first: a launch loop passes the same objects, and `is` is cheapest
+        # (an equal value that is another object takes the tuple comparison below).
         if (
             grid is not key[0]
             or block is not key[1]
             or stream is not key[3]
-            or shared_mem != key[2]
-            or cooperative != key[4]
+            or shared_mem is not key[2]
+            or cooperative is not key[4]
         ):
             if (grid, block, shared_mem, stream, cooperative) != key:
                 configure(self._config, grid, block, shared_mem, stream, cooperative)
