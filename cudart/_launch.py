@@ -280,9 +280,7 @@ def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
         return _float_slot(where, size)
     if isinstance(arg, int) or (_np is not None and isinstance(arg, (_np.integer, _np.bool_))):
         if kind == "float":
-            raise TypeError(
-                f"{where}: an int given for a {text} parameter (write {int(arg)}.0)"
-            )
+            raise TypeError(f"{where}: an int given for a {text} parameter (write {int(arg)}.0)")
         if kind == "pointer":
             return _address_slot(where, size)
         if kind == "bool":
