@@ -186,10 +186,9 @@ class Function:
         sig = self._sig
         try:
             sig.pack(*args)
-            if sig.floats:  # struct takes an int for a float: not here
-                for k in sig.floats:
-                    if args[k].__class__ is not float:
-                        raise TypeError
+            for k in sig.floats:  # struct takes an int for a float: not here
+                if args[k].__class__ is not float:
+                    raise TypeError
         except Exception:
             sig = self._repack(args)
         key = self._key
