@@ -224,6 +224,97 @@ def stream_handle(stream: Any) -> int:
     return int(value or 0)
 
 
+# ---------------------------------------------------------------- device functions
+
+
+def device_function(value: Any, name: str) -> Any:
+    """A device-function argument (C's `const void *func`, a cudaKernel_t) -> what the
+    call passes: an int or None, a c_void_p, or a kernel handle object as it is.
+
+    A kernel handle (cudart.kernels.Function, anything with `_as_parameter_`) passes
+    as itself: ctypes takes its handle through `_as_parameter_`, and a `kernelParams`
+    beside it may be packed with its parameter types (`kernel_args`). It is checked
+    here, so a closed module's kernel fails before the call. Memory (bytes, a
+    buffer) and floats are no device function: TypeError.
+    """
+    if value is None or type(value) is int:
+        return value
+    if isinstance(value, c_void_p):
+        return value
+    param = getattr(value, "_as_parameter_", None)
+    if param is not None:
+        if type(param) is not int and device_address(param) is None:
+            raise TypeError(f"'{name}' must be a device function: {type(value).__name__}")
+        return value
+    address = _int_like(value)
+    if address is None:
+        raise TypeError(
+            f"'{name}' must be a device function: a cudart.kernels.Function, a cudaKernel_t, "
+            f"an int address or None, not {type(value).__name__}"
+        )
+    return address
+
+
+def kernel_args(value: Any, func: Any, name: str) -> Any:
+    """A `void **kernelParams` argument -> what the call passes.
+
+    A tuple or list of Python values is packed with the kernel's parameter types
+    (`func.pack(*value)`, so `func` must be a cudart.kernels.Function); what
+    Function.pack returned passes as its `void **`; anything else is a pointer. The
+    returned object keeps the packed values alive: the caller holds it for the call.
+    """
+    if isinstance(value, (tuple, list)):
+        packer = getattr(func, "pack", None)
+        if packer is None:
+            raise TypeError(
+                f"'{name}': a tuple of argument values needs the kernel as a "
+                f"cudart.kernels.Function (to know its parameters), not {type(func).__name__}"
+            )
+        return packer(*value)
+    if getattr(type(value), "_as_parameter_", None) is not None and not isinstance(value, _CDATA):
+        return value  # a KernelArguments (or another object ctypes converts itself)
+    return pointer(value, name, False)
+
+
+class _Held(c_void_p):
+    """A c_void_p that carries the Python object its address came from."""
+
+
+def field_value(value: Any, ctype: Any, convert: Any, name: str) -> Any:
+    """A value for a record's pointer member of type `ctype`, converted by `convert`
+    (device_function or a kernel-arguments conversion), as a ctypes object that keeps
+    `value` alive in the record: ctypes keeps a cast's source alive in whatever record
+    (or enclosing record) the result is stored into, and a later store of such an
+    object (None included) replaces it. ctypes' own objects are returned as they are:
+    ctypes converts and keeps them itself."""
+    if isinstance(value, _CDATA):
+        return value  # ctypes' own conversion (and keep-alive) for its own objects
+    address = None if value is None else convert(value, name)
+    if isinstance(address, c_void_p):
+        address = address.value
+    elif address is not None and type(address) is not int:
+        address = device_address(address)
+    held = _Held(address)
+    held.source = value  # type: ignore[attr-defined]  # kept alive by the cast below
+    return ctypes.cast(held, ctype)
+
+
+def kernel_params_field(value: Any, name: str) -> Any:
+    """The address a `void **kernelParams` member takes: a KernelArguments (what
+    Function.pack returns), a ctypes array or pointer of pointers, or an int address."""
+    if isinstance(value, (tuple, list)):
+        raise TypeError(
+            f"'{name}': pack the values first (fn.pack(*values)), so the record can hold them"
+        )
+    address = device_address(value)
+    if address is None:
+        raise TypeError(
+            f"'{name}' must be kernel arguments (Function.pack), a ctypes array of "
+            f"pointers or an int address, not {type(value).__name__}"
+        )
+    return address
+
+
 # ---------------------------------------------------------------- callbacks
 
 

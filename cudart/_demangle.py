@@ -511,3 +511,17 @@ def unknown_kernel(request: str, names) -> NameNotFoundError:
     """The error for a kernel name the image lacks, listing what it has (both routes)."""
     listing = ", ".join(describe(n) for n in sorted(names)) or "no kernels"
     return NameNotFoundError(f"no kernel {request!r} in the image; it has: {listing}")
+
+
+def parameter_types(mangled: str) -> tuple[str, ...] | None:
+    """Each parameter's C type of a mangled kernel name, as c++filt would write it with
+    qualifiers first (`const float*`), packs expanded; None where the name is not
+    mangled or uses a part of the ABI outside the subset."""
+    d = parse(mangled)
+    if d is None or d._params is None:
+        return None
+    nodes = [n for p in d._params for n in (p.args if isinstance(p, _Pack) else (p,))]
+    try:
+        return tuple(_text(n, west=True) for n in nodes)
+    except _Unsupported:
+        return None

@@ -3,7 +3,12 @@
 `launch` packs arguments into preallocated slots (cudart._launch.Signature) and calls
 cudaLaunchKernelExC with a preallocated cudaLaunchConfig_t passed by pointer, the
 fastest way peers measured from ctypes; per launch only the argument values and, if
-they changed, the grid, block, shared memory and stream are written.
+they changed, the grid, block, shared memory and stream are written. `pack` gives the
+same packing as an object of its own (KernelArguments), for graph kernel nodes and the
+launch functions that take `void **kernelParams`.
+
+Parameter types: the kernel's declared signature (`get_function(name, signature=)`),
+else its mangled name's (a C++ kernel), else unknown (cudart._launch).
 """
 
 from __future__ import annotations
@@ -14,8 +19,20 @@ from typing import Any
 
 from ._checked import call_error, check
 from ._contract import symbol_of
-from ._demangle import demangle
-from ._launch import Signature, Unpacked, configure, param_sizes
+from ._demangle import demangle, parameter_types
+from ._launch import (
+    KernelArguments,
+    ParamType,
+    Signature,
+    Unpacked,
+    check_declared,
+    configure,
+    pack,
+    param_sizes,
+    param_type,
+    param_types,
+    signature_for,
+)
 from ._loader import load_runtime
 
 get_ident = threading.get_ident
@@ -31,7 +48,7 @@ class Function:
 
     __module__ = "cudart.kernels"  # where users find it
 
-    def __init__(self, module, name: str, handle: int):
+    def __init__(self, module, name: str, handle: int, signature=None):
         rt = module._rt
         self.module = module
         self.name = name
@@ -49,6 +66,13 @@ class Function:
         self._sig = Unpacked
         self._signatures: dict[tuple, Signature] = {}
         self._params: Any = ...  # ... until asked: tuple of sizes, or None if unknowable
+        self._declared = signature is not None
+        self._types: tuple[ParamType, ...] | None
+        if signature is not None:
+            self._types = param_types(signature)
+        else:
+            texts = parameter_types(name)
+            self._types = None if texts is None else tuple(param_type(t) for t in texts)
         self._owner = None
         self._launch = self._launcher(rt)
 
@@ -115,7 +139,30 @@ class Function:
             self._params = param_sizes(self._rt, load_runtime().cdll, self.handle, self.name)
         return self._params
 
-    # -- launching
+    @property
+    def param_types(self) -> tuple[ParamType, ...] | None:
+        """What is known of each parameter's type: from the declared signature, else
+        from a C++ kernel's mangled name; None for an `extern "C"` kernel declared
+        without one (then each launch's values decide, see `launch`)."""
+        return self._types
+
+    def _checked_params(self):
+        """The parameter sizes, with a declared signature checked against them once."""
+        params = self.param_sizes
+        if self._declared:
+            check_declared(self.name, params, self._types)
+            self._declared = False
+        return params
+
+    # -- packing and launching
+    def pack(self, *args) -> KernelArguments:
+        """The arguments packed as `void **kernelParams` in slots of their own: a
+        KernelArguments, for `cudaKernelNodeParams.kernelParams`, the checked
+        cudaLaunchKernel / cudaLaunchCooperativeKernel, or any raw call taking them.
+        Checked as `launch` checks its arguments."""
+        self.handle  # noqa: B018 - a closed module's kernel packs nothing
+        return pack(self.name, args, self._checked_params(), self._types)
+
     def launch(
         self, grid, block, *args, shared_mem: int = 0, stream=None, cooperative: bool = False
     ) -> None:
@@ -124,6 +171,13 @@ class Function:
         `stream` is None (the default stream), an int, a cudaStream_t, or an object
         with `__cuda_stream__`, `_as_parameter_` or `__int__`. `cooperative=True` makes
         it a cooperative launch (as cudaLaunchCooperativeKernel).
+
+        Where the parameter types are known (`param_types`), a float for a pointer or
+        an integer parameter, or an int for a floating-point one, is a TypeError, and an
+        int out of the C type's range an OverflowError. Where they are not, an int packs
+        as an integer and a float as a floating-point value of the parameter's size,
+        decided by this call's values. A refused launch changes nothing: the next one
+        runs with its own configuration.
         """
         if get_ident() != self._owner:
             return self._launch_from_other_thread(
@@ -132,16 +186,20 @@ class Function:
         sig = self._sig
         try:
             sig.pack(*args)
+            for k in sig.floats:  # struct takes an int for a float: not here
+                if args[k].__class__ is not float:
+                    raise TypeError
         except Exception:
             sig = self._repack(args)
         key = self._key
-        # Identity first: a launch loop passes the same objects, and `is` is cheapest.
+        # Identity first: a launch loop passes the same objects, and `is` is cheapest
+        # (an equal value that is another object takes the tuple comparison below).
         if (
             grid is not key[0]
             or block is not key[1]
             or stream is not key[3]
-            or shared_mem != key[2]
-            or cooperative != key[4]
+            or shared_mem is not key[2]
+            or cooperative is not key[4]
         ):
             if (grid, block, shared_mem, stream, cooperative) != key:
                 configure(self._config, grid, block, shared_mem, stream, cooperative)
@@ -161,12 +219,7 @@ class Function:
         return sig
 
     def _new_signature(self, args):
-        params = self.param_sizes
-        if params is not None and len(args) != len(params):
-            raise TypeError(
-                f"kernel {self.name!r} takes {len(params)} arguments ({len(args)} given)"
-            )
-        return Signature(args, params)
+        return signature_for(self.name, args, self._checked_params(), self._types)
 
     def _launch_from_other_thread(self, grid, block, args, shared_mem, stream, cooperative):
         if self._owner is None:

@@ -2,9 +2,17 @@
 
 A launch passes `void **args`: one pointer per kernel parameter, each to that
 argument's bytes. A `Signature` lays those bytes out once per combination of argument
-types, so a launch only writes the values (one struct.pack_into). Argument sizes are
-checked against the kernel's own parameter sizes where the runtime or driver can tell
-them (`param_sizes`).
+types, so a launch only writes the values (one struct.pack_into). `KernelArguments`
+(what `Function.pack` returns) is one Signature's slots with their values, owned, for
+graph kernel nodes and the checked cudaLaunchKernel / cudaLaunchCooperativeKernel.
+
+Parameter types come from a C++ kernel's mangled name or a declared signature
+(`ParamType`, `param_types`); where they are known, a value of the wrong kind (a float
+for a pointer or an `int`, an int for a `float`) is refused and an int is checked
+against the C type's range. Where they are not, an int packs as an integer and a float
+as a floating-point value of the parameter's size, decided on each call from the values
+given. Argument sizes are checked against the kernel's own parameter sizes where the
+runtime or driver can tell them (`param_sizes`).
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ from ._hostmem import HostMemory
 _INT_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
 _FLOAT_FORMATS = {2: "e", 4: "f", 8: "d"}
 _CTYPES_VALUES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
+_CTYPES_FLOATS = (ctypes.c_float, ctypes.c_double, ctypes.c_longdouble)
+_CTYPES_INTEGER_CODES = frozenset("bBhHiIlLqQ?")
 
 try:  # NumPy is optional; with it, its scalars are typed by their dtype
     import numpy as _np
@@ -34,13 +44,19 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 def configure(config, grid, block, shared_mem: int, stream, cooperative: bool) -> None:
     """Write a launch's geometry into a cudaLaunchConfig_t whose attrs already hold
-    the cooperative attribute (counted only when `cooperative`)."""
-    config.gridDim.x, config.gridDim.y, config.gridDim.z = dims(grid, "grid")
-    config.blockDim.x, config.blockDim.y, config.blockDim.z = dims(block, "block")
+    the cooperative attribute (counted only when `cooperative`). Every value is checked
+    before anything is written: a refused launch leaves the previous configuration."""
+    gx, gy, gz = dims(grid, "grid")
+    bx, by, bz = dims(block, "block")
     if shared_mem < 0:
         raise ValueError("shared_mem must be >= 0")
+    if shared_mem > 0xFFFFFFFF:
+        raise OverflowError(f"shared_mem {shared_mem} does not fit an unsigned int")
+    handle = stream_handle(stream)
+    config.gridDim.x, config.gridDim.y, config.gridDim.z = gx, gy, gz
+    config.blockDim.x, config.blockDim.y, config.blockDim.z = bx, by, bz
     config.dynamicSmemBytes = shared_mem
-    config.stream = stream_handle(stream)
+    config.stream = handle
     config.numAttrs = 1 if cooperative else 0
 
 
@@ -70,22 +86,187 @@ def dims(value, what: str) -> tuple[int, int, int]:
     return x, y, z
 
 
+# ---------------------------------------------------------------- parameter types
+
+
+class ParamType:
+    """What is known of one kernel parameter's C type.
+
+    `kind` is "int", "bool", "float", "pointer", or None for anything else (a struct,
+    an enum, a type this module does not know): such a parameter takes what an
+    untyped one takes. `size` is None where the type does not say it; `signed` is for
+    "int"; `text` is the type as given, for messages; `ctype` a declared ctypes type.
+    """
+
+    __slots__ = ("kind", "size", "signed", "text", "ctype")
+
+    def __init__(self, kind, size, signed=True, text="", ctype=None):
+        self.kind = kind
+        self.size = size
+        self.signed = signed
+        self.text = text
+        self.ctype = ctype
+
+    def __eq__(self, other):
+        return isinstance(other, ParamType) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def _key(self):
+        return (self.kind, self.size, self.signed, self.text, self.ctype)
+
+    def __repr__(self):
+        return f"ParamType({self.text!r}: {self.kind}, {self.size})"
+
+
+def _words(*names: str) -> tuple[str, ...]:
+    return tuple(sorted(names))
+
+
+# C's arithmetic types and the fixed-width typedefs kernels use, by their sorted words
+# ("unsigned long" and "long unsigned int" alike): (kind, size, signed). long is 8
+# bytes: kernels follow the host's LP64 model (Linux).
+_SCALARS: dict[tuple[str, ...], tuple[str, int, bool]] = {}
+for _spellings, _value in (
+    (("bool", "_Bool"), ("bool", 1, False)),
+    (("char", "signed char", "int8_t"), ("int", 1, True)),
+    (("unsigned char", "uint8_t"), ("int", 1, False)),
+    (("short", "short int", "signed short", "signed short int", "int16_t"), ("int", 2, True)),
+    (("unsigned short", "unsigned short int", "uint16_t"), ("int", 2, False)),
+    (("int", "signed", "signed int", "int32_t"), ("int", 4, True)),
+    (("unsigned", "unsigned int", "uint32_t"), ("int", 4, False)),
+    (
+        ("long", "long int", "signed long", "signed long int", "long long", "long long int"),
+        ("int", 8, True),
+    ),
+    (
+        ("signed long long", "signed long long int", "int64_t", "ptrdiff_t", "ssize_t", "intptr_t"),
+        ("int", 8, True),
+    ),
+    (
+        ("unsigned long", "unsigned long int", "unsigned long long", "unsigned long long int"),
+        ("int", 8, False),
+    ),
+    (("uint64_t", "size_t", "uintptr_t"), ("int", 8, False)),
+    (("__half", "half", "__nv_half"), ("float", 2, True)),
+    (("float",), ("float", 4, True)),
+    (("double",), ("float", 8, True)),
+):
+    for _spelling in _spellings:
+        _SCALARS[_words(*_spelling.split())] = _value
+_QUALIFIER_WORDS = frozenset({"const", "volatile", "restrict", "__restrict", "__restrict__"})
+_TYPE_WORDS = frozenset(w for k in _SCALARS for w in k) | _QUALIFIER_WORDS | {"struct", "enum"}
+
+
+def param_type(text: str) -> ParamType:
+    """A C parameter declaration's type (`const float *x`, `unsigned n`, `float*`)."""
+    original = " ".join(text.split())
+    spaced = original.replace("*", " * ").replace("&", " & ").replace("::", "__scope__")
+    words = [w for w in spaced.split() if w not in _QUALIFIER_WORDS]
+    if not words:
+        raise ValueError(f"no type in the parameter {text!r}")
+    # A trailing parameter name: an identifier after a type (`float *x`, `int n`).
+    if len(words) > 1 and words[-1] not in ("*", "&") and words[-1] not in _TYPE_WORDS:
+        if words[-1].isidentifier():
+            words.pop()
+    if "*" in words or "&" in words or words[-1].endswith("]"):
+        return ParamType("pointer", 8, False, original)
+    scalar = _SCALARS.get(_words(*words))
+    if scalar is not None:
+        kind, size, signed = scalar
+        return ParamType(kind, size, signed, original)
+    return ParamType(None, None, True, original)
+
+
+def param_types(signature) -> tuple[ParamType, ...]:
+    """A declared signature: C text (`"float, float*, float*, int"`, names allowed) or
+    a sequence of ctypes types (or of C type strings)."""
+    if isinstance(signature, str):
+        text = signature.strip()
+        if text.startswith("(") and text.endswith(")"):
+            text = text[1:-1]
+        parts = _split_top(text)
+        if parts in ([], ["void"]):
+            return ()
+        return tuple(param_type(p) for p in parts)
+    try:
+        items = list(signature)
+    except TypeError:
+        raise TypeError(
+            "signature must be a string of C types or a sequence of ctypes types, not "
+            f"{type(signature).__name__}"
+        ) from None
+    return tuple(p if isinstance(p, ParamType) else _from_item(p) for p in items)
+
+
+def _split_top(text: str) -> list[str]:
+    """Split at commas outside <...> and (...)."""
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    last = "".join(current).strip()
+    if last or parts:
+        parts.append(last)
+    if any(not p for p in parts):
+        raise ValueError(f"an empty parameter in the signature {text!r}")
+    return parts
+
+
+def _from_item(item) -> ParamType:
+    if isinstance(item, str):
+        return param_type(item)
+    if not isinstance(item, type) or not issubclass(item, _CTYPES_VALUES + (ctypes._Pointer,)):
+        raise TypeError(f"a signature entry must be a ctypes type or a C type string, not {item!r}")
+    name, size = item.__name__, ctypes.sizeof(item)
+    code = getattr(item, "_type_", None)
+    if issubclass(item, (ctypes._Pointer, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_wchar_p)):
+        return ParamType("pointer", size, False, name, item)
+    if issubclass(item, _CTYPES_FLOATS):
+        return ParamType("float", size, True, name, item)
+    if issubclass(item, ctypes._SimpleCData) and code == "?":
+        return ParamType("bool", size, False, name, item)
+    if issubclass(item, ctypes._SimpleCData) and code in _CTYPES_INTEGER_CODES:
+        return ParamType("int", size, code.islower(), name, item)
+    return ParamType(None, size, True, name, item)
+
+
 # ---------------------------------------------------------------- argument slots
 
 
-def _slot(index: int, arg, size: int | None):
+def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
     """(struct format, converter, size) for one argument of a kernel parameter.
 
-    `size` is the parameter's size, None where the runtime cannot tell it. Ints and
-    floats follow C's conversions to the parameter's size; anything else must be
-    exactly the parameter's size.
+    `size` is the parameter's size, None where the runtime cannot tell it; `ptype` what
+    is known of its type. Ints and floats follow C's conversions to the parameter's
+    size; anything else must be exactly the parameter's size.
     """
+    kind, text, signed = None, "", True
     where = f"argument {index}"
+    if ptype is not None:
+        kind, text, signed = ptype.kind, ptype.text, ptype.signed
+        where = f"argument {index} ({text})"
+        if size is None:
+            size = ptype.size
+    numeric = kind in ("int", "bool", "float")
     if isinstance(arg, ctypes.c_void_p) or arg is None:
+        if numeric:
+            raise TypeError(f"{where}: a pointer given for a {text} parameter")
         return _pointer_slot(where, size)
     if isinstance(arg, HostMemory):  # an address (mapped, managed), not its bytes by value
         return _pointer_slot(where, size)
     if isinstance(arg, _CTYPES_VALUES):
+        _check_ctypes_kind(where, arg, ptype)
         native = ctypes.sizeof(arg)
         if size is not None and native != size:
             raise TypeError(
@@ -97,14 +278,35 @@ def _slot(index: int, arg, size: int | None):
             raise TypeError(f"{where}: {len(arg)} bytes given for a {size}-byte parameter")
         return f"{len(arg)}s", bytes, len(arg)
     if isinstance(arg, float) or (_np is not None and isinstance(arg, _np.floating)):
+        if kind in ("pointer", "int", "bool"):
+            raise TypeError(f"{where}: a float given for a {text} parameter")
         return _float_slot(where, size)
     if isinstance(arg, int) or (_np is not None and isinstance(arg, (_np.integer, _np.bool_))):
-        return _int_slot(where, size)
+        if kind == "float":
+            raise TypeError(f"{where}: an int given for a {text} parameter (write {int(arg)}.0)")
+        if kind == "pointer":
+            return _address_slot(where, size)
+        if kind == "bool":
+            return _int_slot(where, size, None)
+        return _int_slot(where, size, signed if kind == "int" else ...)
     if hasattr(arg, "__array_interface__") and not hasattr(arg, "__cuda_array_interface__"):
         raise TypeError(f"{where}: a host array is not a kernel argument; pass a device pointer")
     if device_address(arg) is not None:
+        if numeric:
+            raise TypeError(
+                f"{where}: {type(arg).__name__} (a pointer) given for a {text} parameter"
+            )
         return _pointer_slot(where, size)
     raise TypeError(f"{where}: {type(arg).__name__} is not a kernel argument type")
+
+
+def _check_ctypes_kind(where, arg, ptype):
+    if ptype is None or ptype.kind is None:
+        return
+    floating = isinstance(arg, _CTYPES_FLOATS)
+    integer = isinstance(arg, ctypes._SimpleCData) and arg._type_ in _CTYPES_INTEGER_CODES
+    if (floating and ptype.kind != "float") or (integer and ptype.kind == "float"):
+        raise TypeError(f"{where}: {type(arg).__name__} given for a {ptype.text} parameter")
 
 
 def _pointer_slot(where, size):
@@ -113,20 +315,46 @@ def _pointer_slot(where, size):
     return "Q", device_address, 8
 
 
-def _int_slot(where, size):
+def _address_slot(where, size):
+    if size is not None and size != 8:
+        raise TypeError(f"{where}: a pointer (8 bytes) given for a {size}-byte parameter")
+
+    def to_address(v):
+        v = int(v)
+        if not 0 <= v < 1 << 64:
+            raise OverflowError(f"{where}: {v} is not a 64-bit address")
+        return v
+
+    return "Q", to_address, 8
+
+
+def _int_slot(where, size, signed):
+    """An integer slot: `signed` True or False where the C type is known, ... where it
+    is not (then both signed and unsigned values of the size are taken, as their
+    bits), None for a bool (0 or 1)."""
     if size is None:
         size = 8  # little-endian: the low bytes of an 8-byte slot are any narrower int
     fmt = _INT_FORMATS.get(size)
     if fmt is None:
         raise TypeError(f"{where}: an int given for a {size}-byte parameter (a struct?)")
     bits = size * 8
-    low, span, half = -(1 << (bits - 1)), 1 << bits, 1 << (bits - 1)
+    span, half = 1 << bits, 1 << (bits - 1)
+    if signed is ...:
+        low, high, what = -half, span, f"a {size}-byte integer parameter"
+    elif signed is None:
+        low, high, what, fmt = 0, 2, "a bool parameter (0 or 1)", fmt.upper()
+    elif signed:
+        low, high, what = -half, half, f"a signed {size}-byte integer parameter"
+    else:
+        low, high, what, fmt = 0, span, f"an unsigned {size}-byte integer parameter", fmt.upper()
 
     def to_int(v):
         v = int(v)
-        if not low <= v < span:
-            raise OverflowError(f"{where}: {v} does not fit a {size}-byte integer parameter")
-        return v - span if v >= half else v  # unsigned values keep their bits
+        if not low <= v < high:
+            raise OverflowError(f"{where}: {v} does not fit {what} [{low}, {high - 1}]")
+        if fmt.islower() and v >= half:
+            return v - span  # unsigned values keep their bits
+        return v
 
     return fmt, to_int, size
 
@@ -135,7 +363,8 @@ def _float_slot(where, size):
     if size is None:
         raise TypeError(
             f"{where}: this runtime cannot tell the kernel's parameter sizes, so a Python "
-            "float is ambiguous: pass ctypes.c_float or ctypes.c_double"
+            "float is ambiguous: pass ctypes.c_float or ctypes.c_double, or declare the "
+            "kernel's signature (get_function(name, signature=...))"
         )
     fmt = _FLOAT_FORMATS.get(size)
     if fmt is None:
@@ -149,14 +378,17 @@ class Signature:
     `argv` is the kernel's `void **args`: pointers into one buffer that holds every
     argument at its natural alignment. `pack(*args)` writes the values: for plain ints
     and floats it is struct's own pack_into, whose checks (integer range, number of
-    values, numeric type) send anything unusual to `pack_checked`.
+    values, numeric type) send anything unusual to `pack_checked`. struct also takes an
+    int for a floating-point slot, so a caller of `pack` checks that the arguments at
+    `floats` (those slots' indices) are floats: an int there must choose its own slot
+    (or be refused), never reuse one made for a float.
     """
 
-    __slots__ = ("types", "argv", "pack", "pack_checked", "_buffer", "_pointers")
+    __slots__ = ("types", "argv", "pack", "pack_checked", "floats", "_buffer", "_pointers")
 
-    def __init__(self, args, params):
+    def __init__(self, args, params, ptypes=None):
         self.types = tuple(map(type, args))
-        layout, offsets, converters = _layout(args, params)
+        layout, offsets, converters, formats = _layout(args, params, ptypes)
         self._buffer = ctypes.create_string_buffer(max(8, layout.size))
         base = ctypes.addressof(self._buffer)
         self._pointers = (ctypes.c_void_p * max(1, len(args)))(*[base + o for o in offsets])
@@ -168,8 +400,10 @@ class Signature:
             raw(*[c(v) for c, v in zip(converters, values, strict=True)])
 
         self.pack_checked = pack_checked
+        self.floats: tuple[int, ...] = ()
         if all(t in (int, float, bool) for t in types):
             self.pack = raw
+            self.floats = tuple(k for k, f in enumerate(formats) if f in "efd")
         else:
 
             def pack(*values):
@@ -180,14 +414,16 @@ class Signature:
             self.pack = pack
 
 
-def _layout(args, params):
-    """(struct.Struct, offsets, converters) placing each argument at its alignment."""
+def _layout(args, params, ptypes=None):
+    """(struct.Struct, offsets, converters, formats) placing each argument at its alignment."""
     parts = ["<"]
     offsets = []
     converters = []
+    formats = []
     offset = 0
     for k, arg in enumerate(args):
-        fmt, convert, size = _slot(k, arg, params[k] if params is not None else None)
+        size = params[k] if params is not None else None
+        fmt, convert, size = _slot(k, arg, size, ptypes[k] if ptypes is not None else None)
         align = min(8, size & -size) if size else 1
         pad = -offset % align
         if pad:
@@ -195,9 +431,10 @@ def _layout(args, params):
         offset += pad
         offsets.append(offset)
         parts.append(fmt)
+        formats.append(fmt)
         offset += size
         converters.append(convert)
-    return struct.Struct("".join(parts)), offsets, converters
+    return struct.Struct("".join(parts)), offsets, converters, formats
 
 
 class Unpacked:
@@ -205,10 +442,99 @@ class Unpacked:
     launch builds a real Signature."""
 
     argv = None
+    floats: tuple[int, ...] = ()
 
     @staticmethod
     def pack(*args):
         raise TypeError("no arguments packed yet")
+
+
+def check_count(name: str, args, params, ptypes) -> None:
+    """The number of arguments against the kernel's parameters, where known."""
+    expected = len(params) if params is not None else None
+    if expected is None and ptypes is not None:
+        expected = len(ptypes)
+    if expected is not None and len(args) != expected:
+        raise TypeError(f"kernel {name!r} takes {expected} arguments ({len(args)} given)")
+
+
+def check_declared(name: str, params, ptypes) -> None:
+    """A declared signature against the kernel's own parameter sizes, where the runtime
+    tells them: a wrong declaration would pack every launch wrong."""
+    if params is None or ptypes is None:
+        return
+    if len(params) != len(ptypes):
+        raise TypeError(
+            f"kernel {name!r} has {len(params)} parameters; its signature declares {len(ptypes)}"
+        )
+    for k, (size, t) in enumerate(zip(params, ptypes, strict=True)):
+        if t.size is not None and t.size != size:
+            raise TypeError(
+                f"kernel {name!r}: parameter {k} is {size} bytes; its signature declares "
+                f"{t.text} ({t.size} bytes)"
+            )
+
+
+def signature_for(name: str, args, params, ptypes) -> Signature:
+    """A Signature for these arguments of the kernel `name`: count checked, each value
+    checked against its parameter's size and type where known."""
+    check_count(name, args, params, ptypes)
+    try:
+        return Signature(args, params, ptypes)
+    except (TypeError, OverflowError) as exc:
+        raise type(exc)(f"kernel {name!r}: {exc}") from None
+
+
+class KernelArguments:
+    """A kernel's arguments packed as C's `void **kernelParams`, with their storage.
+
+    What `Function.pack(*args)` returns. It owns the slots and the values they were
+    packed from (a device array given as an argument stays alive with it), and serves
+    wherever C takes `kernelParams`: `cudaKernelNodeParams.kernelParams = packed` (the
+    record then keeps it alive), the checked and raw cudaLaunchKernel,
+    cudaLaunchCooperativeKernel and cudaLaunchKernelExC (`_as_parameter_`), or
+    `int(packed)`, the address of the pointer array.
+    """
+
+    __module__ = "cudart.kernels"  # where users find it
+    __slots__ = ("function", "values", "_signature", "__weakref__")
+
+    def __init__(self, function: str, values: tuple, signature: Signature):
+        self.function = function
+        self.values = values
+        self._signature = signature
+
+    @property
+    def argv(self) -> ctypes.c_void_p:
+        return self._signature.argv
+
+    @property
+    def _as_parameter_(self) -> ctypes.c_void_p:
+        return self._signature.argv
+
+    def __int__(self) -> int:
+        return self._signature.argv.value or 0
+
+    __index__ = __int__
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __repr__(self) -> str:
+        return (
+            f"<cudart.kernels.KernelArguments for {self.function} ({len(self.values)} "
+            f"arguments at {int(self):#x})>"
+        )
+
+
+def pack(name: str, args: tuple, params, ptypes) -> KernelArguments:
+    """`args` packed into their own slots (see KernelArguments)."""
+    sig = signature_for(name, args, params, ptypes)
+    try:
+        sig.pack_checked(args)
+    except (TypeError, OverflowError) as exc:
+        raise type(exc)(f"kernel {name!r}: {exc}") from None
+    return KernelArguments(name, tuple(args), sig)
 
 
 # ---------------------------------------------------------------- parameter sizes

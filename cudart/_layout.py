@@ -25,6 +25,12 @@ reads such a member as text: the bytes up to the first zero. That is right for a
 members' descriptors with `BinaryField`, which reads all N bytes and writes N bytes;
 the generator decides which members they are (generator/ctypes_map.py, `holds_text`).
 
+A member that holds a device function (`cudaKernelNodeParams.func`) or a kernel's
+`void **kernelParams` takes what the checked functions take there: a
+cudart.kernels.Function, what Function.pack returns. `kernel_fields` puts a
+`ConvertedField` over such members (the generator decides which they are,
+generator/device_functions.py); the record keeps the object alive while it refers to it.
+
 Standard library only, like the rest of the runtime package.
 """
 
@@ -40,7 +46,7 @@ if TYPE_CHECKING:  # typing costs milliseconds at import; annotations only need 
 
     _Scalar = TypeVar("_Scalar", ctypes.c_ssize_t, ctypes.c_size_t, ctypes.c_ushort)
 
-__all__ = ["BinaryField", "binary_fields", "require_alignment"]
+__all__ = ["BinaryField", "ConvertedField", "binary_fields", "kernel_fields", "require_alignment"]
 
 # StgDictObject (CPython 3.11/3.12): PyDictObject dict; Py_ssize_t size, align, length;
 # ffi_type ffi_type_pointer {size_t size; unsigned short alignment; unsigned short type;
@@ -171,3 +177,67 @@ def binary_fields(cls: type, *names: str) -> None:
         ):
             raise LayoutError(f"{cls.__name__}.{name} is not a c_char array member")
         setattr(cls, name, BinaryField(cls.__dict__[name]))
+
+
+class ConvertedField:
+    """A pointer member whose stores go through a conversion of cudart._convert.
+
+    Reading is ctypes' own. Storing converts the value (a Function to its handle, a
+    KernelArguments to its `void **`) and stores it as a ctypes object that carries the
+    value, so the record (or the record that embeds it) keeps it alive until the member
+    is stored again; ctypes' own objects and None are stored as ctypes stores them.
+    """
+
+    __slots__ = ("field", "ctype", "convert", "name", "offset", "size")
+
+    def __init__(self, field: object, ctype: type, convert: object, name: str) -> None:
+        self.field = field
+        self.ctype = ctype
+        self.convert = convert
+        self.name = name
+        self.offset: int = getattr(field, "offset")  # noqa: B009 - ctypes' CField
+        self.size: int = getattr(field, "size")  # noqa: B009
+
+    def __get__(self, obj: object, cls: type | None = None) -> object:
+        if obj is None:
+            return self
+        return self.field.__get__(obj, cls)  # type: ignore[attr-defined]
+
+    def __set__(self, obj: object, value: object) -> None:
+        from ._convert import field_value
+
+        stored = field_value(value, self.ctype, self.convert, self.name)
+        if stored is value and value is not None:
+            # ctypes' own object: what the member held before is released first (ctypes
+            # replaces what it keeps only when the new value keeps something).
+            self.field.__set__(obj, field_value(None, self.ctype, self.convert, self.name))  # type: ignore[attr-defined]
+        self.field.__set__(obj, stored)  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"<ConvertedField {self.name} offset={self.offset} size={self.size}>"
+
+
+def kernel_fields(cls: type, functions: tuple[str, ...], arguments: tuple[str, ...]) -> None:
+    """Make the named members of `cls` take a kernel handle (`functions`: device
+    function pointers) or packed kernel arguments (`arguments`: `void **kernelParams`).
+    Call it right after `cls._fields_` is set."""
+    from ._convert import device_function, kernel_params_field
+
+    declared = _member_types(cls)
+    for names, convert in ((functions, device_function), (arguments, kernel_params_field)):
+        for name in names:
+            ctype = declared.get(name)
+            if ctype is None or not (
+                ctype is ctypes.c_void_p or issubclass(ctype, ctypes._Pointer)
+            ):
+                raise LayoutError(f"{cls.__name__}.{name} is not a pointer member")
+            setattr(cls, name, ConvertedField(cls.__dict__[name], ctype, convert, name))
+
+
+def _member_types(cls: type) -> dict[str, type]:
+    """Each member's ctypes type, with the members ctypes promotes from anonymous ones."""
+    fields = [(f[0], f[1]) for f in cls.__dict__.get("_fields_", ())]
+    found = dict(fields)
+    for name in cls.__dict__.get("_anonymous_", ()):
+        found.update(_member_types(found[name]))
+    return found

@@ -7,6 +7,7 @@ import ctypes
 from ._checked import check
 from ._demangle import AmbiguousKernelNameError, demangle, resolve_kernel_name
 from ._function import Function
+from ._launch import param_types
 from .errors import CudartError, NameNotFoundError
 
 
@@ -23,6 +24,7 @@ class Module:
         self._functions: dict[str, Function] = {}  # by the name asked for, and as in the image
         self._names: tuple[str, ...] | None = None
         self._globals: dict[str, Global] = {}
+        self._typed: dict[tuple[str, str], Function] = {}  # (name, declared types)
 
     @property
     def closed(self) -> bool:
@@ -33,11 +35,18 @@ class Module:
             raise ValueError("the module is closed")
         return self._loader
 
-    def get_function(self, name: str) -> Function:
+    def get_function(self, name: str, signature=None) -> Function:
         """The kernel `name`: its name in the image (mangled, for a C++ kernel), or for
         a C++ kernel its source name (`square`, `ns::fill<int>`) where one kernel has
         it, or its signature (`square(float*, int)`). An ambiguous name raises
-        AmbiguousKernelNameError, which lists the candidates."""
+        AmbiguousKernelNameError, which lists the candidates.
+
+        `signature` declares the parameter types (C text, `"float, float*, float*,
+        int"`, or a sequence of ctypes types): launches and `pack` then refuse values
+        of the wrong kind. A C++ kernel's mangled name declares them already.
+        """
+        if signature is not None:
+            return self._typed_function(name, signature)
         loader = self._live_loader()
         fn = self._functions.get(name)
         if fn is None:
@@ -51,6 +60,14 @@ class Module:
             if fn is None:
                 fn = self._functions[target] = Function(self, target, loader.function(target))
             self._functions[name] = fn
+        return fn
+
+    def _typed_function(self, name: str, signature) -> Function:
+        base = self.get_function(name)
+        key = (base.name, repr(param_types(signature)))
+        fn = self._typed.get(key)
+        if fn is None:
+            fn = self._typed[key] = Function(self, base.name, base.handle, signature)
         return fn
 
     def get_global(self, name: str) -> Global:
@@ -77,7 +94,7 @@ class Module:
         """Unload the image. Its functions and globals stop working (calls raise)."""
         if self._loader is None:
             return
-        for fn in set(self._functions.values()):
+        for fn in set(self._functions.values()) | set(self._typed.values()):
             fn._invalidate()
         for g in self._globals.values():
             g._invalidate()

@@ -31,9 +31,15 @@ CUkernel does not substitute: cudaLaunchKernel on 12.5 rejects it
 
 Launching: `Function.launch` packs arguments once per argument signature and passes a
 preallocated launch configuration to cudaLaunchKernelExC (cudart._function,
-cudart._launch). Argument count and sizes are checked against the kernel's parameters
-(cudaFuncGetParamInfo, 12.4+; the driver's cuFuncGetParamInfo serves older runtimes
-where the driver has it).
+cudart._launch). `Function.pack(*args)` packs them into a KernelArguments of their own,
+which serves as `void **kernelParams` (graph kernel nodes, the checked
+cudaLaunchKernel / cudaLaunchCooperativeKernel, which also take a tuple of values), and a
+Function is accepted wherever C takes a device function: the checked functions' `func`
+and the records' `func` members. Parameter types come from a C++ kernel's mangled name or
+a declared signature (`get_function(name, signature="float, float*, int")`); where known,
+a value of the wrong kind is refused. Argument count and sizes are checked against the
+kernel's parameters (cudaFuncGetParamInfo, 12.4+; the driver's cuFuncGetParamInfo serves
+older runtimes where the driver has it).
 
 C++ kernels: `get_function` takes a kernel's name as in the image (mangled) or, where
 one kernel has it, its source name or signature (cudart._demangle, which carries a
@@ -56,6 +62,7 @@ from ._convert import stream_handle
 from ._demangle import AmbiguousKernelNameError, demangle
 from ._function import Function
 from ._images import ImageError, image_kind, inspect_image, read_image
+from ._launch import KernelArguments
 from ._loader import load_runtime
 from ._loaders import LibraryLoader, RegisteredLoader
 from ._module import Global, Module
@@ -66,6 +73,7 @@ __all__ = [
     "Function",
     "Global",
     "ImageError",
+    "KernelArguments",
     "Module",
     "NameNotFoundError",
     "call_error",

@@ -2728,7 +2728,7 @@ def cudaFuncGetAttributes(func: _PointerLike) -> cudaFuncAttributes:
     C: cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
     """
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     attr = cudaFuncAttributes()
     try:
         err = _cudaFuncGetAttributes(attr, func)
@@ -2754,7 +2754,7 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
     C: cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
     """
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     try:
         err = _cudaFuncSetAttribute(func, attr, value)
     except _ArgumentError as exc:
@@ -2777,7 +2777,7 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
     C: cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
     """
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     try:
         err = _cudaFuncSetCacheConfig(func, cacheConfig)
     except _ArgumentError as exc:
@@ -2800,7 +2800,7 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
     C: cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
     """
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     try:
         err = _cudaFuncSetSharedMemConfig(func, config)
     except _ArgumentError as exc:
@@ -3052,7 +3052,7 @@ def cudaGetFuncBySymbol(symbolPtr: _PointerLike) -> cudaFunction_t:
     C: cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
     """
     if symbolPtr.__class__ is not int:
-        symbolPtr = _c.pointer(symbolPtr, "symbolPtr", False)
+        symbolPtr = _c.device_function(symbolPtr, "symbolPtr")
     functionPtr = cudaFunction_t()
     try:
         err = _cudaGetFuncBySymbol(functionPtr, symbolPtr)
@@ -3077,7 +3077,7 @@ def cudaGetKernel(entryFuncAddr: _PointerLike) -> cudaKernel_t:
     C: cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
     """
     if entryFuncAddr.__class__ is not int:
-        entryFuncAddr = _c.pointer(entryFuncAddr, "entryFuncAddr", False)
+        entryFuncAddr = _c.device_function(entryFuncAddr, "entryFuncAddr")
     kernelPtr = cudaKernel_t()
     try:
         err = _cudaGetKernel(kernelPtr, entryFuncAddr)
@@ -6771,9 +6771,9 @@ def cudaLaunchCooperativeKernel(
     C: cudaError_t cudaLaunchCooperativeKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)
     """
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     if args.__class__ is not int:
-        args = _c.pointer(args, "args", True)
+        args = _c.kernel_args(args, func, "args")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -6877,9 +6877,9 @@ def cudaLaunchKernel(
     C: cudaError_t cudaLaunchKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)
     """
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     if args.__class__ is not int:
-        args = _c.pointer(args, "args", True)
+        args = _c.kernel_args(args, func, "args")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -6909,9 +6909,9 @@ def cudaLaunchKernelExC(config: _PointerLike, func: _PointerLike, args: _Pointer
     if config.__class__ is not int:
         config = _c.ref(config, cudaLaunchConfig_t, "config", False)
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     if args.__class__ is not int:
-        args = _c.pointer(args, "args", True)
+        args = _c.kernel_args(args, func, "args")
     try:
         err = _cudaLaunchKernelExC(config, func, args)
     except _ArgumentError as exc:
@@ -9009,7 +9009,7 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
     C: cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks, int blockSize)
     """
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     dynamicSmemSize = c_size_t()
     try:
         err = _cudaOccupancyAvailableDynamicSMemPerBlock(
@@ -9046,7 +9046,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
     C: cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize)
     """
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     numBlocks = c_int()
     try:
         err = _cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -9084,7 +9084,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     C: cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned int flags)
     """
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     numBlocks = c_int()
     try:
         err = _cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
@@ -9118,7 +9118,7 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
     C: cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func, const cudaLaunchConfig_t *launchConfig)
     """
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     if launchConfig.__class__ is not int:
         launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
     numClusters = c_int()
@@ -9150,7 +9150,7 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
     C: cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func, const cudaLaunchConfig_t *launchConfig)
     """
     if func.__class__ is not int:
-        func = _c.pointer(func, "func", False)
+        func = _c.device_function(func, "func")
     if launchConfig.__class__ is not int:
         launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
     clusterSize = c_int()

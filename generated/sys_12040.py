@@ -57,6 +57,7 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields
+from cudart._layout import kernel_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -6042,7 +6043,9 @@ cudaKernelNodeAttrValue = cudaLaunchAttributeValue
 # go through require_alignment(); `_padN` stands only for padding C's alignment rules
 # alone would not make (an over-aligned member declaration). A `char` array holding
 # bytes rather than text (an identifier, a handle, padding) goes through binary_fields(),
-# which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero.
+# which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero. A
+# member holding a device function or a kernel's arguments goes through kernel_fields(),
+# which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
 
 char1._fields_ = [
     ("x", c_byte),
@@ -6731,6 +6734,7 @@ cudaLaunchParams._fields_ = [
     ("sharedMem", c_size_t),
     ("stream", cudaStream_t),
 ]
+kernel_fields(cudaLaunchParams, ("func",), ("args",))
 cudaKernelNodeParams._fields_ = [
     ("func", c_void_p),
     ("gridDim", dim3),
@@ -6739,6 +6743,7 @@ cudaKernelNodeParams._fields_ = [
     ("kernelParams", POINTER(c_void_p)),
     ("extra", POINTER(c_void_p)),
 ]
+kernel_fields(cudaKernelNodeParams, ("func",), ("kernelParams",))
 cudaKernelNodeParamsV2._fields_ = [
     ("func", c_void_p),
     ("gridDim", dim3),
@@ -6747,6 +6752,7 @@ cudaKernelNodeParamsV2._fields_ = [
     ("kernelParams", POINTER(c_void_p)),
     ("extra", POINTER(c_void_p)),
 ]
+kernel_fields(cudaKernelNodeParamsV2, ("func",), ("kernelParams",))
 cudaExternalSemaphoreSignalNodeParams._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreSignalParams)),

@@ -52,6 +52,8 @@ class ParamKind(StrEnum):
     # A `void *` / union value whose type the `partner` attribute argument selects: the
     # Python value in (setters) or out (getters); ctype names the generated table.
     ATTRIBUTE = "attribute"
+    DEVICE_FUNCTION = "device_function"  # `const void *func`: a Function, cudaKernel_t, address
+    KERNEL_ARGS = "kernel_args"  # `void **args` beside it (`partner`): packed, or a tuple of values
     # Outputs (roles OUT, INOUT, COUNT).
     ENUM = "enum"  # an enum value, returned as the enum class's member
     ADDRESS = "address"  # a `void *` or pointer written by the call, returned as an int
@@ -89,6 +91,8 @@ INPUT_KINDS = frozenset(
         ParamKind.CALLBACK_DATA,
         ParamKind.CALLBACK_RECORD,
         ParamKind.ATTRIBUTE,
+        ParamKind.DEVICE_FUNCTION,
+        ParamKind.KERNEL_ARGS,
     }
 )
 OUTPUT_KINDS = frozenset(ParamKind) - {
@@ -98,6 +102,8 @@ OUTPUT_KINDS = frozenset(ParamKind) - {
     ParamKind.CALLBACK,
     ParamKind.CALLBACK_DATA,
     ParamKind.CALLBACK_RECORD,
+    ParamKind.DEVICE_FUNCTION,
+    ParamKind.KERNEL_ARGS,
 }
 ARRAY_KINDS = frozenset({ParamKind.ARRAY, ParamKind.SIZED_ARRAY, ParamKind.BORROWED_ARRAY})
 

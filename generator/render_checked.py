@@ -282,6 +282,27 @@ def _in_attribute(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str,
     return p.py_type, (f'{n} = _c.attribute_value({n}, {attr}, {p.ctype}, "{f.plan.name}", "{n}")',)
 
 
+def _in_device_function(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # A Function stays itself (ctypes takes its handle): the kernel arguments beside it
+    # are packed with its parameter types.
+    n = p.py_name
+    return p.py_type, (
+        f"if {n}.__class__ is not int:",
+        f"    {n} = _c.device_function({n}, {n!r})",
+    )
+
+
+def _in_kernel_args(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # A tuple of values is packed for the kernel `partner`; the packed object is held
+    # in the parameter's name for the call.
+    n = p.py_name
+    func = f.py_name(p.partner) if p.partner else "None"
+    return p.py_type, (
+        f"if {n}.__class__ is not int:",
+        f"    {n} = _c.kernel_args({n}, {func}, {n!r})",
+    )
+
+
 _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.HANDLE: _in_handle,
     ParamKind.POINTER: _in_pointer,
@@ -293,6 +314,8 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.CALLBACK_DATA: _in_callback_data,
     ParamKind.CALLBACK_RECORD: _in_callback_record,
     ParamKind.ATTRIBUTE: _in_attribute,
+    ParamKind.DEVICE_FUNCTION: _in_device_function,
+    ParamKind.KERNEL_ARGS: _in_kernel_args,
 }
 _RELEASED = frozenset({ParamKind.CALLBACK, ParamKind.CALLBACK_RECORD})
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import keyword
 from typing import Literal
 
+from . import device_functions
 from .ctypes_map import RenderError, TypeKind, TypeMapper
 from .formatting import format_python
 from .model import ApiModel, EnumRef, FunctionProto, Record, RecordRef, Typedef, TypedefRef
@@ -114,6 +115,36 @@ class RawView:
     @property
     def uses_binary_fields(self) -> bool:
         return any(self.binary_fields(r) for r in self.model.records if not r.opaque)
+
+    def kernel_fields(self, rec: Record) -> tuple[list[str], list[str]] | None:
+        """(device-function members, kernel-argument members) of a record, or None:
+        after `_fields_`, cudart._layout.kernel_fields makes them take a Function and
+        packed arguments (generator/device_functions.py decides which they are)."""
+        if rec.name in self._anonymous_members:
+            # ctypes promotes an anonymous member's fields from its own field descriptors:
+            # the record that holds it converts them.
+            return None
+        found = device_functions.classify(rec.name, self._members(rec))
+        if not found:
+            return None
+        functions = [n for n, k in found.items() if k == device_functions.DEVICE_FUNCTION]
+        arguments = [n for n, k in found.items() if k == device_functions.KERNEL_ARGUMENTS]
+        return functions, arguments
+
+    def _members(self, rec: Record) -> list:
+        """(name, type, doc) of a record's members as Python reads them: an anonymous
+        member's own members in its place."""
+        out = []
+        for f in rec.fields:
+            if f.anonymous and isinstance(f.type, RecordRef):
+                out += self._members(self.types.records[f.type.name])
+            else:
+                out.append((f.name, f.type, f.doc))
+        return out
+
+    @property
+    def uses_kernel_fields(self) -> bool:
+        return any(self.kernel_fields(r) for r in self.model.records if not r.opaque)
 
     @property
     def _anonymous_members(self) -> set[str]:

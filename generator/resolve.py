@@ -19,7 +19,7 @@ from __future__ import annotations
 import keyword
 import re
 
-from . import lifetimes
+from . import device_functions, lifetimes
 from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from .attributes import AttributeTypes
 from .ctypes_map import BUILTIN_KINDS, POINTER_KINDS, RenderError, TypeKind, TypeMapper
@@ -400,7 +400,9 @@ class _Resolver:
                 self.attributes.plan_param(f.name, q) if q and q.name == value else q
                 for q in params
             ]
-        plans = _trailing_defaults(_pair_callbacks([q for q in params if q is not None]))
+        plans = _trailing_defaults(
+            _pair_callbacks(_kernel_params(f, [q for q in params if q is not None]))
+        )
         result, result_ctype = self._result(f)
         errors = self._errors(f)
         if (
@@ -583,6 +585,26 @@ def _pair_callbacks(params: list[ParamPlan]) -> list[ParamPlan]:
                 "partner": params[i].name,
             }
         )
+    return out
+
+
+def _kernel_params(f: Function, params: list[ParamPlan]) -> list[ParamPlan]:
+    """Device-function inputs and the kernel arguments beside them take their own kinds
+    (generator/device_functions.py decides which parameters they are)."""
+    doc = f.doc
+    found = device_functions.classify(
+        f.name, [(p.name, p.type, (doc.param(p.name) or "") if doc else "") for p in f.params]
+    )
+    func = next((n for n, k in found.items() if k == device_functions.DEVICE_FUNCTION), None)
+    out = []
+    for p in params:
+        what = found.get(p.name)
+        if p.role is not Role.IN or p.kind is not ParamKind.POINTER or what is None:
+            out.append(p)
+        elif what == device_functions.DEVICE_FUNCTION:
+            out.append(ParamPlan(**{**p.__dict__, "kind": ParamKind.DEVICE_FUNCTION}))
+        else:
+            out.append(ParamPlan(**{**p.__dict__, "kind": ParamKind.KERNEL_ARGS, "partner": func}))
     return out
 
 

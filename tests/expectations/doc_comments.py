@@ -173,7 +173,9 @@ class undocumented(Structure):
 # go through require_alignment(); `_padN` stands only for padding C's alignment rules
 # alone would not make (an over-aligned member declaration). A `char` array holding
 # bytes rather than text (an identifier, a handle, padding) goes through binary_fields(),
-# which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero.
+# which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero. A
+# member holding a device function or a kernel's arguments goes through kernel_fields(),
+# which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
 
 documented__anon0._fields_ = [
     ("f", c_float),

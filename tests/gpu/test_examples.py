@@ -75,6 +75,14 @@ def test_graph_capture():
     assert "OK: graph captured, launched and updated" in out, out
 
 
+def test_graph_kernel_host_nodes():
+    out = run_example("graph_kernel_host_nodes.py")
+    assert "graph: 3 nodes (2 kernels, 1 host function)" in out, out
+    assert "host node ran 2 times with 'axpy twice'" in out, out
+    assert "y = 1 + 5x on 65536 floats via the " in out and "route: ok" in out, out
+    assert "OK: graph of kernel and host nodes built, launched twice and checked" in out, out
+
+
 # Written alongside cudart.kernels / cudart.occupancy; checked for a clean run here,
 # their own output by their authors' tests.
 @pytest.mark.parametrize("name", ["vector_add.py", "occupancy.py"])

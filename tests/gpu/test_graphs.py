@@ -357,10 +357,10 @@ def test_kernel_node_graph_and_its_updates(rt, mem, axpy):
 
     got = rt.cudaKernelNodeParams()
     status = rt.cudaGraphKernelNodeGetParams(kernel, ctypes.byref(got))
-    if route == "library":
-        # Seen on 13.0: the runtime cannot describe a node made from a cudaKernel_t
-        # and says so; if a later runtime can, this assertion says it is time to test it.
-        assert status == rt.cudaErrorInvalidDeviceFunction, status
+    if route == "library" and status == rt.cudaErrorInvalidDeviceFunction:
+        # A node made from a cudaKernel_t: 13.0 never describes it, and 13.5 describes it
+        # in some runs (2 of about 12 GPU runs of this suite; the cause is the runtime's),
+        # so either answer is accepted, and a description, when given, is checked below.
         rt.cudaGetLastError()
     else:
         check(rt, status)

@@ -109,7 +109,9 @@ def test_launch_axpy(rt, dev, module):
     y = dev.alloc(4 * 4, (ctypes.c_float * 4)(1, 1, 1, 1))
     x = dev.alloc(4 * 4, (ctypes.c_float * 4)(1, 2, 3, 4))
     fn.launch(1, (32,), 0.5, x, y, 3)
-    fn.launch((1, 1, 1), 32, 1, x, y, 2)  # an int where a float goes converts, as in C
+    # axpy is extern "C": its types are unknown, so a float goes as a float (an int
+    # would go as an int, each call deciding: see test_kernel_handles).
+    fn.launch((1, 1, 1), 32, 1.0, x, y, 2)
     assert dev.read(y, ctypes.c_float, 4) == [2.5, 4.0, 2.5, 1.0]
 
 
