@@ -41,8 +41,12 @@ class RawView:
         return self.model.cuda_version
 
     @property
-    def header_sha256(self) -> str:
-        return self.model.header_sha256
+    def header_hashes(self) -> tuple[tuple[str, str], ...]:
+        return self.model.header_hashes
+
+    @property
+    def header_names(self) -> str:
+        return ", ".join(f"`{name}`" for name, _ in self.model.header_hashes)
 
     @property
     def enums(self):
@@ -183,6 +187,7 @@ class RawView:
         names += [m.name for m in self.model.macros]
         names += [r.name for r in self.model.records]
         names += [t.name for t in self.typedefs]
+        names += [b.name for b in self.model.builders]
         return sorted(set(names))
 
     @property
@@ -253,6 +258,36 @@ class RawView:
         if f.deprecated:
             lines += ["", "Deprecated." + (f" {doc.deprecated}" if doc and doc.deprecated else "")]
         return "\n".join(lines)
+
+    @property
+    def builders(self) -> list[dict]:
+        """The header's inline record builders (make_cudaExtent, ...), sorted by name: a
+        Python function building the record as the body does. Each parameter is typed by
+        the field it is assigned to (parse.py made sure the C types are the same)."""
+        out = []
+        for b in sorted(self.model.builders, key=lambda b: b.name):
+            record = self.types.records.get(b.record)
+            if record is None or record.opaque:
+                raise RenderError(f"{b.name} builds {b.record}, which is no defined record")
+            names = {p.name: _py_name(p.name) for p in b.params}
+            params = [f"{names[p.name]}: {self.types.field_annotation(p.type)}" for p in b.params]
+            params_c = [self.types.c_declaration(p.type, p.name) for p in b.params]
+            prototype = self.types.c_declaration(
+                RecordRef(b.record), f"{b.name}({', '.join(params_c) or 'void'})"
+            )
+            lines = [f"static inline {prototype} ({b.header}), rebuilt in Python."]
+            if b.doc and b.doc.brief:
+                lines += ["", b.doc.brief.rstrip(".") + "."]
+            out.append(
+                {
+                    "name": b.name,
+                    "record": self.types.record_class(RecordRef(b.record)),
+                    "signature": ", ".join(params),
+                    "fields": [(f, names[p]) for f, p in b.assignments],
+                    "doc": docstring("\n".join(lines)),
+                }
+            )
+        return out
 
     def field_annotations(self, rec: Record) -> list[tuple[str, str]]:
         """(field, Python type) for type checkers: what reading the field gives."""

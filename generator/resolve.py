@@ -193,7 +193,9 @@ class _Resolver:
                 return ParamKind.HANDLE, types.handle_name(t), "_HandleLike"
             case TypeKind.CALLBACK if isinstance(t, TypedefRef) and t.name in PYTHON_CALLBACKS:
                 return ParamKind.CALLBACK, t.name, "_CallbackLike"
-            case TypeKind.CALLBACK | TypeKind.VOID_POINTER:
+            case TypeKind.CALLBACK | TypeKind.VOID_POINTER | TypeKind.FUNCTION_POINTER:
+                # A function pointer that is no callback typedef (VDPAU's
+                # VdpGetProcAddress *) is the address of a function the caller has.
                 return ParamKind.POINTER, "c_void_p", "_PointerLike"
             case TypeKind.RECORD | TypeKind.OPAQUE_RECORD:
                 name = types.record_class(t)
