@@ -34,6 +34,15 @@ from cudart.errors import CudaError
 
 from . import sys_13050 as _lib
 from .sys_13050 import (
+    EGLImageKHR,
+    EGLStreamKHR,
+    EGLSyncKHR,
+    EGLint,
+    GLenum,
+    GLuint,
+    VdpDevice,
+    VdpOutputSurface,
+    VdpVideoSurface,
     cudaArrayMemoryRequirements,
     cudaArraySparseProperties,
     cudaArray_const_t,
@@ -952,7 +961,7 @@ _c.bind_on_first_call(
         "cudaEGLStreamConsumerReleaseFrame": (c_uint, (c_void_p, c_void_p, c_void_p)),
         "cudaEGLStreamProducerConnect": (
             c_uint,
-            (POINTER(cudaEglStreamConnection), c_void_p, c_int, c_int),
+            (POINTER(cudaEglStreamConnection), c_void_p, EGLint, EGLint),
         ),
         "cudaEGLStreamProducerDisconnect": (c_uint, (c_void_p,)),
         "cudaEGLStreamProducerPresentFrame": (c_uint, (c_void_p, cudaEglFrame, c_void_p)),
@@ -998,14 +1007,14 @@ _c.bind_on_first_call(
         "cudaFuncSetCacheConfig": (c_uint, (c_void_p, c_uint)),
         "cudaFuncSetSharedMemConfig": (c_uint, (c_void_p, c_uint)),
         "cudaGLGetDevices": (c_uint, (POINTER(c_uint), POINTER(c_int), c_uint, c_uint)),
-        "cudaGLMapBufferObject": (c_uint, (POINTER(c_void_p), c_uint)),
-        "cudaGLMapBufferObjectAsync": (c_uint, (POINTER(c_void_p), c_uint, c_void_p)),
-        "cudaGLRegisterBufferObject": (c_uint, (c_uint,)),
-        "cudaGLSetBufferObjectMapFlags": (c_uint, (c_uint, c_uint)),
+        "cudaGLMapBufferObject": (c_uint, (POINTER(c_void_p), GLuint)),
+        "cudaGLMapBufferObjectAsync": (c_uint, (POINTER(c_void_p), GLuint, c_void_p)),
+        "cudaGLRegisterBufferObject": (c_uint, (GLuint,)),
+        "cudaGLSetBufferObjectMapFlags": (c_uint, (GLuint, c_uint)),
         "cudaGLSetGLDevice": (c_uint, (c_int,)),
-        "cudaGLUnmapBufferObject": (c_uint, (c_uint,)),
-        "cudaGLUnmapBufferObjectAsync": (c_uint, (c_uint, c_void_p)),
-        "cudaGLUnregisterBufferObject": (c_uint, (c_uint,)),
+        "cudaGLUnmapBufferObject": (c_uint, (GLuint,)),
+        "cudaGLUnmapBufferObjectAsync": (c_uint, (GLuint, c_void_p)),
+        "cudaGLUnregisterBufferObject": (c_uint, (GLuint,)),
         "cudaGetChannelDesc": (c_uint, (POINTER(cudaChannelFormatDesc), c_void_p)),
         "cudaGetDevice": (c_uint, (POINTER(c_int),)),
         "cudaGetDeviceCount": (c_uint, (POINTER(c_int),)),
@@ -1255,9 +1264,15 @@ _c.bind_on_first_call(
         "cudaGraphRemoveDependencies": (c_uint, (c_void_p, c_void_p, c_void_p, c_void_p, c_size_t)),
         "cudaGraphRetainUserObject": (c_uint, (c_void_p, c_void_p, c_uint, c_uint)),
         "cudaGraphUpload": (c_uint, (c_void_p, c_void_p)),
-        "cudaGraphicsEGLRegisterImage": (c_uint, (POINTER(c_void_p), c_void_p, c_uint)),
-        "cudaGraphicsGLRegisterBuffer": (c_uint, (POINTER(c_void_p), c_uint, c_uint)),
-        "cudaGraphicsGLRegisterImage": (c_uint, (POINTER(c_void_p), c_uint, c_uint, c_uint)),
+        "cudaGraphicsEGLRegisterImage": (
+            c_uint,
+            (POINTER(cudaGraphicsResource_t), c_void_p, c_uint),
+        ),
+        "cudaGraphicsGLRegisterBuffer": (c_uint, (POINTER(cudaGraphicsResource_t), GLuint, c_uint)),
+        "cudaGraphicsGLRegisterImage": (
+            c_uint,
+            (POINTER(cudaGraphicsResource_t), GLuint, GLenum, c_uint),
+        ),
         "cudaGraphicsMapResources": (c_uint, (c_int, c_void_p, c_void_p)),
         "cudaGraphicsResourceGetMappedEglFrame": (
             c_uint,
@@ -1278,8 +1293,14 @@ _c.bind_on_first_call(
         ),
         "cudaGraphicsUnmapResources": (c_uint, (c_int, c_void_p, c_void_p)),
         "cudaGraphicsUnregisterResource": (c_uint, (c_void_p,)),
-        "cudaGraphicsVDPAURegisterOutputSurface": (c_uint, (POINTER(c_void_p), c_uint, c_uint)),
-        "cudaGraphicsVDPAURegisterVideoSurface": (c_uint, (POINTER(c_void_p), c_uint, c_uint)),
+        "cudaGraphicsVDPAURegisterOutputSurface": (
+            c_uint,
+            (POINTER(cudaGraphicsResource_t), VdpOutputSurface, c_uint),
+        ),
+        "cudaGraphicsVDPAURegisterVideoSurface": (
+            c_uint,
+            (POINTER(cudaGraphicsResource_t), VdpVideoSurface, c_uint),
+        ),
         "cudaGreenCtxCreate": (c_uint, (POINTER(cudaExecutionContext_t), c_void_p, c_int, c_uint)),
         "cudaHostAlloc": (c_uint, (POINTER(c_void_p), c_size_t, c_uint)),
         "cudaHostGetDevicePointer": (c_uint, (POINTER(c_void_p), c_void_p, c_uint)),
@@ -1586,8 +1607,8 @@ _c.bind_on_first_call(
         ),
         "cudaUserObjectRelease": (c_uint, (c_void_p, c_uint)),
         "cudaUserObjectRetain": (c_uint, (c_void_p, c_uint)),
-        "cudaVDPAUGetDevice": (c_uint, (POINTER(c_int), c_uint, c_void_p)),
-        "cudaVDPAUSetVDPAUDevice": (c_uint, (c_int, c_uint, c_void_p)),
+        "cudaVDPAUGetDevice": (c_uint, (POINTER(c_int), VdpDevice, c_void_p)),
+        "cudaVDPAUSetVDPAUDevice": (c_uint, (c_int, VdpDevice, c_void_p)),
         "cudaWaitExternalSemaphoresAsync": (c_uint, (c_void_p, c_void_p, c_uint, c_void_p)),
     },
 )
@@ -2890,8 +2911,8 @@ def cudaEGLStreamConsumerAcquireFrame(
         raise _error(err, _lib)
 
 
-def cudaEGLStreamConsumerConnect(eglStream: _PointerLike) -> cudaEglStreamConnection:
-    """cudaEGLStreamConsumerConnect(eglStream: _PointerLike) -> cudaEglStreamConnection
+def cudaEGLStreamConsumerConnect(eglStream: EGLStreamKHR | _HandleLike) -> cudaEglStreamConnection:
+    """cudaEGLStreamConsumerConnect(eglStream: EGLStreamKHR | _HandleLike) -> cudaEglStreamConnection
 
     Connect CUDA to EGLStream as a consumer.
 
@@ -2905,8 +2926,8 @@ def cudaEGLStreamConsumerConnect(eglStream: _PointerLike) -> cudaEglStreamConnec
 
     C: cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream)
     """
-    if eglStream.__class__ is not int:
-        eglStream = _c.pointer(eglStream, "eglStream", True)
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamConsumerConnect(conn, eglStream)
@@ -2920,9 +2941,9 @@ def cudaEGLStreamConsumerConnect(eglStream: _PointerLike) -> cudaEglStreamConnec
 
 
 def cudaEGLStreamConsumerConnectWithFlags(
-    eglStream: _PointerLike, flags: int
+    eglStream: EGLStreamKHR | _HandleLike, flags: int
 ) -> cudaEglStreamConnection:
-    """cudaEGLStreamConsumerConnectWithFlags(eglStream: _PointerLike, flags: int) -> cudaEglStreamConnection
+    """cudaEGLStreamConsumerConnectWithFlags(eglStream: EGLStreamKHR | _HandleLike, flags: int) -> cudaEglStreamConnection
 
     Connect CUDA to EGLStream as a consumer with given flags.
 
@@ -2937,8 +2958,8 @@ def cudaEGLStreamConsumerConnectWithFlags(
 
     C: cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, unsigned int flags)
     """
-    if eglStream.__class__ is not int:
-        eglStream = _c.pointer(eglStream, "eglStream", True)
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamConsumerConnectWithFlags(conn, eglStream, flags)
@@ -3006,9 +3027,9 @@ def cudaEGLStreamConsumerReleaseFrame(
 
 
 def cudaEGLStreamProducerConnect(
-    eglStream: _PointerLike, width: int, height: int
+    eglStream: EGLStreamKHR | _HandleLike, width: int, height: int
 ) -> cudaEglStreamConnection:
-    """cudaEGLStreamProducerConnect(eglStream: _PointerLike, width: int, height: int) -> cudaEglStreamConnection
+    """cudaEGLStreamProducerConnect(eglStream: EGLStreamKHR | _HandleLike, width: int, height: int) -> cudaEglStreamConnection
 
     Connect CUDA to EGLStream as a producer.
 
@@ -3024,8 +3045,8 @@ def cudaEGLStreamProducerConnect(
 
     C: cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, EGLint width, EGLint height)
     """
-    if eglStream.__class__ is not int:
-        eglStream = _c.pointer(eglStream, "eglStream", True)
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamProducerConnect(conn, eglStream, width, height)
@@ -3143,8 +3164,8 @@ def cudaEventCreate() -> cudaEvent_t:
     return event
 
 
-def cudaEventCreateFromEGLSync(eglSync: _PointerLike, flags: int) -> cudaEvent_t:
-    """cudaEventCreateFromEGLSync(eglSync: _PointerLike, flags: int) -> cudaEvent_t
+def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) -> cudaEvent_t:
+    """cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) -> cudaEvent_t
 
     Creates an event from EGLSync object.
 
@@ -3159,8 +3180,8 @@ def cudaEventCreateFromEGLSync(eglSync: _PointerLike, flags: int) -> cudaEvent_t
 
     C: cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t *phEvent, EGLSyncKHR eglSync, unsigned int flags)
     """
-    if eglSync.__class__ is not int:
-        eglSync = _c.pointer(eglSync, "eglSync", True)
+    if eglSync.__class__ is not EGLSyncKHR:
+        eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
     phEvent = cudaEvent_t()
     try:
         err = _cudaEventCreateFromEGLSync(phEvent, eglSync, flags)
@@ -7768,8 +7789,10 @@ def cudaGraphUpload(
         raise _error(err, _lib)
 
 
-def cudaGraphicsEGLRegisterImage(image: _PointerLike, flags: int) -> int:
-    """cudaGraphicsEGLRegisterImage(image: _PointerLike, flags: int) -> int
+def cudaGraphicsEGLRegisterImage(
+    image: EGLImageKHR | _HandleLike, flags: int
+) -> cudaGraphicsResource_t:
+    """cudaGraphicsEGLRegisterImage(image: EGLImageKHR | _HandleLike, flags: int) -> cudaGraphicsResource_t
 
     Registers an EGL image.
 
@@ -7784,9 +7807,9 @@ def cudaGraphicsEGLRegisterImage(image: _PointerLike, flags: int) -> int:
 
     C: cudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource **pCudaResource, EGLImageKHR image, unsigned int flags)
     """
-    if image.__class__ is not int:
-        image = _c.pointer(image, "image", True)
-    pCudaResource = c_void_p()
+    if image.__class__ is not EGLImageKHR:
+        image = _c.handle(image, EGLImageKHR, "image")
+    pCudaResource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsEGLRegisterImage(pCudaResource, image, flags)
     except _ArgumentError as exc:
@@ -7795,11 +7818,11 @@ def cudaGraphicsEGLRegisterImage(image: _PointerLike, flags: int) -> int:
         ) from None
     if err:
         raise _error(err, _lib)
-    return pCudaResource.value or 0
+    return pCudaResource
 
 
-def cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> int:
-    """cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> int
+def cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> cudaGraphicsResource_t:
+    """cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> cudaGraphicsResource_t
 
     Registers an OpenGL buffer object.
 
@@ -7814,7 +7837,7 @@ def cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> int:
 
     C: cudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource **resource, GLuint buffer, unsigned int flags)
     """
-    resource = c_void_p()
+    resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsGLRegisterBuffer(resource, buffer, flags)
     except _ArgumentError as exc:
@@ -7823,11 +7846,11 @@ def cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> int:
         ) from None
     if err:
         raise _error(err, _lib)
-    return resource.value or 0
+    return resource
 
 
-def cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> int:
-    """cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> int
+def cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> cudaGraphicsResource_t:
+    """cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> cudaGraphicsResource_t
 
     Register an OpenGL texture or renderbuffer object.
 
@@ -7843,7 +7866,7 @@ def cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> int:
 
     C: cudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource **resource, GLuint image, GLenum target, unsigned int flags)
     """
-    resource = c_void_p()
+    resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsGLRegisterImage(resource, image, target, flags)
     except _ArgumentError as exc:
@@ -7852,7 +7875,7 @@ def cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> int:
         ) from None
     if err:
         raise _error(err, _lib)
-    return resource.value or 0
+    return resource
 
 
 def cudaGraphicsMapResources(
@@ -8098,8 +8121,8 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
         raise _error(err, _lib)
 
 
-def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> int:
-    """cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> int
+def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t:
+    """cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t
 
     Register a VdpOutputSurface object.
 
@@ -8114,7 +8137,7 @@ def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> int:
 
     C: cudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource **resource, VdpOutputSurface vdpSurface, unsigned int flags)
     """
-    resource = c_void_p()
+    resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsVDPAURegisterOutputSurface(resource, vdpSurface, flags)
     except _ArgumentError as exc:
@@ -8123,11 +8146,11 @@ def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> int:
         ) from None
     if err:
         raise _error(err, _lib)
-    return resource.value or 0
+    return resource
 
 
-def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> int:
-    """cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> int
+def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t:
+    """cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t
 
     Register a VdpVideoSurface object.
 
@@ -8142,7 +8165,7 @@ def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> int:
 
     C: cudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource **resource, VdpVideoSurface vdpSurface, unsigned int flags)
     """
-    resource = c_void_p()
+    resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsVDPAURegisterVideoSurface(resource, vdpSurface, flags)
     except _ArgumentError as exc:
@@ -8151,7 +8174,7 @@ def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> int:
         ) from None
     if err:
         raise _error(err, _lib)
-    return resource.value or 0
+    return resource
 
 
 def cudaGreenCtxCreate(

@@ -11,11 +11,14 @@
 # source: nvidia-cuda-profiler-api-cu12==12.4.127 (profiler wheel)
 """Raw ctypes bindings to the CUDA 12.4 runtime API (libcudart).
 
-Everything the runtime surface (`cuda_runtime_api.h`, `cuda_gl_interop.h`, `cuda_egl_interop.h`, `cuda_vdpau_interop.h`, `driver_functions.h`, `cuda_profiler_api.h`) declares, as a C program sees it: enums, integer
-macros, structs and unions with C's exact layout, handle and callback types, and every
-function under its public C name. Calls return what C returns (an int `cudaError_t`
+Everything the runtime surface's headers declare, as a C program sees it: enums,
+integer macros, structs and unions with C's exact layout, handle and callback types, and
+every function under its public C name. Calls return what C returns (an int `cudaError_t`
 for most); pointer, handle and array arguments take an int address, None, bytes,
 `ctypes.byref(...)` or a ctypes array or pointer.
+
+The headers: `cuda_runtime_api.h`, `cuda_gl_interop.h`, `cuda_egl_interop.h`,
+`cuda_vdpau_interop.h`, `driver_functions.h`, `cuda_profiler_api.h`.
 
 Importing this module loads no library and resolves no symbol: a function is bound to
 the loaded libcudart the first time it is looked up.
@@ -124,12 +127,21 @@ if TYPE_CHECKING:
         "CUuserObject_st",
         "CUuuid",
         "CUuuid_st",
+        "EGLImageKHR",
+        "EGLStreamKHR",
+        "EGLSyncKHR",
+        "EGLint",
+        "GLenum",
+        "GLuint",
         "MAJOR_VERSION",
         "MINOR_VERSION",
         "PATCH_LEVEL",
         "SYMBOLS",
         "SYMBOLS_LEGACY",
         "SYMBOLS_PER_THREAD",
+        "VdpDevice",
+        "VdpOutputSurface",
+        "VdpVideoSurface",
         "char1",
         "char2",
         "char3",
@@ -6879,6 +6891,10 @@ cudaSurfaceObject_t = c_ulonglong
 cudaTextureObject_t = c_ulonglong
 # typedef void (*cudaStreamCallback_t)(cudaStream_t, cudaError_t, void *)
 cudaStreamCallback_t = CFUNCTYPE(None, c_void_p, c_uint, c_void_p)
+# typedef unsigned int GLuint
+GLuint = c_uint
+# typedef unsigned int GLenum
+GLenum = c_uint
 # typedef enum cudaDataType_t cudaDataType
 cudaDataType = cudaDataType_t
 # typedef enum libraryPropertyType_t libraryPropertyType
@@ -6899,6 +6915,28 @@ class cudaEglStreamConnection(Handle):
     """typedef struct CUeglStreamConnection_st *cudaEglStreamConnection: an opaque handle."""
 
 
+class EGLImageKHR(Handle):
+    """typedef void *EGLImageKHR: an opaque handle."""
+
+
+class EGLStreamKHR(Handle):
+    """typedef void *EGLStreamKHR: an opaque handle."""
+
+
+# typedef int32_t EGLint
+EGLint = c_int32
+
+
+class EGLSyncKHR(Handle):
+    """typedef void *EGLSyncKHR: an opaque handle."""
+
+
+# typedef uint32_t VdpDevice
+VdpDevice = c_uint32
+# typedef uint32_t VdpVideoSurface
+VdpVideoSurface = c_uint32
+# typedef uint32_t VdpOutputSurface
+VdpOutputSurface = c_uint32
 # #define cudaStreamAttrID cudaLaunchAttributeID
 cudaStreamAttrID = cudaLaunchAttributeID
 # #define cudaStreamAttrValue cudaLaunchAttributeValue
@@ -8259,7 +8297,7 @@ _FUNCTIONS = {
     "cudaEGLStreamProducerConnect": (
         "cudaEGLStreamProducerConnect",
         c_uint,
-        (c_void_p, c_void_p, c_int, c_int),
+        (c_void_p, c_void_p, EGLint, EGLint),
         0,
     ),
     # cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
@@ -8350,26 +8388,26 @@ _FUNCTIONS = {
     # cudaError_t cudaGLGetDevices(unsigned int *pCudaDeviceCount, int *pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList)
     "cudaGLGetDevices": ("cudaGLGetDevices", c_uint, (c_void_p, c_void_p, c_uint, c_uint), 0),
     # cudaError_t cudaGLMapBufferObject(void **devPtr, GLuint bufObj)
-    "cudaGLMapBufferObject": ("cudaGLMapBufferObject", c_uint, (c_void_p, c_uint), 1),
+    "cudaGLMapBufferObject": ("cudaGLMapBufferObject", c_uint, (c_void_p, GLuint), 1),
     # cudaError_t cudaGLMapBufferObjectAsync(void **devPtr, GLuint bufObj, cudaStream_t stream)
     "cudaGLMapBufferObjectAsync": (
         "cudaGLMapBufferObjectAsync",
         c_uint,
-        (c_void_p, c_uint, c_void_p),
+        (c_void_p, GLuint, c_void_p),
         1,
     ),
     # cudaError_t cudaGLRegisterBufferObject(GLuint bufObj)
-    "cudaGLRegisterBufferObject": ("cudaGLRegisterBufferObject", c_uint, (c_uint,), 1),
+    "cudaGLRegisterBufferObject": ("cudaGLRegisterBufferObject", c_uint, (GLuint,), 1),
     # cudaError_t cudaGLSetBufferObjectMapFlags(GLuint bufObj, unsigned int flags)
-    "cudaGLSetBufferObjectMapFlags": ("cudaGLSetBufferObjectMapFlags", c_uint, (c_uint, c_uint), 1),
+    "cudaGLSetBufferObjectMapFlags": ("cudaGLSetBufferObjectMapFlags", c_uint, (GLuint, c_uint), 1),
     # cudaError_t cudaGLSetGLDevice(int device)
     "cudaGLSetGLDevice": ("cudaGLSetGLDevice", c_uint, (c_int,), 1),
     # cudaError_t cudaGLUnmapBufferObject(GLuint bufObj)
-    "cudaGLUnmapBufferObject": ("cudaGLUnmapBufferObject", c_uint, (c_uint,), 1),
+    "cudaGLUnmapBufferObject": ("cudaGLUnmapBufferObject", c_uint, (GLuint,), 1),
     # cudaError_t cudaGLUnmapBufferObjectAsync(GLuint bufObj, cudaStream_t stream)
-    "cudaGLUnmapBufferObjectAsync": ("cudaGLUnmapBufferObjectAsync", c_uint, (c_uint, c_void_p), 1),
+    "cudaGLUnmapBufferObjectAsync": ("cudaGLUnmapBufferObjectAsync", c_uint, (GLuint, c_void_p), 1),
     # cudaError_t cudaGLUnregisterBufferObject(GLuint bufObj)
-    "cudaGLUnregisterBufferObject": ("cudaGLUnregisterBufferObject", c_uint, (c_uint,), 1),
+    "cudaGLUnregisterBufferObject": ("cudaGLUnregisterBufferObject", c_uint, (GLuint,), 1),
     # cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc, cudaArray_const_t array)
     "cudaGetChannelDesc": ("cudaGetChannelDesc", c_uint, (c_void_p, c_void_p), 0),
     # cudaError_t cudaGetDevice(int *device)
@@ -8972,14 +9010,14 @@ _FUNCTIONS = {
     "cudaGraphicsGLRegisterBuffer": (
         "cudaGraphicsGLRegisterBuffer",
         c_uint,
-        (c_void_p, c_uint, c_uint),
+        (c_void_p, GLuint, c_uint),
         0,
     ),
     # cudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource **resource, GLuint image, GLenum target, unsigned int flags)
     "cudaGraphicsGLRegisterImage": (
         "cudaGraphicsGLRegisterImage",
         c_uint,
-        (c_void_p, c_uint, c_uint, c_uint),
+        (c_void_p, GLuint, GLenum, c_uint),
         0,
     ),
     # cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
@@ -9037,14 +9075,14 @@ _FUNCTIONS = {
     "cudaGraphicsVDPAURegisterOutputSurface": (
         "cudaGraphicsVDPAURegisterOutputSurface",
         c_uint,
-        (c_void_p, c_uint, c_uint),
+        (c_void_p, VdpOutputSurface, c_uint),
         0,
     ),
     # cudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource **resource, VdpVideoSurface vdpSurface, unsigned int flags)
     "cudaGraphicsVDPAURegisterVideoSurface": (
         "cudaGraphicsVDPAURegisterVideoSurface",
         c_uint,
-        (c_void_p, c_uint, c_uint),
+        (c_void_p, VdpVideoSurface, c_uint),
         0,
     ),
     # cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
@@ -9591,9 +9629,9 @@ _FUNCTIONS = {
     # cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count)
     "cudaUserObjectRetain": ("cudaUserObjectRetain", c_uint, (c_void_p, c_uint), 0),
     # cudaError_t cudaVDPAUGetDevice(int *device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
-    "cudaVDPAUGetDevice": ("cudaVDPAUGetDevice", c_uint, (c_void_p, c_uint, c_void_p), 0),
+    "cudaVDPAUGetDevice": ("cudaVDPAUGetDevice", c_uint, (c_void_p, VdpDevice, c_void_p), 0),
     # cudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
-    "cudaVDPAUSetVDPAUDevice": ("cudaVDPAUSetVDPAUDevice", c_uint, (c_int, c_uint, c_void_p), 0),
+    "cudaVDPAUSetVDPAUDevice": ("cudaVDPAUSetVDPAUDevice", c_uint, (c_int, VdpDevice, c_void_p), 0),
     # cudaError_t cudaWaitExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     "cudaWaitExternalSemaphoresAsync": (
         "cudaWaitExternalSemaphoresAsync_v2",

@@ -115,6 +115,9 @@ class Typedef:
     header: str = ""
     # A macro naming a type (`#define cudaStreamAttrValue cudaLaunchAttributeValue`).
     from_macro: bool = False
+    # Declared by another API's header that the surface names types of (GL, EGL, VDPAU:
+    # the parse's foreign folders): defined in the bindings, so users can name them.
+    foreign: bool = False
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,9 @@ class ParseInput:
     # Only declarations from files under these folders enter the model; system
     # headers' declarations are used but not bound.
     own_dirs: tuple[Path, ...] = ()
+    # Headers of other APIs whose types the surface names (the GL/EGL/VDPAU shims): a
+    # typedef from there that the surface uses enters the model as a foreign typedef.
+    foreign_dirs: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.headers:
@@ -195,6 +198,7 @@ class _Walker:
         self.skipped = skipped or {}
         self._file_lines: dict[str, list[str]] = {}
         self.own_dirs = tuple(str(d.resolve()) for d in (inp.own_dirs or inp.include_dirs))
+        self.foreign_dirs = tuple(str(d.resolve()) + "/" for d in inp.foreign_dirs)
         self.records: list[Record] = []
         self.enums: list[Enum] = []
         self.typedefs: list[Typedef] = []
@@ -215,6 +219,12 @@ class _Walker:
     def is_own(self, cursor: ci.Cursor) -> bool:
         f = cursor.location.file
         return f is not None and str(Path(f.name).resolve()).startswith(self.own_dirs)
+
+    def is_foreign(self, cursor: ci.Cursor) -> bool:
+        f = cursor.location.file
+        return f is not None and str(Path(f.name).resolve()).startswith(
+            self.foreign_dirs or ("\0",)
+        )
 
     def header_of(self, cursor: ci.Cursor) -> str:
         f = cursor.location.file
@@ -536,12 +546,20 @@ class _Walker:
             name = decl.spelling
             if not self.is_own(decl) and name not in self._seen_typedefs:
                 self._seen_typedefs.add(name)
+                # A function type has no values, only pointers to it: nothing to name.
+                foreign = self.is_foreign(decl) and t.get_canonical().kind not in (
+                    ci.TypeKind.FUNCTIONPROTO,
+                    ci.TypeKind.FUNCTIONNOPROTO,
+                )
                 self.typedefs.append(
                     Typedef(
                         name,
-                        self.convert(t.get_canonical()),
-                        system=True,
+                        self.convert(
+                            decl.underlying_typedef_type if foreign else t.get_canonical()
+                        ),
+                        system=not foreign,
                         header=self.header_of(decl),
+                        foreign=foreign,
                     )
                 )
             if self.is_own(decl):

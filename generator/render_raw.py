@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import keyword
+import textwrap
 from typing import Literal
 
 from .ctypes_map import RenderError, TypeKind, TypeMapper
@@ -46,7 +47,9 @@ class RawView:
 
     @property
     def header_names(self) -> str:
-        return ", ".join(f"`{name}`" for name, _ in self.model.header_hashes)
+        """The headers the parse started from, wrapped for the module docstring."""
+        text = "The headers: " + ", ".join(f"`{n}`" for n, _ in self.model.header_hashes) + "."
+        return "\n".join(textwrap.wrap(text, 88, break_on_hyphens=False))
 
     @property
     def enums(self):
@@ -166,9 +169,11 @@ class RawView:
             enum_name = self.types.resolved(target, EnumRef).name
             if enum_name:
                 return enum_name
-        if isinstance(target, (TypedefRef, RecordRef)):
+        if isinstance(target, RecordRef) or (
+            isinstance(target, TypedefRef) and not self.types.typedefs[target.name].system
+        ):
             return target.name
-        return self.types.field_type(target)
+        return self.types.field_type(target)  # a system typedef's ctypes type too
 
     def typedef_doc(self, td: Typedef) -> str:
         if td.from_macro:

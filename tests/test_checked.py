@@ -443,9 +443,10 @@ print(v)
 
 def test_generated_sizes_stay_reasonable():
     """Docs are compact (first sentence per parameter): hold each checked module's size
-    (13.5: 457 kB, with its declarations for type checkers)."""
+    (13.5: 497 kB, with its declarations for type checkers and the 38 functions of the
+    profiler and GL/EGL/VDPAU interop headers)."""
     for path in sorted(GENERATED.glob("checked_*.py")):
-        assert path.stat().st_size < 475_000, path.name
+        assert path.stat().st_size < 520_000, path.name
 
 
 def test_stub_types_the_newest_version():

@@ -14,11 +14,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+from ctypes import c_int32, c_uint, c_uint32
 from pathlib import Path
 
 import pytest
 from conftest import probe_each_version
 
+from cudart._handles import Handle
 from generator.parse import SHIMS
 
 # Exported names that need not be bound, each with why; exported_names() sorts every
@@ -152,6 +154,13 @@ def test_interop_names_and_types_exist_in_every_version(manifest):
         for name in ("cudaEglFrame", "cudaEglPlaneDesc", "cudaEglColorFormat", "cudaGLDeviceList"):
             assert isinstance(getattr(raw, name), type), (key, name)
         assert raw.cudaGLDeviceList.cudaGLDeviceListAll == 1
+        # The GL/EGL/VDPAU types, as their specifications define them (generator/shims):
+        # opaque pointers are handles, integer types are their ctypes integers.
+        for name in ("EGLImageKHR", "EGLStreamKHR", "EGLSyncKHR"):
+            handle = getattr(raw, name)
+            assert issubclass(handle, Handle) and int(handle(0x40)) == 0x40, (key, name)
+        assert (raw.GLuint, raw.GLenum, raw.EGLint) == (c_uint, c_uint, c_int32)
+        assert (raw.VdpDevice, raw.VdpVideoSurface, raw.VdpOutputSurface) == (c_uint32,) * 3
         assert raw.CUDA_EGL_MAX_PLANES == 3
         assert len(raw.cudaEglFrame().planeDesc) == 3
         for name in ("make_cudaPitchedPtr", "make_cudaPos", "make_cudaExtent"):
@@ -168,6 +177,13 @@ for name in ("cudaProfilerStart", "cudaProfilerStop"):
         out[name] = None
     except cudart.CudaError as exc:
         out[name] = [type(exc).__name__, exc.code]
+# An interop registration: its output is the cudaGraphicsResource_t handle, and without
+# a GPU (or a GL context) it raises.
+try:
+    cudart.cudaGraphicsGLRegisterBuffer(1, 0)
+    out["gl"] = None
+except cudart.CudaError as exc:
+    out["gl"] = exc.code
 print(json.dumps(out))
 """
 
@@ -181,6 +197,7 @@ def test_profiler_calls_return_an_error_without_a_gpu(header_sets):
         assert out["cudaProfilerStart"][1] == start, key
         assert out["cudaProfilerStop"][1] == stop, key
         assert out["cudaProfilerStart"][0].startswith("CudaError"), key
+        assert out["gl"], key
 
 
 # ------------------------------------------------------------ inline record builders
@@ -252,3 +269,22 @@ def _run_builders(headers, body: str) -> dict[str, str]:
         subprocess.run(cmd + ["-o", str(exe), str(src)], check=True, capture_output=True)
         run = subprocess.run([str(exe)], capture_output=True, text=True, check=True)
     return dict(line.split("\t") for line in run.stdout.splitlines())
+
+
+def test_only_bodies_the_builder_construct_expresses_are_bound():
+    """tests/headers/inline_builders.h: two builders (one through a typedef, fields out
+    of order), and four inline bodies the construct refuses, each with its reason."""
+    from test_constructs import parse_header
+
+    model = parse_header("inline_builders")
+    assert [(b.name, b.record, b.assignments) for b in model.builders] == [
+        ("make_point", "point", (("p", "p"), ("x", "x"), ("y", "y"))),
+        ("make_point_t", "point", (("y", "b"), ("p", "p"), ("x", "a"))),
+    ]
+    assert model.unbound_inline == [
+        ("scaled", "r.x is not set from a parameter"),
+        ("partial", "fields left unset: p"),
+        ("converted", "x is set from a parameter of another type"),
+        ("twice", "the body does not open with a local record"),
+    ]
+    assert not any(f.name in ("scaled", "twice") for f in model.functions)
