@@ -879,7 +879,7 @@ _c.bind_on_first_call(
         "cudaFuncSetAttribute": (c_uint, (c_void_p, c_uint, c_int)),
         "cudaFuncSetCacheConfig": (c_uint, (c_void_p, c_uint)),
         "cudaFuncSetSharedMemConfig": (c_uint, (c_void_p, c_uint)),
-        "cudaGLGetDevices": (c_uint, (POINTER(c_uint), POINTER(c_int), c_uint, c_uint)),
+        "cudaGLGetDevices": (c_uint, (POINTER(c_uint), c_void_p, c_uint, c_uint)),
         "cudaGLMapBufferObject": (c_uint, (POINTER(c_void_p), GLuint)),
         "cudaGLMapBufferObjectAsync": (c_uint, (POINTER(c_void_p), GLuint, c_void_p)),
         "cudaGLRegisterBufferObject": (c_uint, (GLuint,)),
@@ -3136,8 +3136,10 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
         raise _error(err, _lib)
 
 
-def cudaGLGetDevices(cudaDeviceCount: int, deviceList: cudaGLDeviceList | int) -> tuple[int, int]:
-    """cudaGLGetDevices(cudaDeviceCount: int, deviceList: cudaGLDeviceList | int) -> tuple[int, int]
+def cudaGLGetDevices(
+    cudaDeviceCount: int, deviceList: cudaGLDeviceList | int
+) -> tuple[int, list[int]]:
+    """cudaGLGetDevices(cudaDeviceCount: int, deviceList: cudaGLDeviceList | int) -> tuple[int, list[int]]
 
     Gets the CUDA devices associated with the current OpenGL context.
 
@@ -3154,7 +3156,7 @@ def cudaGLGetDevices(cudaDeviceCount: int, deviceList: cudaGLDeviceList | int) -
     C: cudaError_t cudaGLGetDevices(unsigned int *pCudaDeviceCount, int *pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList)
     """
     pCudaDeviceCount = c_uint()
-    pCudaDevices = c_int()
+    pCudaDevices = (c_int * cudaDeviceCount)()
     try:
         err = _cudaGLGetDevices(pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList)
     except _ArgumentError as exc:
@@ -3165,7 +3167,7 @@ def cudaGLGetDevices(cudaDeviceCount: int, deviceList: cudaGLDeviceList | int) -
         ) from None
     if err:
         raise _error(err, _lib)
-    return pCudaDeviceCount.value, pCudaDevices.value
+    return pCudaDeviceCount.value, pCudaDevices[:]
 
 
 def cudaGLMapBufferObject(bufObj: int) -> int:

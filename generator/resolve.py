@@ -460,7 +460,9 @@ class _Resolver:
         if self.types.classify(element) not in BUILTIN_KINDS | {TypeKind.HANDLE}:
             return None
         name = f.params[i].name
-        word = re.compile(r"\b(?:size|length) of " + re.escape(name) + r"\b")
+        # "size of pCudaDevices", or with up to four words between ("The size of the
+        # output device array pCudaDevices": cudaGLGetDevices).
+        word = re.compile(r"\b(?:size|length) of (?:\w+ ){0,4}" + re.escape(name) + r"\b")
         sizes = [
             q.name
             for q in f.params
