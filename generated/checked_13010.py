@@ -34,6 +34,15 @@ from cudart.errors import CudaError
 
 from . import sys_13010 as _lib
 from .sys_13010 import (
+    EGLImageKHR,
+    EGLStreamKHR,
+    EGLSyncKHR,
+    EGLint,
+    GLenum,
+    GLuint,
+    VdpDevice,
+    VdpOutputSurface,
+    VdpVideoSurface,
     cudaAccessPolicyWindow,
     cudaArrayMemoryRequirements,
     cudaArraySparseProperties,
@@ -51,6 +60,8 @@ from .sys_13010 import (
     cudaDeviceP2PAttr,
     cudaDeviceProp,
     cudaDriverEntryPointQueryResult,
+    cudaEglFrame,
+    cudaEglStreamConnection,
     cudaError,
     cudaEvent_t,
     cudaExecutionContext_t,
@@ -71,6 +82,7 @@ from .sys_13010 import (
     cudaFuncAttributes,
     cudaFuncCache,
     cudaFunction_t,
+    cudaGLDeviceList,
     cudaGraphConditionalHandle,
     cudaGraphEdgeData,
     cudaGraphExecUpdateResultInfo,
@@ -142,6 +154,67 @@ from .sys_13010 import (
     cudaUUID_t,
     cudaUserObject_t,
     dim3,
+    make_char1,
+    make_char2,
+    make_char3,
+    make_char4,
+    make_cudaExtent,
+    make_cudaPitchedPtr,
+    make_cudaPos,
+    make_double1,
+    make_double2,
+    make_double3,
+    make_double4,
+    make_double4_16a,
+    make_double4_32a,
+    make_float1,
+    make_float2,
+    make_float3,
+    make_float4,
+    make_int1,
+    make_int2,
+    make_int3,
+    make_int4,
+    make_long1,
+    make_long2,
+    make_long3,
+    make_long4,
+    make_long4_16a,
+    make_long4_32a,
+    make_longlong1,
+    make_longlong2,
+    make_longlong3,
+    make_longlong4,
+    make_longlong4_16a,
+    make_longlong4_32a,
+    make_short1,
+    make_short2,
+    make_short3,
+    make_short4,
+    make_uchar1,
+    make_uchar2,
+    make_uchar3,
+    make_uchar4,
+    make_uint1,
+    make_uint2,
+    make_uint3,
+    make_uint4,
+    make_ulong1,
+    make_ulong2,
+    make_ulong3,
+    make_ulong4,
+    make_ulong4_16a,
+    make_ulong4_32a,
+    make_ulonglong1,
+    make_ulonglong2,
+    make_ulonglong3,
+    make_ulonglong4,
+    make_ulonglong4_16a,
+    make_ulonglong4_32a,
+    make_ushort1,
+    make_ushort2,
+    make_ushort3,
+    make_ushort4,
 )
 
 TYPE_CHECKING = False
@@ -473,7 +546,17 @@ if TYPE_CHECKING:
     _cudaDeviceSynchronize: _Callable[..., int]
     _cudaDeviceUnregisterAsyncNotification: _Callable[..., int]
     _cudaDriverGetVersion: _Callable[..., int]
+    _cudaEGLStreamConsumerAcquireFrame: _Callable[..., int]
+    _cudaEGLStreamConsumerConnect: _Callable[..., int]
+    _cudaEGLStreamConsumerConnectWithFlags: _Callable[..., int]
+    _cudaEGLStreamConsumerDisconnect: _Callable[..., int]
+    _cudaEGLStreamConsumerReleaseFrame: _Callable[..., int]
+    _cudaEGLStreamProducerConnect: _Callable[..., int]
+    _cudaEGLStreamProducerDisconnect: _Callable[..., int]
+    _cudaEGLStreamProducerPresentFrame: _Callable[..., int]
+    _cudaEGLStreamProducerReturnFrame: _Callable[..., int]
     _cudaEventCreate: _Callable[..., int]
+    _cudaEventCreateFromEGLSync: _Callable[..., int]
     _cudaEventCreateWithFlags: _Callable[..., int]
     _cudaEventDestroy: _Callable[..., int]
     _cudaEventElapsedTime: _Callable[..., int]
@@ -502,6 +585,15 @@ if TYPE_CHECKING:
     _cudaFuncSetAttribute: _Callable[..., int]
     _cudaFuncSetCacheConfig: _Callable[..., int]
     _cudaFuncSetSharedMemConfig: _Callable[..., int]
+    _cudaGLGetDevices: _Callable[..., int]
+    _cudaGLMapBufferObject: _Callable[..., int]
+    _cudaGLMapBufferObjectAsync: _Callable[..., int]
+    _cudaGLRegisterBufferObject: _Callable[..., int]
+    _cudaGLSetBufferObjectMapFlags: _Callable[..., int]
+    _cudaGLSetGLDevice: _Callable[..., int]
+    _cudaGLUnmapBufferObject: _Callable[..., int]
+    _cudaGLUnmapBufferObjectAsync: _Callable[..., int]
+    _cudaGLUnregisterBufferObject: _Callable[..., int]
     _cudaGetChannelDesc: _Callable[..., int]
     _cudaGetDevice: _Callable[..., int]
     _cudaGetDeviceCount: _Callable[..., int]
@@ -610,13 +702,19 @@ if TYPE_CHECKING:
     _cudaGraphRemoveDependencies: _Callable[..., int]
     _cudaGraphRetainUserObject: _Callable[..., int]
     _cudaGraphUpload: _Callable[..., int]
+    _cudaGraphicsEGLRegisterImage: _Callable[..., int]
+    _cudaGraphicsGLRegisterBuffer: _Callable[..., int]
+    _cudaGraphicsGLRegisterImage: _Callable[..., int]
     _cudaGraphicsMapResources: _Callable[..., int]
+    _cudaGraphicsResourceGetMappedEglFrame: _Callable[..., int]
     _cudaGraphicsResourceGetMappedMipmappedArray: _Callable[..., int]
     _cudaGraphicsResourceGetMappedPointer: _Callable[..., int]
     _cudaGraphicsResourceSetMapFlags: _Callable[..., int]
     _cudaGraphicsSubResourceGetMappedArray: _Callable[..., int]
     _cudaGraphicsUnmapResources: _Callable[..., int]
     _cudaGraphicsUnregisterResource: _Callable[..., int]
+    _cudaGraphicsVDPAURegisterOutputSurface: _Callable[..., int]
+    _cudaGraphicsVDPAURegisterVideoSurface: _Callable[..., int]
     _cudaGreenCtxCreate: _Callable[..., int]
     _cudaHostAlloc: _Callable[..., int]
     _cudaHostGetDevicePointer: _Callable[..., int]
@@ -723,6 +821,8 @@ if TYPE_CHECKING:
     _cudaOccupancyMaxPotentialClusterSize: _Callable[..., int]
     _cudaPeekAtLastError: _Callable[..., int]
     _cudaPointerGetAttributes: _Callable[..., int]
+    _cudaProfilerStart: _Callable[..., int]
+    _cudaProfilerStop: _Callable[..., int]
     _cudaRuntimeGetVersion: _Callable[..., int]
     _cudaSetDevice: _Callable[..., int]
     _cudaSetDeviceFlags: _Callable[..., int]
@@ -755,6 +855,8 @@ if TYPE_CHECKING:
     _cudaUserObjectCreate: _Callable[..., int]
     _cudaUserObjectRelease: _Callable[..., int]
     _cudaUserObjectRetain: _Callable[..., int]
+    _cudaVDPAUGetDevice: _Callable[..., int]
+    _cudaVDPAUSetVDPAUDevice: _Callable[..., int]
     _cudaWaitExternalSemaphoresAsync: _Callable[..., int]
 
 CUDA_VERSION = 13010
@@ -946,7 +1048,26 @@ _c.bind_on_first_call(
         "cudaDeviceSynchronize": (c_uint, ()),
         "cudaDeviceUnregisterAsyncNotification": (c_uint, (c_int, c_void_p)),
         "cudaDriverGetVersion": (c_uint, (POINTER(c_int),)),
+        "cudaEGLStreamConsumerAcquireFrame": (c_uint, (c_void_p, c_void_p, c_void_p, c_uint)),
+        "cudaEGLStreamConsumerConnect": (c_uint, (POINTER(cudaEglStreamConnection), c_void_p)),
+        "cudaEGLStreamConsumerConnectWithFlags": (
+            c_uint,
+            (POINTER(cudaEglStreamConnection), c_void_p, c_uint),
+        ),
+        "cudaEGLStreamConsumerDisconnect": (c_uint, (c_void_p,)),
+        "cudaEGLStreamConsumerReleaseFrame": (c_uint, (c_void_p, c_void_p, c_void_p)),
+        "cudaEGLStreamProducerConnect": (
+            c_uint,
+            (POINTER(cudaEglStreamConnection), c_void_p, EGLint, EGLint),
+        ),
+        "cudaEGLStreamProducerDisconnect": (c_uint, (c_void_p,)),
+        "cudaEGLStreamProducerPresentFrame": (c_uint, (c_void_p, cudaEglFrame, c_void_p)),
+        "cudaEGLStreamProducerReturnFrame": (
+            c_uint,
+            (c_void_p, POINTER(cudaEglFrame), POINTER(cudaStream_t)),
+        ),
         "cudaEventCreate": (c_uint, (POINTER(cudaEvent_t),)),
+        "cudaEventCreateFromEGLSync": (c_uint, (POINTER(cudaEvent_t), c_void_p, c_uint)),
         "cudaEventCreateWithFlags": (c_uint, (POINTER(cudaEvent_t), c_uint)),
         "cudaEventDestroy": (c_uint, (c_void_p,)),
         "cudaEventElapsedTime": (c_uint, (POINTER(c_float), c_void_p, c_void_p)),
@@ -981,6 +1102,15 @@ _c.bind_on_first_call(
         "cudaFuncSetAttribute": (c_uint, (c_void_p, c_uint, c_int)),
         "cudaFuncSetCacheConfig": (c_uint, (c_void_p, c_uint)),
         "cudaFuncSetSharedMemConfig": (c_uint, (c_void_p, c_uint)),
+        "cudaGLGetDevices": (c_uint, (POINTER(c_uint), c_void_p, c_uint, c_uint)),
+        "cudaGLMapBufferObject": (c_uint, (POINTER(c_void_p), GLuint)),
+        "cudaGLMapBufferObjectAsync": (c_uint, (POINTER(c_void_p), GLuint, c_void_p)),
+        "cudaGLRegisterBufferObject": (c_uint, (GLuint,)),
+        "cudaGLSetBufferObjectMapFlags": (c_uint, (GLuint, c_uint)),
+        "cudaGLSetGLDevice": (c_uint, (c_int,)),
+        "cudaGLUnmapBufferObject": (c_uint, (GLuint,)),
+        "cudaGLUnmapBufferObjectAsync": (c_uint, (GLuint, c_void_p)),
+        "cudaGLUnregisterBufferObject": (c_uint, (GLuint,)),
         "cudaGetChannelDesc": (c_uint, (POINTER(cudaChannelFormatDesc), c_void_p)),
         "cudaGetDevice": (c_uint, (POINTER(c_int),)),
         "cudaGetDeviceCount": (c_uint, (POINTER(c_int),)),
@@ -1226,7 +1356,20 @@ _c.bind_on_first_call(
         "cudaGraphRemoveDependencies": (c_uint, (c_void_p, c_void_p, c_void_p, c_void_p, c_size_t)),
         "cudaGraphRetainUserObject": (c_uint, (c_void_p, c_void_p, c_uint, c_uint)),
         "cudaGraphUpload": (c_uint, (c_void_p, c_void_p)),
+        "cudaGraphicsEGLRegisterImage": (
+            c_uint,
+            (POINTER(cudaGraphicsResource_t), c_void_p, c_uint),
+        ),
+        "cudaGraphicsGLRegisterBuffer": (c_uint, (POINTER(cudaGraphicsResource_t), GLuint, c_uint)),
+        "cudaGraphicsGLRegisterImage": (
+            c_uint,
+            (POINTER(cudaGraphicsResource_t), GLuint, GLenum, c_uint),
+        ),
         "cudaGraphicsMapResources": (c_uint, (c_int, c_void_p, c_void_p)),
+        "cudaGraphicsResourceGetMappedEglFrame": (
+            c_uint,
+            (POINTER(cudaEglFrame), c_void_p, c_uint, c_uint),
+        ),
         "cudaGraphicsResourceGetMappedMipmappedArray": (
             c_uint,
             (POINTER(cudaMipmappedArray_t), c_void_p),
@@ -1242,6 +1385,14 @@ _c.bind_on_first_call(
         ),
         "cudaGraphicsUnmapResources": (c_uint, (c_int, c_void_p, c_void_p)),
         "cudaGraphicsUnregisterResource": (c_uint, (c_void_p,)),
+        "cudaGraphicsVDPAURegisterOutputSurface": (
+            c_uint,
+            (POINTER(cudaGraphicsResource_t), VdpOutputSurface, c_uint),
+        ),
+        "cudaGraphicsVDPAURegisterVideoSurface": (
+            c_uint,
+            (POINTER(cudaGraphicsResource_t), VdpVideoSurface, c_uint),
+        ),
         "cudaGreenCtxCreate": (c_uint, (POINTER(cudaExecutionContext_t), c_void_p, c_int, c_uint)),
         "cudaHostAlloc": (c_uint, (POINTER(c_void_p), c_size_t, c_uint)),
         "cudaHostGetDevicePointer": (c_uint, (POINTER(c_void_p), c_void_p, c_uint)),
@@ -1483,6 +1634,8 @@ _c.bind_on_first_call(
         "cudaOccupancyMaxPotentialClusterSize": (c_uint, (POINTER(c_int), c_void_p, c_void_p)),
         "cudaPeekAtLastError": (c_uint, ()),
         "cudaPointerGetAttributes": (c_uint, (POINTER(cudaPointerAttributes), c_void_p)),
+        "cudaProfilerStart": (c_uint, ()),
+        "cudaProfilerStop": (c_uint, ()),
         "cudaRuntimeGetVersion": (c_uint, (POINTER(c_int),)),
         "cudaSetDevice": (c_uint, (c_int,)),
         "cudaSetDeviceFlags": (c_uint, (c_uint,)),
@@ -1535,6 +1688,8 @@ _c.bind_on_first_call(
         ),
         "cudaUserObjectRelease": (c_uint, (c_void_p, c_uint)),
         "cudaUserObjectRetain": (c_uint, (c_void_p, c_uint)),
+        "cudaVDPAUGetDevice": (c_uint, (POINTER(c_int), VdpDevice, c_void_p)),
+        "cudaVDPAUSetVDPAUDevice": (c_uint, (c_int, VdpDevice, c_void_p)),
         "cudaWaitExternalSemaphoresAsync": (c_uint, (c_void_p, c_void_p, c_uint, c_void_p)),
     },
 )
@@ -2821,6 +2976,272 @@ def cudaDriverGetVersion() -> int:
     return driverVersion.value
 
 
+def cudaEGLStreamConsumerAcquireFrame(
+    conn: _PointerLike, pCudaResource: _PointerLike, pStream: _PointerLike, timeout: int
+) -> None:
+    """cudaEGLStreamConsumerAcquireFrame(conn: _PointerLike, pCudaResource: _PointerLike, pStream: _PointerLike, timeout: int) -> None
+
+    Acquire an image frame from the EGLStream with CUDA as a consumer.
+
+    Parameters:
+        conn: Connection on which to acquire
+        pCudaResource: CUDA resource on which the EGLStream frame will be mapped for use.
+        pStream: CUDA stream for synchronization and any data migrations implied by cudaEglResourceLocationFlags.
+        timeout: Desired timeout in usec.
+
+    Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown, cudaErrorLaunchTimeout.
+
+    C: cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t *pCudaResource, cudaStream_t *pStream, unsigned int timeout)
+    """
+    if conn.__class__ is not int:
+        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    if pCudaResource.__class__ is not int:
+        pCudaResource = _c.ref(pCudaResource, cudaGraphicsResource_t, "pCudaResource", True)
+    if pStream.__class__ is not int:
+        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+    try:
+        err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc,
+            "cudaEGLStreamConsumerAcquireFrame",
+            ("conn", "pCudaResource", "pStream", "timeout"),
+        ) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaEGLStreamConsumerConnect(eglStream: EGLStreamKHR | _HandleLike) -> cudaEglStreamConnection:
+    """cudaEGLStreamConsumerConnect(eglStream: EGLStreamKHR | _HandleLike) -> cudaEglStreamConnection
+
+    Connect CUDA to EGLStream as a consumer.
+
+    Parameters:
+        eglStream: EGLStreamKHR handle
+
+    Returns:
+        conn: Pointer to the returned connection handle
+
+    Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
+
+    C: cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream)
+    """
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
+    conn = cudaEglStreamConnection()
+    try:
+        err = _cudaEGLStreamConsumerConnect(conn, eglStream)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaEGLStreamConsumerConnect", ("conn", "eglStream")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return conn
+
+
+def cudaEGLStreamConsumerConnectWithFlags(
+    eglStream: EGLStreamKHR | _HandleLike, flags: int
+) -> cudaEglStreamConnection:
+    """cudaEGLStreamConsumerConnectWithFlags(eglStream: EGLStreamKHR | _HandleLike, flags: int) -> cudaEglStreamConnection
+
+    Connect CUDA to EGLStream as a consumer with given flags.
+
+    Parameters:
+        eglStream: EGLStreamKHR handle
+        flags: Flags denote intended location - system or video.
+
+    Returns:
+        conn: Pointer to the returned connection handle
+
+    Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
+
+    C: cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, unsigned int flags)
+    """
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
+    conn = cudaEglStreamConnection()
+    try:
+        err = _cudaEGLStreamConsumerConnectWithFlags(conn, eglStream, flags)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaEGLStreamConsumerConnectWithFlags", ("conn", "eglStream", "flags")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return conn
+
+
+def cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None:
+    """cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None
+
+    Disconnect CUDA as a consumer to EGLStream .
+
+    Parameters:
+        conn: Conection to disconnect.
+
+    Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
+
+    C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
+    """
+    if conn.__class__ is not int:
+        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    try:
+        err = _cudaEGLStreamConsumerDisconnect(conn)
+    except _ArgumentError as exc:
+        raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaEGLStreamConsumerReleaseFrame(
+    conn: _PointerLike, pCudaResource: cudaGraphicsResource_t | _HandleLike, pStream: _PointerLike
+) -> None:
+    """cudaEGLStreamConsumerReleaseFrame(conn: _PointerLike, pCudaResource: cudaGraphicsResource_t | _HandleLike, pStream: _PointerLike) -> None
+
+    Releases the last frame acquired from the EGLStream.
+
+    Parameters:
+        conn: Connection on which to release
+        pCudaResource: CUDA resource whose corresponding frame is to be released
+        pStream: CUDA stream on which release will be done.
+
+    Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
+
+    C: cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t pCudaResource, cudaStream_t *pStream)
+    """
+    if conn.__class__ is not int:
+        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    if pCudaResource.__class__ is not cudaGraphicsResource_t:
+        pCudaResource = _c.handle(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
+    if pStream.__class__ is not int:
+        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+    try:
+        err = _cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaEGLStreamConsumerReleaseFrame", ("conn", "pCudaResource", "pStream")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaEGLStreamProducerConnect(
+    eglStream: EGLStreamKHR | _HandleLike, width: int, height: int
+) -> cudaEglStreamConnection:
+    """cudaEGLStreamProducerConnect(eglStream: EGLStreamKHR | _HandleLike, width: int, height: int) -> cudaEglStreamConnection
+
+    Connect CUDA to EGLStream as a producer.
+
+    Parameters:
+        eglStream: EGLStreamKHR handle
+        width: width of the image to be submitted to the stream
+        height: height of the image to be submitted to the stream
+
+    Returns:
+        conn: Pointer to the returned connection handle
+
+    Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
+
+    C: cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, EGLint width, EGLint height)
+    """
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
+    conn = cudaEglStreamConnection()
+    try:
+        err = _cudaEGLStreamProducerConnect(conn, eglStream, width, height)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaEGLStreamProducerConnect", ("conn", "eglStream", "width", "height")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return conn
+
+
+def cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None:
+    """cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None
+
+    Disconnect CUDA as a producer to EGLStream .
+
+    Parameters:
+        conn: Conection to disconnect.
+
+    Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
+
+    C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
+    """
+    if conn.__class__ is not int:
+        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    try:
+        err = _cudaEGLStreamProducerDisconnect(conn)
+    except _ArgumentError as exc:
+        raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaEGLStreamProducerPresentFrame(
+    conn: _PointerLike, eglframe: cudaEglFrame, pStream: _PointerLike
+) -> None:
+    """cudaEGLStreamProducerPresentFrame(conn: _PointerLike, eglframe: cudaEglFrame, pStream: _PointerLike) -> None
+
+    Present a CUDA eglFrame to the EGLStream with CUDA as a producer.
+
+    Parameters:
+        conn: Connection on which to present the CUDA array
+        eglframe: CUDA Eglstream Proucer Frame handle to be sent to the consumer over EglStream.
+        pStream: CUDA stream on which to present the frame.
+
+    Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
+
+    C: cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection *conn, cudaEglFrame eglframe, cudaStream_t *pStream)
+    """
+    if conn.__class__ is not int:
+        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    if pStream.__class__ is not int:
+        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+    try:
+        err = _cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaEGLStreamProducerPresentFrame", ("conn", "eglframe", "pStream")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, cudaStream_t]:
+    """cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, cudaStream_t]
+
+    Return the CUDA eglFrame to the EGLStream last released by the consumer.
+
+    Parameters:
+        conn: Connection on which to present the CUDA array
+
+    Returns:
+        eglframe: CUDA Eglstream Proucer Frame handle returned from the consumer over EglStream.
+        pStream: CUDA stream on which to return the frame.
+
+    Raises CudaError subclasses for: cudaErrorLaunchTimeout, cudaErrorInvalidValue, cudaErrorUnknown.
+
+    C: cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection *conn, cudaEglFrame *eglframe, cudaStream_t *pStream)
+    """
+    if conn.__class__ is not int:
+        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    eglframe = cudaEglFrame()
+    pStream = cudaStream_t()
+    try:
+        err = _cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaEGLStreamProducerReturnFrame", ("conn", "eglframe", "pStream")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return eglframe, pStream
+
+
 def cudaEventCreate() -> cudaEvent_t:
     """cudaEventCreate() -> cudaEvent_t
 
@@ -2841,6 +3262,36 @@ def cudaEventCreate() -> cudaEvent_t:
     if err:
         raise _error(err, _lib)
     return event
+
+
+def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) -> cudaEvent_t:
+    """cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) -> cudaEvent_t
+
+    Creates an event from EGLSync object.
+
+    Parameters:
+        eglSync: Opaque handle to EGLSync object
+        flags: Event creation flags
+
+    Returns:
+        phEvent: Returns newly created event
+
+    Raises CudaError subclasses for: cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorLaunchFailure, cudaErrorMemoryAllocation.
+
+    C: cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t *phEvent, EGLSyncKHR eglSync, unsigned int flags)
+    """
+    if eglSync.__class__ is not EGLSyncKHR:
+        eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
+    phEvent = cudaEvent_t()
+    try:
+        err = _cudaEventCreateFromEGLSync(phEvent, eglSync, flags)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaEventCreateFromEGLSync", ("phEvent", "eglSync", "flags")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return phEvent
 
 
 def cudaEventCreateWithFlags(flags: int) -> cudaEvent_t:
@@ -3583,6 +4034,241 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
         err = _cudaFuncSetSharedMemConfig(func, config)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaFuncSetSharedMemConfig", ("func", "config")) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaGLGetDevices(
+    cudaDeviceCount: int, deviceList: cudaGLDeviceList | int
+) -> tuple[int, list[int]]:
+    """cudaGLGetDevices(cudaDeviceCount: int, deviceList: cudaGLDeviceList | int) -> tuple[int, list[int]]
+
+    Gets the CUDA devices associated with the current OpenGL context.
+
+    Parameters:
+        cudaDeviceCount: The size of the output device array pCudaDevices
+        deviceList: The set of devices to return.
+
+    Returns:
+        pCudaDeviceCount: Returned number of CUDA devices corresponding to the current OpenGL context
+        pCudaDevices: Returned CUDA devices corresponding to the current OpenGL context
+
+    Raises CudaError subclasses for: cudaErrorNoDevice, cudaErrorInvalidGraphicsContext, cudaErrorOperatingSystem, cudaErrorUnknown.
+
+    C: cudaError_t cudaGLGetDevices(unsigned int *pCudaDeviceCount, int *pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList)
+    """
+    pCudaDeviceCount = c_uint()
+    pCudaDevices = (c_int * cudaDeviceCount)()
+    try:
+        err = _cudaGLGetDevices(pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc,
+            "cudaGLGetDevices",
+            ("pCudaDeviceCount", "pCudaDevices", "cudaDeviceCount", "deviceList"),
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return pCudaDeviceCount.value, pCudaDevices[:]
+
+
+def cudaGLMapBufferObject(bufObj: int) -> int:
+    """cudaGLMapBufferObject(bufObj: int) -> int
+
+    Maps a buffer object for access by CUDA.
+
+    Parameters:
+        bufObj: Buffer object ID to map
+
+    Returns:
+        devPtr: Returned device pointer to CUDA object
+
+    Raises CudaError subclasses for: cudaErrorMapBufferObjectFailed.
+
+    Deprecated.
+
+    C: cudaError_t cudaGLMapBufferObject(void **devPtr, GLuint bufObj)
+    """
+    _c.deprecated("cudaGLMapBufferObject", None)
+    devPtr = c_void_p()
+    try:
+        err = _cudaGLMapBufferObject(devPtr, bufObj)
+    except _ArgumentError as exc:
+        raise _c.argument_error(exc, "cudaGLMapBufferObject", ("devPtr", "bufObj")) from None
+    if err:
+        raise _error(err, _lib)
+    return devPtr.value or 0
+
+
+def cudaGLMapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike) -> int:
+    """cudaGLMapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike) -> int
+
+    Maps a buffer object for access by CUDA.
+
+    Parameters:
+        bufObj: Buffer object ID to map
+        stream: Stream to synchronize
+
+    Returns:
+        devPtr: Returned device pointer to CUDA object
+
+    Raises CudaError subclasses for: cudaErrorMapBufferObjectFailed.
+
+    Deprecated.
+
+    C: cudaError_t cudaGLMapBufferObjectAsync(void **devPtr, GLuint bufObj, cudaStream_t stream)
+    """
+    _c.deprecated("cudaGLMapBufferObjectAsync", None)
+    if stream.__class__ is not cudaStream_t:
+        stream = _c.handle(stream, cudaStream_t, "stream")
+    devPtr = c_void_p()
+    try:
+        err = _cudaGLMapBufferObjectAsync(devPtr, bufObj, stream)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaGLMapBufferObjectAsync", ("devPtr", "bufObj", "stream")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return devPtr.value or 0
+
+
+def cudaGLRegisterBufferObject(bufObj: int) -> None:
+    """cudaGLRegisterBufferObject(bufObj: int) -> None
+
+    Registers a buffer object for access by CUDA.
+
+    Parameters:
+        bufObj: Buffer object ID to register
+
+    Raises CudaError subclasses for: cudaErrorInitializationError.
+
+    Deprecated.
+
+    C: cudaError_t cudaGLRegisterBufferObject(GLuint bufObj)
+    """
+    _c.deprecated("cudaGLRegisterBufferObject", None)
+    try:
+        err = _cudaGLRegisterBufferObject(bufObj)
+    except _ArgumentError as exc:
+        raise _c.argument_error(exc, "cudaGLRegisterBufferObject", ("bufObj",)) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaGLSetBufferObjectMapFlags(bufObj: int, flags: int) -> None:
+    """cudaGLSetBufferObjectMapFlags(bufObj: int, flags: int) -> None
+
+    Set usage flags for mapping an OpenGL buffer.
+
+    Parameters:
+        bufObj: Registered buffer object to set flags for
+        flags: Parameters for buffer mapping
+
+    Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown.
+
+    Deprecated.
+
+    C: cudaError_t cudaGLSetBufferObjectMapFlags(GLuint bufObj, unsigned int flags)
+    """
+    _c.deprecated("cudaGLSetBufferObjectMapFlags", None)
+    try:
+        err = _cudaGLSetBufferObjectMapFlags(bufObj, flags)
+    except _ArgumentError as exc:
+        raise _c.argument_error(exc, "cudaGLSetBufferObjectMapFlags", ("bufObj", "flags")) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaGLSetGLDevice(device: int) -> None:
+    """cudaGLSetGLDevice(device: int) -> None
+
+    Sets a CUDA device to use OpenGL interoperability.
+
+    Parameters:
+        device: Device to use for OpenGL interoperability
+
+    Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorSetOnActiveProcess.
+
+    Deprecated.
+
+    C: cudaError_t cudaGLSetGLDevice(int device)
+    """
+    _c.deprecated("cudaGLSetGLDevice", None)
+    try:
+        err = _cudaGLSetGLDevice(device)
+    except _ArgumentError as exc:
+        raise _c.argument_error(exc, "cudaGLSetGLDevice", ("device",)) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaGLUnmapBufferObject(bufObj: int) -> None:
+    """cudaGLUnmapBufferObject(bufObj: int) -> None
+
+    Unmaps a buffer object for access by CUDA.
+
+    Parameters:
+        bufObj: Buffer object to unmap
+
+    Raises CudaError subclasses for: cudaErrorUnmapBufferObjectFailed.
+
+    Deprecated.
+
+    C: cudaError_t cudaGLUnmapBufferObject(GLuint bufObj)
+    """
+    _c.deprecated("cudaGLUnmapBufferObject", None)
+    try:
+        err = _cudaGLUnmapBufferObject(bufObj)
+    except _ArgumentError as exc:
+        raise _c.argument_error(exc, "cudaGLUnmapBufferObject", ("bufObj",)) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaGLUnmapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike) -> None:
+    """cudaGLUnmapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike) -> None
+
+    Unmaps a buffer object for access by CUDA.
+
+    Parameters:
+        bufObj: Buffer object to unmap
+        stream: Stream to synchronize
+
+    Raises CudaError subclasses for: cudaErrorUnmapBufferObjectFailed.
+
+    Deprecated.
+
+    C: cudaError_t cudaGLUnmapBufferObjectAsync(GLuint bufObj, cudaStream_t stream)
+    """
+    _c.deprecated("cudaGLUnmapBufferObjectAsync", None)
+    if stream.__class__ is not cudaStream_t:
+        stream = _c.handle(stream, cudaStream_t, "stream")
+    try:
+        err = _cudaGLUnmapBufferObjectAsync(bufObj, stream)
+    except _ArgumentError as exc:
+        raise _c.argument_error(exc, "cudaGLUnmapBufferObjectAsync", ("bufObj", "stream")) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaGLUnregisterBufferObject(bufObj: int) -> None:
+    """cudaGLUnregisterBufferObject(bufObj: int) -> None
+
+    Unregisters a buffer object for access by CUDA.
+
+    Parameters:
+        bufObj: Buffer object to unregister
+
+    Deprecated.
+
+    C: cudaError_t cudaGLUnregisterBufferObject(GLuint bufObj)
+    """
+    _c.deprecated("cudaGLUnregisterBufferObject", None)
+    try:
+        err = _cudaGLUnregisterBufferObject(bufObj)
+    except _ArgumentError as exc:
+        raise _c.argument_error(exc, "cudaGLUnregisterBufferObject", ("bufObj",)) from None
     if err:
         raise _error(err, _lib)
 
@@ -7261,6 +7947,95 @@ def cudaGraphUpload(
         raise _error(err, _lib)
 
 
+def cudaGraphicsEGLRegisterImage(
+    image: EGLImageKHR | _HandleLike, flags: int
+) -> cudaGraphicsResource_t:
+    """cudaGraphicsEGLRegisterImage(image: EGLImageKHR | _HandleLike, flags: int) -> cudaGraphicsResource_t
+
+    Registers an EGL image.
+
+    Parameters:
+        image: An EGLImageKHR image which can be used to create target resource.
+        flags: Map flags
+
+    Returns:
+        pCudaResource: Pointer to the returned object handle
+
+    Raises CudaError subclasses for: cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorUnknown.
+
+    C: cudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource **pCudaResource, EGLImageKHR image, unsigned int flags)
+    """
+    if image.__class__ is not EGLImageKHR:
+        image = _c.handle(image, EGLImageKHR, "image")
+    pCudaResource = cudaGraphicsResource_t()
+    try:
+        err = _cudaGraphicsEGLRegisterImage(pCudaResource, image, flags)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaGraphicsEGLRegisterImage", ("pCudaResource", "image", "flags")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return pCudaResource
+
+
+def cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> cudaGraphicsResource_t:
+    """cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> cudaGraphicsResource_t
+
+    Registers an OpenGL buffer object.
+
+    Parameters:
+        buffer: name of buffer object to be registered
+        flags: Register flags
+
+    Returns:
+        resource: Pointer to the returned object handle
+
+    Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem, cudaErrorUnknown.
+
+    C: cudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource **resource, GLuint buffer, unsigned int flags)
+    """
+    resource = cudaGraphicsResource_t()
+    try:
+        err = _cudaGraphicsGLRegisterBuffer(resource, buffer, flags)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaGraphicsGLRegisterBuffer", ("resource", "buffer", "flags")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return resource
+
+
+def cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> cudaGraphicsResource_t:
+    """cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> cudaGraphicsResource_t
+
+    Register an OpenGL texture or renderbuffer object.
+
+    Parameters:
+        image: name of texture or renderbuffer object to be registered
+        target: Identifies the type of object specified by image
+        flags: Register flags
+
+    Returns:
+        resource: Pointer to the returned object handle
+
+    Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem, cudaErrorUnknown.
+
+    C: cudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource **resource, GLuint image, GLenum target, unsigned int flags)
+    """
+    resource = cudaGraphicsResource_t()
+    try:
+        err = _cudaGraphicsGLRegisterImage(resource, image, target, flags)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaGraphicsGLRegisterImage", ("resource", "image", "target", "flags")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return resource
+
+
 def cudaGraphicsMapResources(
     count: int, resources: _PointerLike, stream: cudaStream_t | _HandleLike = None
 ) -> None:
@@ -7289,6 +8064,41 @@ def cudaGraphicsMapResources(
         ) from None
     if err:
         raise _error(err, _lib)
+
+
+def cudaGraphicsResourceGetMappedEglFrame(
+    resource: cudaGraphicsResource_t | _HandleLike, index: int, mipLevel: int
+) -> cudaEglFrame:
+    """cudaGraphicsResourceGetMappedEglFrame(resource: cudaGraphicsResource_t | _HandleLike, index: int, mipLevel: int) -> cudaEglFrame
+
+    Get an eglFrame through which to access a registered EGL graphics resource.
+
+    Parameters:
+        resource: Registered resource to access.
+        index: Index for cubemap surfaces.
+        mipLevel: Mipmap level for the subresource to access.
+
+    Returns:
+        eglFrame: Returned eglFrame.
+
+    Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
+
+    C: cudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame *eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel)
+    """
+    if resource.__class__ is not cudaGraphicsResource_t:
+        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
+    eglFrame = cudaEglFrame()
+    try:
+        err = _cudaGraphicsResourceGetMappedEglFrame(eglFrame, resource, index, mipLevel)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc,
+            "cudaGraphicsResourceGetMappedEglFrame",
+            ("eglFrame", "resource", "index", "mipLevel"),
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return eglFrame
 
 
 def cudaGraphicsResourceGetMappedMipmappedArray(
@@ -7467,6 +8277,62 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
         raise _c.argument_error(exc, "cudaGraphicsUnregisterResource", ("resource",)) from None
     if err:
         raise _error(err, _lib)
+
+
+def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t:
+    """cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t
+
+    Register a VdpOutputSurface object.
+
+    Parameters:
+        vdpSurface: VDPAU object to be registered
+        flags: Map flags
+
+    Returns:
+        resource: Pointer to the returned object handle
+
+    Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown.
+
+    C: cudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource **resource, VdpOutputSurface vdpSurface, unsigned int flags)
+    """
+    resource = cudaGraphicsResource_t()
+    try:
+        err = _cudaGraphicsVDPAURegisterOutputSurface(resource, vdpSurface, flags)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaGraphicsVDPAURegisterOutputSurface", ("resource", "vdpSurface", "flags")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return resource
+
+
+def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t:
+    """cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t
+
+    Register a VdpVideoSurface object.
+
+    Parameters:
+        vdpSurface: VDPAU object to be registered
+        flags: Map flags
+
+    Returns:
+        resource: Pointer to the returned object handle
+
+    Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown.
+
+    C: cudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource **resource, VdpVideoSurface vdpSurface, unsigned int flags)
+    """
+    resource = cudaGraphicsResource_t()
+    try:
+        err = _cudaGraphicsVDPAURegisterVideoSurface(resource, vdpSurface, flags)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaGraphicsVDPAURegisterVideoSurface", ("resource", "vdpSurface", "flags")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return resource
 
 
 def cudaGreenCtxCreate(
@@ -11075,6 +11941,36 @@ def cudaPointerGetAttributes(ptr: _PointerLike) -> cudaPointerAttributes:
     return attributes
 
 
+def cudaProfilerStart() -> None:
+    """cudaProfilerStart() -> None
+
+    Enable profiling.
+
+    C: cudaError_t cudaProfilerStart(void)
+    """
+    try:
+        err = _cudaProfilerStart()
+    except _ArgumentError as exc:
+        raise _c.argument_error(exc, "cudaProfilerStart", ()) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaProfilerStop() -> None:
+    """cudaProfilerStop() -> None
+
+    Disable profiling.
+
+    C: cudaError_t cudaProfilerStop(void)
+    """
+    try:
+        err = _cudaProfilerStop()
+    except _ArgumentError as exc:
+        raise _c.argument_error(exc, "cudaProfilerStop", ()) from None
+    if err:
+        raise _error(err, _lib)
+
+
 def cudaRuntimeGetVersion() -> int:
     """cudaRuntimeGetVersion() -> int
 
@@ -12068,6 +12964,60 @@ def cudaUserObjectRetain(object: cudaUserObject_t | _HandleLike, count: int = 1)
         err = _cudaUserObjectRetain(object, count)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaUserObjectRetain", ("object", "count")) from None
+    if err:
+        raise _error(err, _lib)
+
+
+def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
+    """cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int
+
+    Gets the CUDA device associated with a VdpDevice.
+
+    Parameters:
+        vdpDevice: A VdpDevice handle
+        vdpGetProcAddress: VDPAU's VdpGetProcAddress function pointer
+
+    Returns:
+        device: Returns the device associated with vdpDevice, or -1 if the device associated with vdpDevice is not a compute device.
+
+    C: cudaError_t cudaVDPAUGetDevice(int *device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+    """
+    if vdpGetProcAddress.__class__ is not int:
+        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+    device = c_int()
+    try:
+        err = _cudaVDPAUGetDevice(device, vdpDevice, vdpGetProcAddress)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaVDPAUGetDevice", ("device", "vdpDevice", "vdpGetProcAddress")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return device.value
+
+
+def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _PointerLike) -> None:
+    """cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _PointerLike) -> None
+
+    Sets a CUDA device to use VDPAU interoperability.
+
+    Parameters:
+        device: Device to use for VDPAU interoperability
+        vdpDevice: The VdpDevice to interoperate with
+        vdpGetProcAddress: VDPAU's VdpGetProcAddress function pointer
+
+    Raises CudaError subclasses for: cudaErrorInvalidDevice, cudaErrorSetOnActiveProcess.
+
+    C: cudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+    """
+    if vdpGetProcAddress.__class__ is not int:
+        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+    try:
+        err = _cudaVDPAUSetVDPAUDevice(device, vdpDevice, vdpGetProcAddress)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cudaVDPAUSetVDPAUDevice", ("device", "vdpDevice", "vdpGetProcAddress")
+        ) from None
     if err:
         raise _error(err, _lib)
 

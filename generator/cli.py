@@ -136,8 +136,9 @@ def _add_one(manifest: Manifest, key: str, args) -> Manifest:
     snapshot, old = write_snapshot(rendered, args.snapshots)
     candidate.save(args.manifest)
     _progress(
-        f"pinned {pin.runtime.package}=={pin.runtime.version} and "
-        f"{pin.crt.package}=={pin.crt.version}; wrote "
+        "pinned "
+        + ", ".join(f"{w.package}=={w.version}" for w in pin.wheels.values())
+        + "; wrote "
         + ", ".join(str(args.output / name) for name in sorted(files))
     )
     _show_snapshot(snapshot, rendered.snapshot, old)

@@ -14,6 +14,7 @@ sizes below hold; the ABI tests hold every generated layout against gcc.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -210,8 +211,11 @@ class TypeMapper:
         return isinstance(r, Pointer) and r.pointee_const
 
     def is_handle_typedef(self, td: Typedef) -> bool:
-        """`typedef struct CUstream_st *cudaStream_t;`: a pointer to a never-defined record."""
+        """`typedef struct CUstream_st *cudaStream_t;`: a pointer to a never-defined record;
+        or another API's opaque pointer type (`typedef void *EGLImageKHR;`)."""
         t = td.target
+        if td.foreign:
+            return t == Pointer(Builtin("void"))
         return (
             not td.from_macro
             and isinstance(t, Pointer)
@@ -240,14 +244,27 @@ class TypeMapper:
         return isinstance(td.target, Pointer) and isinstance(td.target.pointee, FunctionProto)
 
     def handle_class(self, t: CType) -> str | None:
-        """The handle class a type names (cudaStream_t), also through a macro naming it."""
+        """The handle class a type names (cudaStream_t), also through a macro naming it,
+        or spelled out: `struct cudaGraphicsResource *` is what cudaGraphicsResource_t
+        names (the interop headers spell it so), when exactly one handle typedef does."""
         if isinstance(t, TypedefRef):
             td = self.typedefs[t.name]
             if not td.system and self.is_handle_typedef(td):
                 return td.name
             if td.from_macro:
                 return self.handle_class(td.target)
+        if isinstance(t, Pointer) and isinstance(t.pointee, RecordRef):
+            names = self._handles_by_target.get(t, ())
+            return names[0] if len(names) == 1 else None
         return None
+
+    @functools.cached_property
+    def _handles_by_target(self) -> dict[CType, tuple[str, ...]]:
+        found: dict[CType, tuple[str, ...]] = {}
+        for td in self.model.typedefs:
+            if not td.system and not td.foreign and self.is_handle_typedef(td):
+                found[td.target] = (*found.get(td.target, ()), td.name)
+        return found
 
     def handle_name(self, t: CType) -> str:
         """The handle class of a type `classify` calls a HANDLE."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
-from .manifest import Manifest, VersionPin, WheelPin, parse_version_key
+from .manifest import Manifest, VersionPin, WheelKind, WheelPin, parse_version_key
 
 __all__ = [
     "ChecksumMismatchError",
@@ -85,8 +85,8 @@ def cache_root() -> Path:
 @dataclass(frozen=True)
 class HeaderSet:
     key: str
-    include_dirs: tuple[Path, ...]
-    runtime_header: Path
+    include_dirs: tuple[Path, ...]  # one per wheel role, in the family's order
+    headers: tuple[Path, ...]  # the surface headers, where the parse starts
     library: Path
 
 
@@ -331,30 +331,42 @@ def _under(prefix: str) -> Callable[[str], bool]:
     return lambda name: name.startswith(prefix)
 
 
+def _wanted(kind: WheelKind) -> tuple[Callable[[str], bool], tuple[str, ...]]:
+    """Which members of a wheel to unpack, and which of them must be there."""
+    folders = [f"{kind.include}/{sub.strip('/')}" for sub in kind.unpack] or [kind.include]
+    tests = [_under(f) for f in folders]
+    required = tuple(f"{kind.include}/{h}" for h in kind.headers) + tuple(
+        folders if kind.unpack else ()
+    )
+    if kind.library is not None:
+        required += (kind.library,)
+    library = kind.library
+
+    def wanted(name: str) -> bool:
+        return name == library or any(t(name) for t in tests)
+
+    return wanted, required
+
+
 def fetch_version(manifest: Manifest, key: str, progress: Progress = print_to_stderr) -> HeaderSet:
     """Make the headers and libcudart of a pinned CUDA version available locally."""
     pin = manifest.get(key)
     family = manifest.families[pin.family]
     root = cache_root()
 
-    runtime_inc = family.runtime_include.rstrip("/")
-    in_runtime_inc = _under(runtime_inc)
-    runtime_dir = _extract(
-        pin.runtime,
-        lambda n: in_runtime_inc(n) or n == family.library,
-        (f"{runtime_inc}/cuda_runtime_api.h", family.library),
-        root,
-        progress,
-    )
-    crt_sub = family.crt_include.rstrip("/") + "/crt"
-    crt_dir = _extract(pin.crt, _under(crt_sub), (f"{crt_sub}/host_defines.h",), root, progress)
-
-    include_dirs = (runtime_dir / runtime_inc, crt_dir / family.crt_include.rstrip("/"))
+    include_dirs: list[Path] = []
+    headers: list[Path] = []
+    library = None
+    for kind in family.wheels:
+        wanted, required = _wanted(kind)
+        unpacked = _extract(pin.wheel(kind.role), wanted, required, root, progress)
+        include_dirs.append(unpacked / kind.include)
+        headers += [unpacked / kind.include / h for h in kind.headers]
+        if kind.library is not None:
+            library = unpacked / kind.library
+    assert library is not None  # Family guarantees one wheel names it
     return HeaderSet(
-        key=key,
-        include_dirs=include_dirs,
-        runtime_header=include_dirs[0] / "cuda_runtime_api.h",
-        library=runtime_dir / family.library,
+        key=key, include_dirs=tuple(include_dirs), headers=tuple(headers), library=library
     )
 
 
@@ -406,7 +418,7 @@ def new_minors(manifest: Manifest, progress: Progress = print_to_stderr) -> list
     oldest first. Pre-releases and versions that are not MAJOR.MINOR.PATCH are skipped."""
     found: set[str] = set()
     for name, family in manifest.families.items():
-        for version in released_versions(family.runtime_package, progress):
+        for version in released_versions(family.runtime.package, progress):
             m = re.fullmatch(r"(\d+)\.(\d+)\.\d+(?:\.post\d+)?", version)
             if m and m.group(1) == name:
                 found.add(f"{m.group(1)}.{m.group(2)}")
@@ -416,11 +428,12 @@ def new_minors(manifest: Manifest, progress: Progress = print_to_stderr) -> list
 def resolve_newest(
     manifest: Manifest, key: str, progress: Progress = print_to_stderr
 ) -> VersionPin:
-    """Pin the newest patch release of CUDA ``key`` (e.g. "12.6") within its family."""
+    """Pin the newest patch release of CUDA ``key`` (e.g. "12.6") of every wheel of its
+    family: each wheel's own newest ``key.*`` release, since the patch numbers of a
+    CUDA release's wheels differ (runtime 12.5.82, profiler 12.5.39)."""
     parse_version_key(key)
     family = manifest.family_for(key)
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    runtime = _resolve_one(family.runtime_package, key, root, progress)
-    crt = _resolve_one(family.crt_package, key, root, progress)
-    return VersionPin(key=key, family=family.name, runtime=runtime, crt=crt)
+    wheels = {kind.role: _resolve_one(kind.package, key, root, progress) for kind in family.wheels}
+    return VersionPin(key=key, family=family.name, wheels=wheels)

@@ -20,7 +20,7 @@ from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
 from .files import write_atomically
 from .manifest import Manifest
 from .model import ApiModel
-from .parse import ParseInput, parse, system_include_dirs
+from .parse import SHIMS, ParseInput, parse, system_include_dirs
 from .render import (
     RenderContext,
     checked_module_name,
@@ -56,9 +56,10 @@ class RenderedVersion:
 def parse_version(headers: HeaderSet) -> ApiModel:
     return parse(
         ParseInput(
-            header=headers.runtime_header,
+            headers=headers.headers,
             include_dirs=headers.include_dirs,
-            system_include_dirs=system_include_dirs(),
+            system_include_dirs=(SHIMS, *system_include_dirs()),
+            foreign_dirs=(SHIMS,),
         )
     )
 
@@ -70,7 +71,7 @@ def render_version(
     output-shape snapshot of one version of the manifest."""
     pin = manifest.get(key)
     headers = fetch_version(manifest, key, progress)
-    progress(f"[{key}] parsing {headers.runtime_header.name}")
+    progress(f"[{key}] parsing {', '.join(h.name for h in headers.headers)}")
     model = parse_version(headers)
     if model.cuda_version != pin.number:
         raise ValueError(
@@ -82,15 +83,14 @@ def render_version(
     )
     context = RenderContext(
         version_key=key,
-        sources=(
-            f"{pin.runtime.package}=={pin.runtime.version}",
-            f"{pin.crt.package}=={pin.crt.version} (crt/ headers)",
-        ),
+        sources=tuple(f"{w.package}=={w.version} ({role} wheel)" for role, w in pin.wheels.items()),
     )
     plans = resolve(model)
     # What the exceptions table decided rather than the header's docs, every time.
     for line in table_uses(plans):
         progress(f"[{key}] from the exceptions table: {line}")
+    for name, why in model.unbound_inline:
+        progress(f"[{key}] not bound, an inline body no construct expresses: {name}: {why}")
     for line in doc_name_mismatches(model):
         progress(f"[{key}] doc names {line}")
     for line in undecided_attributes(model):

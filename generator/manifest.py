@@ -1,9 +1,10 @@
 """The pinned set of CUDA header wheels, read from and written to cuda_headers_manifest.toml.
 
 A CUDA release is described in two layers so that supporting a new major
-version is a data change: a *family* says where a major version's wheels keep
-their headers and library, a *version pin* names the exact wheels of one
-``major.minor`` release and their sha256.
+version, a new wheel or a new header is a data change: a *family* says, per wheel
+role (runtime, crt, profiler, ...), which package holds headers, where they sit and
+which of them belong to the runtime surface; a *version pin* names the exact wheel
+of every role for one ``major.minor`` release and its sha256.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "ManifestError",
     "UnknownVersionError",
     "VersionPin",
+    "WheelKind",
     "WheelPin",
     "parse_version_key",
 ]
@@ -33,6 +35,7 @@ DEFAULT_MANIFEST_PATH = Path(__file__).resolve().parent.parent / "cuda_headers_m
 
 _KEY_RE = re.compile(r"^(\d+)\.(\d+)$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_ROLE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 # dumps() always writes this header, so it must carry every explanation the
 # file needs: comments written by hand would be lost on the next rewrite.
@@ -44,12 +47,21 @@ HEADER = """\
 # This file is rewritten by `cudart-bindgen add X.Y`; edits by hand are kept
 # only as data (comments other than this header are dropped).
 #
-# [families.<major>] says where a CUDA major version's wheels keep things:
-#   runtime_package / runtime_include / library: the cudart wheel, its include
-#     directory and the shared library, as paths inside the wheel;
-#   crt_package / crt_include: the wheel holding crt/host_defines.h and
-#     friends, which cuda_runtime_api.h includes but the runtime wheel lacks.
-# [versions."<major>.<minor>"] pins the exact runtime and crt wheels.
+# [families.<major>.<role>] is one wheel of a CUDA major version, by role
+# (runtime, crt, profiler, ...; the order of the roles is the include order):
+#   package: its PyPI name; include: its include folder, as a path inside the
+#     wheel (passed to the compiler as -I, in role order);
+#   headers: the headers of the runtime surface this wheel holds; the parse
+#     starts from all of them, in order, and binds every declaration in files
+#     under the include folders (a header they include needs no entry);
+#   unpack: optional, the subfolders of `include` to unpack when the rest of
+#     the folder is not needed (the crt wheel: only crt/, which
+#     cuda_runtime_api.h includes but the runtime wheel lacks);
+#   library: in exactly one role, libcudart's path inside that wheel.
+# Adding a wheel or a surface header is a change to these tables alone;
+# `cudart-bindgen add` pins the newest patch release of the same minor for
+# every role (the wheels' patch numbers differ: runtime 12.5.82, profiler 12.5.39).
+# [versions."<major>.<minor>".<role>] pins the exact wheel of every role.
 """
 
 
@@ -94,36 +106,109 @@ class WheelPin:
 
 
 @dataclass(frozen=True)
+class WheelKind:
+    """One wheel role of a family: where its headers are and which belong to the surface."""
+
+    role: str
+    package: str
+    include: str
+    headers: tuple[str, ...] = ()
+    unpack: tuple[str, ...] = ()
+    library: str | None = None
+
+    def to_toml(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "package": self.package,
+            "include": self.include,
+            "headers": list(self.headers),
+        }
+        if self.unpack:
+            out["unpack"] = list(self.unpack)
+        if self.library is not None:
+            out["library"] = self.library
+        return out
+
+    @classmethod
+    def from_toml(cls, role: str, data: Any, where: str) -> WheelKind:
+        if not _ROLE_RE.match(role):
+            raise ManifestError(f"{where}: a wheel role is a lowercase word, not {role!r}")
+        if not isinstance(data, dict):
+            raise ManifestError(f"{where} must be a table")
+        known = ("package", "include", "headers", "unpack", "library")
+        extra = sorted(set(data) - set(known))
+        if extra:
+            raise ManifestError(f"{where} has unknown keys: {', '.join(extra)}")
+        strings = _require_table(
+            {k: data.get(k) for k in ("package", "include")}, where, ("package", "include")
+        )
+        library = data.get("library")
+        if library is not None and (not isinstance(library, str) or not library):
+            raise ManifestError(f"{where}.library must be a non-empty string")
+        return cls(
+            role=role,
+            package=strings["package"],
+            include=strings["include"].rstrip("/"),
+            headers=_string_list(data.get("headers", []), f"{where}.headers"),
+            unpack=_string_list(data.get("unpack", []), f"{where}.unpack"),
+            library=library,
+        )
+
+
+@dataclass(frozen=True)
 class Family:
     name: str
-    runtime_package: str
-    runtime_include: str
-    library: str
-    crt_package: str
-    crt_include: str
+    wheels: tuple[WheelKind, ...]
 
-    def to_toml(self) -> dict[str, str]:
-        return {
-            "runtime_package": self.runtime_package,
-            "runtime_include": self.runtime_include,
-            "library": self.library,
-            "crt_package": self.crt_package,
-            "crt_include": self.crt_include,
-        }
+    def __post_init__(self) -> None:
+        carriers = [w.role for w in self.wheels if w.library is not None]
+        if len(carriers) != 1:
+            raise ManifestError(
+                f"families.{self.name}: exactly one wheel must name the library, "
+                f"not {len(carriers)} ({', '.join(carriers) or 'none'})"
+            )
+        if not any(w.headers for w in self.wheels):
+            raise ManifestError(f"families.{self.name}: no wheel names a surface header")
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(w.role for w in self.wheels)
+
+    @property
+    def runtime(self) -> WheelKind:
+        """The wheel that holds libcudart (its releases are the CUDA versions)."""
+        return next(w for w in self.wheels if w.library is not None)
+
+    @property
+    def library(self) -> str:
+        return self.runtime.library or ""
+
+    def wheel(self, role: str) -> WheelKind:
+        for w in self.wheels:
+            if w.role == role:
+                return w
+        raise ManifestError(f"families.{self.name} has no {role!r} wheel")
+
+    def to_toml(self) -> dict[str, Any]:
+        return {w.role: w.to_toml() for w in self.wheels}
 
     @classmethod
     def from_toml(cls, name: str, data: Any) -> Family:
-        keys = ("runtime_package", "runtime_include", "library", "crt_package", "crt_include")
-        fields = _require_table(data, f"families.{name}", keys)
-        return cls(name=name, **fields)
+        where = f"families.{name}"
+        if not isinstance(data, dict) or not data:
+            raise ManifestError(f"{where} must be a table of wheel roles")
+        return cls(
+            name=name,
+            wheels=tuple(
+                WheelKind.from_toml(role, body, f"{where}.{role}") for role, body in data.items()
+            ),
+        )
 
 
 @dataclass(frozen=True)
 class VersionPin:
     key: str
     family: str
-    runtime: WheelPin
-    crt: WheelPin
+    wheels: Mapping[str, WheelPin]  # role -> pinned wheel, in the family's role order
 
     def __post_init__(self) -> None:
         parse_version_key(self.key)
@@ -138,8 +223,14 @@ class VersionPin:
     def module_name(self) -> str:
         return f"sys_{self.number}"
 
+    def wheel(self, role: str) -> WheelPin:
+        try:
+            return self.wheels[role]
+        except KeyError:
+            raise ManifestError(f'versions."{self.key}" pins no {role!r} wheel') from None
+
     def to_toml(self) -> dict[str, Any]:
-        return {"family": self.family, "runtime": self.runtime.to_toml(), "crt": self.crt.to_toml()}
+        return {"family": self.family} | {role: w.to_toml() for role, w in self.wheels.items()}
 
     @classmethod
     def from_toml(cls, key: str, data: Any) -> VersionPin:
@@ -152,9 +243,20 @@ class VersionPin:
         return cls(
             key=key,
             family=family,
-            runtime=WheelPin.from_toml(data.get("runtime"), f"{where}.runtime"),
-            crt=WheelPin.from_toml(data.get("crt"), f"{where}.crt"),
+            wheels={
+                role: WheelPin.from_toml(body, f"{where}.{role}")
+                for role, body in data.items()
+                if role != "family"
+            },
         )
+
+
+def _string_list(data: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(data, list) or not all(isinstance(x, str) and x for x in data):
+        raise ManifestError(f"{where} must be a list of non-empty strings")
+    if len(set(data)) != len(data):
+        raise ManifestError(f"{where} names an entry twice")
+    return tuple(data)
 
 
 def _require_table(data: Any, where: str, keys: tuple[str, ...]) -> dict[str, str]:
@@ -190,6 +292,12 @@ class Manifest:
                 raise ManifestError(
                     f'versions."{key}".family is {pin.family!r}, '
                     f"which has no [families.{pin.family}] table"
+                )
+            roles = self.families[pin.family].roles
+            if tuple(pin.wheels) != roles:
+                raise ManifestError(
+                    f'versions."{key}" pins the wheels {", ".join(pin.wheels) or "none"}; '
+                    f"families.{pin.family} has {', '.join(roles)}, in that order"
                 )
 
     @classmethod

@@ -115,6 +115,9 @@ class Typedef:
     header: str = ""
     # A macro naming a type (`#define cudaStreamAttrValue cudaLaunchAttributeValue`).
     from_macro: bool = False
+    # Declared by another API's header that the surface names types of (GL, EGL, VDPAU:
+    # the parse's foreign folders): defined in the bindings, so users can name them.
+    foreign: bool = False
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,20 @@ class Function:
 
 
 @dataclass(frozen=True)
+class RecordBuilder:
+    """An inline helper whose body builds a record from its parameters and returns it
+    (`static __inline__ struct cudaPos make_cudaPos(size_t x, ...) { struct cudaPos p;
+    p.x = x; ... return p; }`). Not exported: the bindings rebuild it in Python."""
+
+    name: str
+    record: str  # model name of the Record it returns
+    params: tuple[Param, ...]
+    assignments: tuple[tuple[str, str], ...]  # (field, parameter), in the body's order
+    header: str = ""
+    doc: FunctionDoc | None = None
+
+
+@dataclass(frozen=True)
 class Macro:
     name: str
     value: int
@@ -199,7 +216,8 @@ class SymbolAlias:
 @dataclass
 class ApiModel:
     cuda_version: int  # CUDART_VERSION as the headers define it, e.g. 12050
-    header_sha256: str  # of cuda_runtime_api.h
+    # (file name, sha256) of each header the parse started from, in that order
+    header_hashes: tuple[tuple[str, str], ...] = ()
     records: list[Record] = field(default_factory=list)
     enums: list[Enum] = field(default_factory=list)
     typedefs: list[Typedef] = field(default_factory=list)
@@ -210,6 +228,9 @@ class ApiModel:
     # whose symbol then differs from the one above, sorted by name
     # (cudaMemcpy -> cudaMemcpy_ptds, cudaStreamGetCaptureInfo -> ..._v2_ptsz).
     per_thread_symbols: list[SymbolAlias] = field(default_factory=list)
+    builders: list[RecordBuilder] = field(default_factory=list)
+    # Inline definitions no model construct expresses: (name, why), for the log.
+    unbound_inline: list[tuple[str, str]] = field(default_factory=list)
 
     def by_name(self, kind: str) -> dict:
         """Name -> declaration for one of records, enums, typedefs, functions, macros."""

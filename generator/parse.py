@@ -32,6 +32,7 @@ from .model import (
     Param,
     Pointer,
     Record,
+    RecordBuilder,
     RecordRef,
     SymbolAlias,
     Typedef,
@@ -43,14 +44,38 @@ class ParseError(Exception):
     """The headers did not parse cleanly; the message carries clang's diagnostics."""
 
 
+# Stand-ins for the GL, EGL and VDPAU headers that the interop headers include (see
+# shims/README.md): put first on the system include path, by the parse and by gcc alike.
+SHIMS = Path(__file__).resolve().parent / "shims"
+
+
 @dataclass(frozen=True)
 class ParseInput:
-    header: Path  # cuda_runtime_api.h (or a test header)
+    # The headers the parse starts from, in order: the runtime surface (or a test header).
+    headers: tuple[Path, ...]
     include_dirs: tuple[Path, ...]
     system_include_dirs: tuple[Path, ...] = ()
     # Only declarations from files under these folders enter the model; system
     # headers' declarations are used but not bound.
     own_dirs: tuple[Path, ...] = ()
+    # Headers of other APIs whose types the surface names (the GL/EGL/VDPAU shims): a
+    # typedef from there that the surface uses enters the model as a foreign typedef.
+    foreign_dirs: tuple[Path, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.headers:
+            raise ParseError("nothing to parse: no header given")
+
+    @property
+    def umbrella(self) -> tuple[str, str]:
+        """(path, text) of the translation unit that includes every header in order; it
+        lives in memory only, beside the first header."""
+        text = "".join(f'#include "{h.resolve()}"\n' for h in self.headers)
+        return str(self.headers[0].resolve().parent / "__cudart_surface__.c"), text
+
+    @property
+    def names(self) -> str:
+        return ", ".join(h.name for h in self.headers)
 
 
 _BUILTINS = {
@@ -119,19 +144,20 @@ def clang_args(inp: ParseInput) -> list[str]:
 
 def parse(inp: ParseInput) -> ApiModel:
     index = ci.Index.create()
-    options = (
-        ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
-        | ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES
-    )
-    tu = index.parse(str(inp.header), args=clang_args(inp), options=options)
-    _raise_on_diagnostics(tu, "parsing " + inp.header.name)
+    # Bodies are parsed: an inline helper's body is what its binding rebuilds.
+    options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+    name, text = inp.umbrella
+    tu = index.parse(name, args=clang_args(inp), unsaved_files=[(name, text)], options=options)
+    _raise_on_diagnostics(tu, "parsing " + inp.names)
     walker = _Walker(inp, _skipped_lines(tu))
     walker.walk(tu)
     macros, aliases = _evaluate_macros(index, inp, walker)
     per_thread = _per_thread_symbols(index, inp, walker.functions, aliases)
     model = ApiModel(
         cuda_version=next((m.value for m in macros if m.name == "CUDART_VERSION"), 0),
-        header_sha256=hashlib.sha256(inp.header.read_bytes()).hexdigest(),
+        header_hashes=tuple(
+            (h.name, hashlib.sha256(h.read_bytes()).hexdigest()) for h in inp.headers
+        ),
         records=walker.records,
         enums=walker.enums,
         typedefs=walker.typedefs,
@@ -139,6 +165,8 @@ def parse(inp: ParseInput) -> ApiModel:
         macros=macros,
         aliases=aliases,
         per_thread_symbols=per_thread,
+        builders=walker.builders,
+        unbound_inline=walker.unbound_inline,
     )
     return model
 
@@ -170,10 +198,13 @@ class _Walker:
         self.skipped = skipped or {}
         self._file_lines: dict[str, list[str]] = {}
         self.own_dirs = tuple(str(d.resolve()) for d in (inp.own_dirs or inp.include_dirs))
+        self.foreign_dirs = tuple(str(d.resolve()) + "/" for d in inp.foreign_dirs)
         self.records: list[Record] = []
         self.enums: list[Enum] = []
         self.typedefs: list[Typedef] = []
         self.functions: list[Function] = []
+        self.builders: list[RecordBuilder] = []
+        self.unbound_inline: list[tuple[str, str]] = []
         self.macro_cursors: list[ci.Cursor] = []
         self._record_names: dict[tuple, str] = {}  # definition location -> model name
         self._seen_records: set[str] = set()
@@ -188,6 +219,12 @@ class _Walker:
     def is_own(self, cursor: ci.Cursor) -> bool:
         f = cursor.location.file
         return f is not None and str(Path(f.name).resolve()).startswith(self.own_dirs)
+
+    def is_foreign(self, cursor: ci.Cursor) -> bool:
+        f = cursor.location.file
+        return f is not None and str(Path(f.name).resolve()).startswith(
+            self.foreign_dirs or ("\0",)
+        )
 
     def header_of(self, cursor: ci.Cursor) -> str:
         f = cursor.location.file
@@ -361,7 +398,11 @@ class _Walker:
         self.typedefs.append(Typedef(name, target, header=self.header_of(cursor)))
 
     def visit_function(self, cursor: ci.Cursor) -> None:
-        if cursor.is_definition() or cursor.spelling in self._seen_functions:
+        if cursor.spelling in self._seen_functions:
+            return
+        if cursor.is_definition():
+            if cursor.linkage == ci.LinkageKind.INTERNAL:
+                self.visit_inline(cursor)
             return
         if cursor.linkage != ci.LinkageKind.EXTERNAL:
             return
@@ -382,6 +423,29 @@ class _Walker:
                 ),
                 variadic=ftype.kind == ci.TypeKind.FUNCTIONPROTO and ftype.is_function_variadic(),
                 deprecated=cursor.availability == ci.AvailabilityKind.DEPRECATED,
+                header=self.header_of(cursor),
+                doc=parse_comment(raw) if raw else None,
+            )
+        )
+
+    def visit_inline(self, cursor: ci.Cursor) -> None:
+        """A `static inline` definition: a RecordBuilder when its body is one, else a
+        line for the log saying why it is not bound."""
+        self._seen_functions.add(cursor.spelling)
+        try:
+            record, assignments = _record_builder_body(cursor)
+        except _NotABuilder as e:
+            self.unbound_inline.append((cursor.spelling, str(e)))
+            return
+        raw = self.doc_comment(cursor)
+        self.builders.append(
+            RecordBuilder(
+                name=cursor.spelling,
+                record=self.record_name(record),
+                params=tuple(
+                    Param(a.spelling, self.convert(a.type)) for a in cursor.get_arguments()
+                ),
+                assignments=assignments,
                 header=self.header_of(cursor),
                 doc=parse_comment(raw) if raw else None,
             )
@@ -482,12 +546,20 @@ class _Walker:
             name = decl.spelling
             if not self.is_own(decl) and name not in self._seen_typedefs:
                 self._seen_typedefs.add(name)
+                # A function type has no values, only pointers to it: nothing to name.
+                foreign = self.is_foreign(decl) and t.get_canonical().kind not in (
+                    ci.TypeKind.FUNCTIONPROTO,
+                    ci.TypeKind.FUNCTIONNOPROTO,
+                )
                 self.typedefs.append(
                     Typedef(
                         name,
-                        self.convert(t.get_canonical()),
-                        system=True,
+                        self.convert(
+                            decl.underlying_typedef_type if foreign else t.get_canonical()
+                        ),
+                        system=not foreign,
                         header=self.header_of(decl),
+                        foreign=foreign,
                     )
                 )
             if self.is_own(decl):
@@ -514,6 +586,9 @@ class _Walker:
             return RecordRef(name)
         if kind == ci.TypeKind.ENUM:
             decl = t.get_declaration()
+            if not self.is_own(decl):
+                # A system header's enum (VdpStatus) is not bound: it is its integer type.
+                return Builtin(_BUILTINS[decl.enum_type.get_canonical().kind])
             return EnumRef("" if decl.is_anonymous() else decl.spelling)
         if kind == ci.TypeKind.FUNCTIONPROTO:
             return FunctionProto(
@@ -524,6 +599,85 @@ class _Walker:
         if kind == ci.TypeKind.FUNCTIONNOPROTO:
             return FunctionProto(self.convert(t.get_result()), ())
         raise ParseError(f"unsupported C type '{t.spelling}' ({kind})")
+
+
+class _NotABuilder(Exception):
+    """An inline body the RecordBuilder construct does not express; says why."""
+
+
+def _record_builder_body(fn: ci.Cursor) -> tuple[ci.Cursor, tuple[tuple[str, str], ...]]:
+    """(the record's declaration, (field, parameter) pairs) of a body that reads exactly
+    `T v; v.f1 = p1; ... v.fn = pn; return v;`, with every field of T assigned once from
+    a parameter of the field's own type; _NotABuilder otherwise."""
+    params = {a.spelling: a for a in fn.get_arguments()}
+    body = [c for c in fn.get_children() if c.kind == ci.CursorKind.COMPOUND_STMT]
+    if len(body) != 1:
+        raise _NotABuilder("no body")
+    stmts = list(body[0].get_children())
+    if len(stmts) < 2 or stmts[0].kind != ci.CursorKind.DECL_STMT:
+        raise _NotABuilder("the body does not open with a local record")
+    decls = list(stmts[0].get_children())
+    if len(decls) != 1 or decls[0].kind != ci.CursorKind.VAR_DECL:
+        raise _NotABuilder("the body does not open with one local variable")
+    local = decls[0]
+    if list(local.get_children()) and any(
+        c.kind != ci.CursorKind.TYPE_REF for c in local.get_children()
+    ):
+        raise _NotABuilder(f"{local.spelling} is initialized")
+    record = _strip_to_declaration(local.type.get_canonical())
+    if record is None or record.get_definition() is None:
+        raise _NotABuilder(f"{local.spelling} is not a defined record")
+    if local.type.get_canonical() != fn.result_type.get_canonical():
+        raise _NotABuilder("the local record is not the function's result type")
+    fields = {f.spelling: f for f in record.get_definition().type.get_fields()}
+    assignments: list[tuple[str, str]] = []
+    for stmt in stmts[1:-1]:
+        parts = list(stmt.get_children())
+        if stmt.kind != ci.CursorKind.BINARY_OPERATOR or len(parts) != 2:
+            raise _NotABuilder(f"a statement other than a field assignment ({stmt.kind.name})")
+        lhs, rhs = parts
+        op = [t.spelling for t in stmt.get_tokens()][len(list(lhs.get_tokens()))]
+        target = list(lhs.get_children())
+        if (
+            op != "="
+            or lhs.kind != ci.CursorKind.MEMBER_REF_EXPR
+            or len(target) != 1
+            or _referenced(target[0]) != local
+        ):
+            raise _NotABuilder(f"a statement other than `{local.spelling}.field = parameter`")
+        source = _referenced(rhs)
+        if source is None or source.kind != ci.CursorKind.PARM_DECL:
+            raise _NotABuilder(f"{local.spelling}.{lhs.spelling} is not set from a parameter")
+        field = fields.get(lhs.spelling)
+        if field is None or field.is_bitfield():
+            raise _NotABuilder(f"{lhs.spelling} is not a plain field")
+        if field.type.get_canonical() != params[source.spelling].type.get_canonical():
+            raise _NotABuilder(f"{lhs.spelling} is set from a parameter of another type")
+        if any(f == lhs.spelling for f, _ in assignments):
+            raise _NotABuilder(f"{lhs.spelling} is assigned twice")
+        assignments.append((lhs.spelling, source.spelling))
+    last = stmts[-1]
+    returned = list(last.get_children())
+    if (
+        last.kind != ci.CursorKind.RETURN_STMT
+        or len(returned) != 1
+        or _referenced(returned[0]) != local
+    ):
+        raise _NotABuilder(f"the body does not end with `return {local.spelling};`")
+    unset = [name for name in fields if name not in dict(assignments)]
+    if unset:
+        raise _NotABuilder(f"fields left unset: {', '.join(unset)}")
+    return record, tuple(assignments)
+
+
+def _referenced(expr: ci.Cursor) -> ci.Cursor | None:
+    """The declaration a plain name expression refers to, through implicit conversions."""
+    while expr.kind == ci.CursorKind.UNEXPOSED_EXPR:
+        inner = list(expr.get_children())
+        if len(inner) != 1:
+            return None
+        expr = inner[0]
+    return expr.referenced if expr.kind == ci.CursorKind.DECL_REF_EXPR else None
 
 
 _CXX_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|::|\S")
@@ -727,14 +881,15 @@ def _macro_candidates(walker: _Walker) -> list[tuple[str, str]]:
 
 
 _PROBE_PREAMBLE = "#define __cudart_str(x) #x\n#define __cudart_xstr(x) __cudart_str(x)\n"
-_PROBE_FIRST_LINE = 1 + _PROBE_PREAMBLE.count("\n") + 1
+_PROBE_FIRST_LINE = _PROBE_PREAMBLE.count("\n") + 1
 
 
 def _probe_tu(
     index, inp: ParseInput, body: str, defines: tuple[str, ...] = ()
 ) -> tuple[ci.TranslationUnit, str]:
-    probe_name = str(inp.header.parent / "__cudart_probe__.c")
-    source = f'#include "{inp.header.name}"\n{_PROBE_PREAMBLE}{body}'
+    umbrella, includes = inp.umbrella
+    probe_name = str(Path(umbrella).parent / "__cudart_probe__.c")
+    source = f"{includes}{_PROBE_PREAMBLE}{body}"
     return (
         index.parse(
             probe_name,
@@ -759,8 +914,9 @@ def _probe_values(
     for _ in range(2):
         body = "".join(lines[n] + "\n" for n in names)
         tu, probe_name = _probe_tu(index, inp, body, defines)
+        first_line = len(inp.headers) + _PROBE_FIRST_LINE
         failing = {
-            d.location.line - _PROBE_FIRST_LINE
+            d.location.line - first_line
             for d in tu.diagnostics
             if d.severity >= ci.Diagnostic.Error
             and d.location.file

@@ -71,7 +71,8 @@ class CheckedView:
         self.context = context
         self.types = TypeMapper(model)
         self.raw_module = module_name(model.cuda_version)
-        self._imports: set[str] = set()
+        # The inline record builders raise nothing: the checked module offers the raw ones.
+        self._imports: set[str] = {b.name for b in model.builders}
         # Records whose `fn` the checked module lets be a Python callable (its own subclass).
         self.callback_records: set[str] = set()
         self.not_ready = next(

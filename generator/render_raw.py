@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import keyword
+import textwrap
 from typing import Literal
 
 from . import device_functions
@@ -42,8 +43,14 @@ class RawView:
         return self.model.cuda_version
 
     @property
-    def header_sha256(self) -> str:
-        return self.model.header_sha256
+    def header_hashes(self) -> tuple[tuple[str, str], ...]:
+        return self.model.header_hashes
+
+    @property
+    def header_names(self) -> str:
+        """The headers the parse started from, wrapped for the module docstring."""
+        text = "The headers: " + ", ".join(f"`{n}`" for n, _ in self.model.header_hashes) + "."
+        return "\n".join(textwrap.wrap(text, 88, break_on_hyphens=False))
 
     @property
     def enums(self):
@@ -193,9 +200,11 @@ class RawView:
             enum_name = self.types.resolved(target, EnumRef).name
             if enum_name:
                 return enum_name
-        if isinstance(target, (TypedefRef, RecordRef)):
+        if isinstance(target, RecordRef) or (
+            isinstance(target, TypedefRef) and not self.types.typedefs[target.name].system
+        ):
             return target.name
-        return self.types.field_type(target)
+        return self.types.field_type(target)  # a system typedef's ctypes type too
 
     def typedef_doc(self, td: Typedef) -> str:
         if td.from_macro:
@@ -214,6 +223,7 @@ class RawView:
         names += [m.name for m in self.model.macros]
         names += [r.name for r in self.model.records]
         names += [t.name for t in self.typedefs]
+        names += [b.name for b in self.model.builders]
         return sorted(set(names))
 
     @property
@@ -284,6 +294,36 @@ class RawView:
         if f.deprecated:
             lines += ["", "Deprecated." + (f" {doc.deprecated}" if doc and doc.deprecated else "")]
         return "\n".join(lines)
+
+    @property
+    def builders(self) -> list[dict]:
+        """The header's inline record builders (make_cudaExtent, ...), sorted by name: a
+        Python function building the record as the body does. Each parameter is typed by
+        the field it is assigned to (parse.py made sure the C types are the same)."""
+        out = []
+        for b in sorted(self.model.builders, key=lambda b: b.name):
+            record = self.types.records.get(b.record)
+            if record is None or record.opaque:
+                raise RenderError(f"{b.name} builds {b.record}, which is no defined record")
+            names = {p.name: _py_name(p.name) for p in b.params}
+            params = [f"{names[p.name]}: {self.types.field_annotation(p.type)}" for p in b.params]
+            params_c = [self.types.c_declaration(p.type, p.name) for p in b.params]
+            prototype = self.types.c_declaration(
+                RecordRef(b.record), f"{b.name}({', '.join(params_c) or 'void'})"
+            )
+            lines = [f"static inline {prototype} ({b.header}), rebuilt in Python."]
+            if b.doc and b.doc.brief:
+                lines += ["", b.doc.brief.rstrip(".") + "."]
+            out.append(
+                {
+                    "name": b.name,
+                    "record": self.types.record_class(RecordRef(b.record)),
+                    "signature": ", ".join(params),
+                    "fields": [(f, names[p]) for f, p in b.assignments],
+                    "doc": docstring("\n".join(lines)),
+                }
+            )
+        return out
 
     def field_annotations(self, rec: Record) -> list[tuple[str, str]]:
         """(field, Python type) for type checkers: what reading the field gives."""

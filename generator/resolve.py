@@ -192,7 +192,9 @@ class _Resolver:
                 return ParamKind.HANDLE, types.handle_name(t), "_HandleLike"
             case TypeKind.CALLBACK if isinstance(t, TypedefRef) and t.name in PYTHON_CALLBACKS:
                 return ParamKind.CALLBACK, t.name, "_CallbackLike"
-            case TypeKind.CALLBACK | TypeKind.VOID_POINTER:
+            case TypeKind.CALLBACK | TypeKind.VOID_POINTER | TypeKind.FUNCTION_POINTER:
+                # A function pointer that is no callback typedef (VDPAU's
+                # VdpGetProcAddress *) is the address of a function the caller has.
                 return ParamKind.POINTER, "c_void_p", "_PointerLike"
             case TypeKind.RECORD | TypeKind.OPAQUE_RECORD:
                 name = types.record_class(t)
@@ -462,7 +464,9 @@ class _Resolver:
         if self.types.classify(element) not in BUILTIN_KINDS | {TypeKind.HANDLE}:
             return None
         name = f.params[i].name
-        word = re.compile(r"\b(?:size|length) of " + re.escape(name) + r"\b")
+        # "size of pCudaDevices", or with up to four words between ("The size of the
+        # output device array pCudaDevices": cudaGLGetDevices).
+        word = re.compile(r"\b(?:size|length) of (?:\w+ ){0,4}" + re.escape(name) + r"\b")
         sizes = [
             q.name
             for q in f.params

@@ -285,7 +285,7 @@ def _signed_builtin(name: str) -> bool:
 
 _C_PRELUDE = """\
 #include <stddef.h>
-#include "cuda_runtime_api.h"
+@SURFACE@
 #include <stdint.h>
 #include <stdio.h>
 
@@ -376,25 +376,46 @@ class CResult:
     source: str
 
 
-def run_c(plan: dict, include_dirs, compiler: str = "gcc", per_thread: bool = False) -> CResult:
+def c_prelude(headers) -> str:
+    """The program's opening: every surface header, in the order the parse reads them."""
+    return _C_PRELUDE.replace("@SURFACE@", "".join(f'#include "{h}"\n' for h in headers))
+
+
+def shim_args() -> list[str]:
+    """gcc reads the GL/EGL/VDPAU types from the generator's shims, as the parse does,
+    whatever the machine has installed."""
+    from generator.parse import SHIMS
+
+    return ["-isystem", str(SHIMS)]
+
+
+def run_c(
+    plan: dict,
+    include_dirs,
+    compiler: str = "gcc",
+    per_thread: bool = False,
+    headers=("cuda_runtime_api.h",),
+) -> CResult:
     """Compile and run the fact-printing program; facts gcc rejects are set aside with
     its message (and the program rebuilt without them), so one bad fact cannot hide
     the others. `per_thread`: the symbol facts only, compiled with PER_THREAD_DEFINE."""
     statements = c_statements(plan, per_thread)
+    prelude = c_prelude(headers)
     errors: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="cudart-abi-") as tmp:
         src = Path(tmp) / "abi.c"
         exe = Path(tmp) / "abi"
         for _attempt in range(6):
             kept = [(k, s) for k, s in statements if k not in errors]
-            first_line = _C_PRELUDE.count("\n") + 1
-            source = _C_PRELUDE + "".join(f"    {s}\n" for _, s in kept) + "    return 0;\n}\n"
+            first_line = prelude.count("\n") + 1
+            source = prelude + "".join(f"    {s}\n" for _, s in kept) + "    return 0;\n}\n"
             src.write_text(source)
             cmd = [compiler, "-std=gnu11", "-w", "-fmax-errors=0", "-o", str(exe), str(src)]
             if per_thread:
                 cmd.insert(1, f"-D{PER_THREAD_DEFINE}")
             for d in include_dirs:
                 cmd[1:1] = ["-I", str(d)]
+            cmd[1:1] = shim_args()
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode == 0:
                 break
@@ -798,10 +819,11 @@ def report_for(header_set) -> VersionReport:
     module_symbols = dict(vars(module).get("SYMBOLS_LEGACY", {}))
     per_thread_symbols = dict(vars(module).get("SYMBOLS_PER_THREAD", {}))
     plan = build_plan(model, module_name, set(module_symbols) | set(per_thread_symbols))
-    c = run_c(plan, header_set.include_dirs)
+    headers = [h.name for h in header_set.headers]
+    c = run_c(plan, header_set.include_dirs, headers=headers)
     # The per-thread expansions come from a second, symbols-only build; one CResult
     # holds every gcc fact, so each comparison looks in one place.
-    c_pt = run_c(plan, header_set.include_dirs, per_thread=True)
+    c_pt = run_c(plan, header_set.include_dirs, per_thread=True, headers=headers)
     c.facts.update(c_pt.facts)
     c.errors.update(c_pt.errors)
     py = python_side(plan)

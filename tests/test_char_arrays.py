@@ -131,7 +131,7 @@ def _field(name: str, doc: str = "", element: str = "char") -> Field:
     ],
 )
 def test_binary_char_array_rule(field, binary):
-    types = TypeMapper(ApiModel(cuda_version=12050, header_sha256=""))
+    types = TypeMapper(ApiModel(cuda_version=12050))
     assert types.binary_char_array(field) is binary
 
 

@@ -487,10 +487,11 @@ print(v)
 
 def test_generated_sizes_stay_reasonable():
     """Docs are compact (first sentence per parameter): hold each checked module's size
-    (13.5: 484 kB, with its declarations for type checkers and the attribute value
-    tables and their per-attribute docs, 21 kB)."""
+    (13.5: 522 kB, with its declarations for type checkers, the attribute value tables
+    and their per-attribute docs, about 21 kB, and the 38 functions of the profiler and
+    GL/EGL/VDPAU interop headers)."""
     for path in sorted(GENERATED.glob("checked_*.py")):
-        assert path.stat().st_size < 500_000, path.name
+        assert path.stat().st_size < 560_000, path.name
 
 
 def test_stub_types_the_newest_version():

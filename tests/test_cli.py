@@ -129,6 +129,8 @@ def test_add_brings_a_version_back_exactly(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert manifest.read_bytes() == (REPO / "cuda_headers_manifest.toml").read_bytes()
+    # Every wheel of the family, each at its own newest patch of 12.6.
+    assert "nvidia-cuda-profiler-api-cu12==12.6.77" in proc.stderr
     for path in sorted(GENERATED.glob("*.py*")):
         assert (out / path.name).read_bytes() == path.read_bytes(), path.name
     for path in sorted((REPO / "tests" / "snapshots").iterdir()):

@@ -103,7 +103,7 @@ def _system_dirs() -> tuple[Path, ...]:
 def parse_header(name: str) -> ApiModel:
     return parse(
         ParseInput(
-            header=HEADERS / f"{name}.h",
+            headers=(HEADERS / f"{name}.h",),
             include_dirs=(HEADERS,),
             system_include_dirs=_system_dirs(),
         )
@@ -253,7 +253,8 @@ def test_module_executes(name):
 @pytest.mark.parametrize("name", CONSTRUCTS)
 def test_model_is_version_tagged(name):
     assert model(name).cuda_version == 12050
-    assert len(model(name).header_sha256) == 64
+    assert [n for n, _ in model(name).header_hashes] == [f"{name}.h"]
+    assert all(len(sha) == 64 for _, sha in model(name).header_hashes)
 
 
 @needs_gcc

@@ -72,11 +72,12 @@ def test_manifest_pins(manifest):
         assert pin.module_name == f"sys_{pin.number}"
         family = manifest.families[pin.family]
         assert pin.family == str(major)
-        assert pin.runtime.package == family.runtime_package
-        assert pin.crt.package == family.crt_package
-        # The exact patch release of this minor, not of another one.
-        assert pin.runtime.version.startswith(f"{key}.") and pin.crt.version.startswith(f"{key}.")
-        for w in (pin.runtime, pin.crt):
+        assert tuple(pin.wheels) == family.roles
+        for kind in family.wheels:
+            w = pin.wheel(kind.role)
+            assert w.package == kind.package
+            # A patch release of this minor, not of another one (each wheel has its own).
+            assert w.version.startswith(f"{key}."), (key, kind.role, w.version)
             assert re.fullmatch(r"[0-9a-f]{64}", w.sha256)
             assert w.wheel.startswith(w.package.replace("-", "_") + "-" + w.version + "-")
     assert set(manifest.families) == {p.family for p in manifest.versions.values()}
@@ -89,7 +90,7 @@ def test_a_manifest_pin_the_tests_rely_on(manifest):
     assert found, "requirements/dev.txt pins no nvidia-cuda-runtime-cu12"
     dev_runtime = found.group(1)
     key = ".".join(dev_runtime.split(".")[:2])
-    assert manifest.get(key).runtime.version == dev_runtime
+    assert manifest.get(key).wheel("runtime").version == dev_runtime
 
 
 def test_manifest_numeric_sort_and_save(manifest, tmp_path):
@@ -168,11 +169,18 @@ def test_fetch_and_cache(manifest, shared_cache, monkeypatch):
 
     assert isinstance(hs, HeaderSet)
     assert hs.key == "12.5"
-    assert len(hs.include_dirs) == 2
+    assert len(hs.include_dirs) == len(manifest.families["12"].wheels) == 3
     assert all(d.is_dir() for d in hs.include_dirs)
-    assert hs.runtime_header.name == "cuda_runtime_api.h"
-    assert hs.runtime_header.is_file()
-    assert hs.runtime_header.parent == hs.include_dirs[0]
+    assert [h.name for h in hs.headers] == [
+        name for kind in manifest.families["12"].wheels for name in kind.headers
+    ]
+    assert hs.headers[0].name == "cuda_runtime_api.h"
+    assert hs.headers[0].parent == hs.include_dirs[0]
+    assert all(h.is_file() for h in hs.headers)
+    # The profiler wheel's header, from its own wheel and release (12.5.39, not 12.5.82).
+    assert hs.headers[-1].name == "cuda_profiler_api.h"
+    assert hs.headers[-1].parent == hs.include_dirs[2]
+    assert "12.5.39" in str(hs.include_dirs[2])
     assert any((d / "crt" / "host_defines.h").is_file() for d in hs.include_dirs)
     assert hs.library.name == "libcudart.so.12"
     assert hs.library.is_file()
@@ -182,7 +190,8 @@ def test_fetch_and_cache(manifest, shared_cache, monkeypatch):
     # Only the needed subset is unpacked, not the whole 20 MB nvcc wheel.
     crt_files = [p for p in hs.include_dirs[1].rglob("*") if p.is_file()]
     assert all("crt" in p.relative_to(hs.include_dirs[1]).parts for p in crt_files)
-    assert (shared_cache / "wheels" / manifest.get("12.5").runtime.wheel).is_file()
+    for w in manifest.get("12.5").wheels.values():
+        assert (shared_cache / "wheels" / w.wheel).is_file()
 
     messages.clear()
     start = time.monotonic()
@@ -197,14 +206,12 @@ def test_extracted_dir_removed_uses_cached_wheel(manifest, shared_cache, monkeyp
     """A lost extraction is redone from the kept wheel, without pip."""
     monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(shared_cache))
     hs = fetch_version(manifest, "12.5", progress=lambda m: None)
-    runtime_dir = hs.runtime_header.parents[
-        len(Path(manifest.families["12"].runtime_include).parts)
-    ]
+    runtime_dir = hs.headers[0].parents[len(Path(manifest.families["12"].runtime.include).parts)]
 
     shutil.rmtree(runtime_dir)
     messages: list[str] = []
     again = fetch_version(manifest, "12.5", progress=messages.append)
-    assert again == hs and again.runtime_header.is_file()
+    assert again == hs and again.headers[0].is_file()
     assert not any(m.startswith("downloading") for m in messages)
     assert any("verified sha256 of cached" in m for m in messages)
 
@@ -214,14 +221,17 @@ def test_checksum_mismatch(manifest, tmp_path, monkeypatch):
     monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(tmp_path))
     pin = manifest.get("12.5")
     bad_sha = "0" * 64
+    runtime = pin.wheel("runtime")
     bad = manifest.with_version(
-        dataclasses.replace(pin, runtime=dataclasses.replace(pin.runtime, sha256=bad_sha))
+        dataclasses.replace(
+            pin, wheels=dict(pin.wheels) | {"runtime": dataclasses.replace(runtime, sha256=bad_sha)}
+        )
     )
     with pytest.raises(ChecksumMismatchError) as ei:
         fetch_version(bad, "12.5", progress=lambda m: None)
     msg = str(ei.value)
     assert "\n" not in msg
-    assert bad_sha in msg and pin.runtime.sha256 in msg
+    assert bad_sha in msg and runtime.sha256 in msg
     assert _extracted_dirs(tmp_path) == []
     # An unverified wheel must not be kept for later runs either.
     assert list((tmp_path / "wheels").iterdir()) == []
@@ -251,18 +261,21 @@ def test_resolve_newest(manifest, tmp_path, monkeypatch):
     pin = resolve_newest(manifest, "12.6", progress=lambda m: None)
     assert isinstance(pin, VersionPin)
     assert pin.key == "12.6" and pin.family == "12"
-    assert pin.runtime.package == "nvidia-cuda-runtime-cu12"
-    assert pin.runtime.version == "12.6.77"
-    assert pin.crt.package == "nvidia-cuda-nvcc-cu12"
-    assert pin.crt.version.startswith("12.6.")
-    for w in (pin.runtime, pin.crt):
+    assert list(pin.wheels) == ["runtime", "crt", "profiler"]
+    assert pin.wheel("runtime").package == "nvidia-cuda-runtime-cu12"
+    assert pin.wheel("runtime").version == "12.6.77"
+    assert pin.wheel("crt").package == "nvidia-cuda-nvcc-cu12"
+    assert pin.wheel("crt").version.startswith("12.6.")
+    # Each wheel's own newest patch of the minor: the manifest's, which were newest.
+    assert pin.wheel("profiler") == manifest.get("12.6").wheel("profiler")
+    for w in pin.wheels.values():
         assert re.fullmatch(r"[0-9a-f]{64}", w.sha256)
         assert w.wheel.startswith(w.package.replace("-", "_") + "-" + w.version + "-")
     # The resolved pin is usable as is: the fetch reuses the resolved wheels.
     m = manifest.with_version(pin)
     messages: list[str] = []
     hs = fetch_version(m, "12.6", progress=messages.append)
-    assert hs.runtime_header.is_file()
+    assert all(h.is_file() for h in hs.headers)
     assert not any(m.startswith("downloading") for m in messages)
 
 
@@ -281,3 +294,35 @@ def test_resolve_unknown_family(manifest, tmp_path, monkeypatch):
         resolve_newest(manifest, "11.8", progress=lambda m: None)
     msg = str(ei.value)
     assert "12" in msg and "13" in msg and "\n" not in msg
+
+
+def test_manifest_refuses_a_family_without_one_library_or_a_pin_missing_a_wheel(manifest):
+    text = manifest.dumps()
+    no_library = text.replace('library = "nvidia/cu13/lib/libcudart.so.13"\n', "")
+    with pytest.raises(ManifestError, match="exactly one wheel must name the library"):
+        Manifest.loads(no_library)
+    pin_header = '[versions."13.5".profiler]'
+    start = text.index(pin_header)
+    end = text.index("\n\n", start) if "\n\n" in text[start:] else len(text)
+    with pytest.raises(ManifestError, match=r'versions."13.5" pins the wheels runtime, crt;'):
+        Manifest.loads(text[:start] + text[end:])
+    with pytest.raises(ManifestError, match="unknown keys: include_dir"):
+        Manifest.loads(text.replace('include = "nvidia/cu13/include"', 'include_dir = "x"', 1))
+
+
+def test_adding_a_surface_header_is_a_data_change(manifest):
+    """The parse starts from what the family lists: a header added there is fetched
+    (required in the wheel) and parsed, with no code change."""
+    from generator.fetch import _wanted
+
+    kind = dataclasses.replace(
+        manifest.families["12"].wheel("runtime"),
+        headers=(*manifest.families["12"].wheel("runtime").headers, "cuda_occupancy.h"),
+    )
+    wanted, required = _wanted(kind)
+    assert f"{kind.include}/cuda_occupancy.h" in required
+    assert wanted(f"{kind.include}/cuda_occupancy.h") and wanted(kind.library or "")
+    crt_wanted, crt_required = _wanted(manifest.families["12"].wheel("crt"))
+    assert crt_required == ("nvidia/cuda_nvcc/include/crt",)
+    assert crt_wanted("nvidia/cuda_nvcc/include/crt/host_defines.h")
+    assert not crt_wanted("nvidia/cuda_nvcc/include/fatbinary_section.h")
