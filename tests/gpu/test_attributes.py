@@ -9,22 +9,14 @@ Everything goes through the top-level names, as users call them.
 from __future__ import annotations
 
 import ctypes
-from pathlib import Path
 
 import pytest
 
 import cudart
 
-KERNELS = Path(__file__).resolve().parent.parent / "kernels"
+from .support import KERNELS, check
+
 MIB = 1 << 20
-
-
-def check(rt, status: int) -> None:
-    if status != 0:
-        raise AssertionError(
-            f"{rt.cudaGetErrorName(status).decode()} ({status}): "
-            f"{rt.cudaGetErrorString(status).decode()}"
-        )
 
 
 def raw_pool_value(rt, pool, attr, ctype):

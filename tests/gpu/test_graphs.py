@@ -6,22 +6,13 @@ from __future__ import annotations
 
 import ctypes
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from cudart import callbacks
 from cudart._contract import declares
 
-KERNELS = Path(__file__).resolve().parent.parent / "kernels"
-
-
-def check(rt, status: int) -> None:
-    if status != 0:
-        raise AssertionError(
-            f"{rt.cudaGetErrorName(status).decode()} ({status}): "
-            f"{rt.cudaGetErrorString(status).decode()}"
-        )
+from .support import KERNELS, check
 
 
 class Allocations:

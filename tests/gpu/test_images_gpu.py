@@ -5,31 +5,12 @@ than they hold, which load_module refuses before either route hands them to C.""
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 
 import pytest
 
-from cudart._contract import declares
 from cudart.kernels import ImageError, load_module
 
-KERNELS = Path(__file__).resolve().parent.parent / "kernels"
-ALL_KERNELS = {"empty", "axpy", "mixed", "take_pair", "add_counter", "read_table", "coop_sum"}
-
-
-def ok(rt, status):
-    if status != 0:
-        raise AssertionError(f"{rt.cudaGetErrorName(status).decode()} ({status})")
-
-
-def routes(rt):
-    found = ["register"]
-    if declares(rt, "cudaLibraryLoadData"):
-        try:
-            _ = rt.cudaLibraryLoadData  # bound only if this libcudart exports it
-            found.append("library")
-        except Exception:
-            pass
-    return found
+from .support import ALL_KERNELS, KERNELS, check, routes
 
 
 @pytest.mark.parametrize("route", ["register", "library"])
@@ -39,7 +20,7 @@ def test_lz4_sass_fatbin_loads_and_launches(rt, route):
     with load_module(KERNELS / "kernels_lz4_sass.fatbin", route=route) as m:
         assert set(m.function_names()) == ALL_KERNELS
         m.get_function("empty").launch(1, 1)
-        ok(rt, rt.cudaDeviceSynchronize())
+        check(rt, rt.cudaDeviceSynchronize())
         assert m.get_global("dev_table").size == 64
 
 
@@ -59,4 +40,4 @@ def test_fatbin_claiming_more_than_it_holds_never_reaches_c(rt, route):
     assert rt.cudaGetLastError() == 0
     with load_module(data, route=route) as m:
         m.get_function("empty").launch(1, 1)
-        ok(rt, rt.cudaDeviceSynchronize())
+        check(rt, rt.cudaDeviceSynchronize())

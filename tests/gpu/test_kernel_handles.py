@@ -16,7 +16,8 @@ import cudart
 from cudart._contract import declares
 from cudart.kernels import KernelArguments, load_module
 
-from .test_kernels import KERNELS, Device, ok, routes
+from .support import KERNELS, check, routes
+from .test_kernels import Device
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -260,5 +261,5 @@ def test_refused_launch_keeps_the_configuration(rt, module):
     with pytest.raises(TypeError):
         fn.launch(4096, 32, "1")
     fn.launch(1, 32, 1)  # 32 threads, not 4096 blocks of them
-    ok(rt, rt.cudaDeviceSynchronize())
+    check(rt, rt.cudaDeviceSynchronize())
     assert struct.unpack("<i", counter.read())[0] == 64

@@ -5,34 +5,16 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
-from pathlib import Path
 
 import pytest
 
 from cudart import CudaError
-from cudart._contract import declares
 from cudart.errors import CudartError
 from cudart.kernels import ImageError, NameNotFoundError, load_module
 
-KERNELS = Path(__file__).resolve().parent.parent / "kernels"
+from .support import ALL_KERNELS, KERNELS, check, routes
+
 IMAGES = ("fatbin", "cubin", "ptx", "lz4.fatbin")
-ALL_KERNELS = {"empty", "axpy", "mixed", "take_pair", "add_counter", "read_table", "coop_sum"}
-
-
-def ok(rt, status):
-    if status != 0:
-        raise AssertionError(f"{rt.cudaGetErrorName(status).decode()} ({status})")
-
-
-def routes(rt):
-    found = ["register"]
-    if declares(rt, "cudaLibraryLoadData"):
-        try:
-            _ = rt.cudaLibraryLoadData  # bound only if this libcudart exports it
-            found.append("library")
-        except Exception:
-            pass
-    return found
 
 
 def image_path(kind):
@@ -60,18 +42,20 @@ class Device:
 
     def alloc(self, nbytes, data=None):
         p = ctypes.c_void_p()
-        ok(self.rt, self.rt.cudaMalloc(ctypes.byref(p), nbytes))
+        check(self.rt, self.rt.cudaMalloc(ctypes.byref(p), nbytes))
         self.pointers.append(p.value)
         if data is not None:
-            ok(self.rt, self.rt.cudaMemcpy(p.value, data, nbytes, self.rt.cudaMemcpyHostToDevice))
+            check(
+                self.rt, self.rt.cudaMemcpy(p.value, data, nbytes, self.rt.cudaMemcpyHostToDevice)
+            )
         else:
-            ok(self.rt, self.rt.cudaMemset(p.value, 0, nbytes))
+            check(self.rt, self.rt.cudaMemset(p.value, 0, nbytes))
         return p.value
 
     def read(self, ptr, ctype, n):
         out = (ctype * n)()
-        ok(self.rt, self.rt.cudaDeviceSynchronize())
-        ok(
+        check(self.rt, self.rt.cudaDeviceSynchronize())
+        check(
             self.rt,
             self.rt.cudaMemcpy(out, ptr, ctypes.sizeof(out), self.rt.cudaMemcpyDeviceToHost),
         )
@@ -207,18 +191,20 @@ def test_raw_layer_takes_the_handle(rt, dev, module, runtime_version):
     y = dev.alloc(4 * n)
     a, px, py, cn = ctypes.c_float(3.0), ctypes.c_void_p(x), ctypes.c_void_p(y), ctypes.c_int(n)
     argv = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in (a, px, py, cn)])
-    ok(rt, rt.cudaLaunchKernel(fn, rt.dim3(1, 1, 1), rt.dim3(n, 1, 1), argv, 0, None))
+    check(rt, rt.cudaLaunchKernel(fn, rt.dim3(1, 1, 1), rt.dim3(n, 1, 1), argv, 0, None))
     assert dev.read(y, ctypes.c_float, n) == [3.0 * i for i in range(n)]
     config = rt.cudaLaunchConfig_t()
     config.gridDim, config.blockDim = rt.dim3(1, 1, 1), rt.dim3(n, 1, 1)
-    ok(rt, rt.cudaLaunchKernelExC(ctypes.byref(config), int(fn), argv))
+    check(rt, rt.cudaLaunchKernelExC(ctypes.byref(config), int(fn), argv))
     assert dev.read(y, ctypes.c_float, n) == [6.0 * i for i in range(n)]
 
     attrs = rt.cudaFuncAttributes()
-    ok(rt, rt.cudaFuncGetAttributes(ctypes.byref(attrs), fn))
+    check(rt, rt.cudaFuncGetAttributes(ctypes.byref(attrs), fn))
     assert attrs.numRegs > 0 and attrs.maxThreadsPerBlock > 0
-    ok(rt, rt.cudaFuncSetAttribute(fn, rt.cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024))
-    ok(rt, rt.cudaFuncGetAttributes(ctypes.byref(attrs), fn))
+    check(
+        rt, rt.cudaFuncSetAttribute(fn, rt.cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024)
+    )
+    check(rt, rt.cudaFuncGetAttributes(ctypes.byref(attrs), fn))
     assert attrs.maxDynamicSharedSizeBytes == 64 * 1024
     status = rt.cudaFuncSetCacheConfig(fn, rt.cudaFuncCachePreferL1)
     if module.route == "library" and runtime_version < 13000:
@@ -227,11 +213,11 @@ def test_raw_layer_takes_the_handle(rt, dev, module, runtime_version):
         # an H200 with driver 580, so a change in the runtime shows up here.
         assert status == rt.cudaErrorInvalidDeviceFunction
     else:
-        ok(rt, status)
+        check(rt, status)
     blocks = ctypes.c_int()
-    ok(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), fn, 256, 0))
+    check(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), fn, 256, 0))
     assert blocks.value > 0
-    ok(
+    check(
         rt,
         rt.cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
             ctypes.byref(blocks), fn, 256, 0, 0
@@ -239,26 +225,26 @@ def test_raw_layer_takes_the_handle(rt, dev, module, runtime_version):
     )
     assert blocks.value > 0
     smem = ctypes.c_size_t()
-    ok(rt, rt.cudaOccupancyAvailableDynamicSMemPerBlock(ctypes.byref(smem), fn, 1, 256))
+    check(rt, rt.cudaOccupancyAvailableDynamicSMemPerBlock(ctypes.byref(smem), fn, 1, 256))
     assert smem.value > 0
 
 
 def test_cooperative_launch(rt, dev, module):
     fn = module.get_function("coop_sum")
     blocks = ctypes.c_int()
-    ok(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), fn, 64, 0))
+    check(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), fn, 64, 0))
     assert blocks.value > 0
     grid = 8
     buf = dev.alloc(8)
     p0, p1 = ctypes.c_void_p(buf), ctypes.c_void_p(buf + 4)
     argv = (ctypes.c_void_p * 2)(ctypes.addressof(p0), ctypes.addressof(p1))
-    ok(
+    check(
         rt,
         rt.cudaLaunchCooperativeKernel(fn, rt.dim3(grid, 1, 1), rt.dim3(64, 1, 1), argv, 0, None),
     )
     total = grid * (grid + 1) // 2
     assert dev.read(buf, ctypes.c_int, 2) == [total, total]
-    ok(rt, rt.cudaMemset(buf, 0, 8))
+    check(rt, rt.cudaMemset(buf, 0, 8))
     fn.launch(grid, 64, buf, buf + 4, cooperative=True)
     assert dev.read(buf, ctypes.c_int, 2) == [total, total]
 
@@ -271,11 +257,11 @@ def test_globals(rt, dev, module):
     values = (ctypes.c_float * 16)(*range(16))
     factors = (ctypes.c_float * 4)(1, 2, 3, 4)
     if module.route == "register":
-        ok(rt, rt.cudaMemcpyToSymbol(table.symbol, values, 64, 0, rt.cudaMemcpyHostToDevice))
-        ok(rt, rt.cudaMemcpyToSymbol(scale.symbol, factors, 16, 0, rt.cudaMemcpyHostToDevice))
+        check(rt, rt.cudaMemcpyToSymbol(table.symbol, values, 64, 0, rt.cudaMemcpyHostToDevice))
+        check(rt, rt.cudaMemcpyToSymbol(scale.symbol, factors, 16, 0, rt.cudaMemcpyHostToDevice))
         size, address = ctypes.c_size_t(), ctypes.c_void_p()
-        ok(rt, rt.cudaGetSymbolSize(ctypes.byref(size), table.symbol))
-        ok(rt, rt.cudaGetSymbolAddress(ctypes.byref(address), table.symbol))
+        check(rt, rt.cudaGetSymbolSize(ctypes.byref(size), table.symbol))
+        check(rt, rt.cudaGetSymbolAddress(ctypes.byref(address), table.symbol))
         assert (size.value, address.value) == (64, table.address)
     else:
         with pytest.raises(CudartError, match="library route"):
@@ -287,10 +273,10 @@ def test_globals(rt, dev, module):
     assert dev.read(out, ctypes.c_float, 16) == [i * (i % 4 + 1) for i in range(16)]
     counter.write(struct.pack("<i", 10))
     module.get_function("add_counter").launch(4, 32, 2)
-    ok(rt, rt.cudaDeviceSynchronize())
+    check(rt, rt.cudaDeviceSynchronize())
     if module.route == "register":
         got = ctypes.c_int()
-        ok(
+        check(
             rt,
             rt.cudaMemcpyFromSymbol(
                 ctypes.byref(got), counter.symbol, 4, 0, rt.cudaMemcpyDeviceToHost
@@ -307,7 +293,7 @@ def test_streams(rt, dev, module):
     counter = module.get_global("dev_counter")
     counter.write(bytes(4))
     stream = ctypes.c_void_p()
-    ok(rt, rt.cudaStreamCreate(ctypes.byref(stream)))
+    check(rt, rt.cudaStreamCreate(ctypes.byref(stream)))
     try:
 
         class Protocol:
@@ -320,8 +306,8 @@ def test_streams(rt, dev, module):
 
         for s in (stream, stream.value, Protocol(), AsInt(), None):
             fn.launch(1, 1, 1, stream=s)
-        ok(rt, rt.cudaStreamSynchronize(stream))
-        ok(rt, rt.cudaDeviceSynchronize())
+        check(rt, rt.cudaStreamSynchronize(stream))
+        check(rt, rt.cudaDeviceSynchronize())
         assert struct.unpack("<i", counter.read())[0] == 5
         with pytest.raises(TypeError):
             fn.launch(1, 1, 1, stream="default")
@@ -373,7 +359,7 @@ def test_close(rt, dev):
         # The same image loads again after unloading.
         with load_module((KERNELS / "kernels.cubin").read_bytes(), route=route) as again:
             again.get_function("empty").launch(1, 1)
-            ok(rt, rt.cudaDeviceSynchronize())
+            check(rt, rt.cudaDeviceSynchronize())
 
 
 def test_bad_images(rt):
@@ -389,7 +375,7 @@ def test_zstd_only_fatbin(rt, tmp_path):
         load_module(data, route="register")
     with load_module(data, route="register", functions=["empty"]) as m:
         m.get_function("empty").launch(1, 1)
-        ok(rt, rt.cudaDeviceSynchronize())
+        check(rt, rt.cudaDeviceSynchronize())
     if "library" in routes(rt):
         with load_module(data, route="library") as m:
             m.get_function("axpy")
@@ -402,14 +388,14 @@ def test_auto_route(rt):
 
 def test_loading_and_launching_leave_no_last_error(rt, module, dev):
     """Probing parameter counts past the end must not leave cudaErrorInvalidValue behind."""
-    ok(rt, rt.cudaGetLastError())
+    check(rt, rt.cudaGetLastError())
     fn = module.get_function("axpy")
     assert fn.param_sizes is not None
     n = 64
     x = dev.alloc(4 * n, (ctypes.c_float * n)(*range(n)))
     y = dev.alloc(4 * n)
     fn.launch(1, n, 2.0, x, y, n)
-    ok(rt, rt.cudaDeviceSynchronize())
+    check(rt, rt.cudaDeviceSynchronize())
     assert rt.cudaGetLastError() == 0
 
 
