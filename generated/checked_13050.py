@@ -1036,13 +1036,10 @@ _c.bind_on_first_call(
         "cudaDestroyExternalSemaphore": (c_uint, (c_void_p,)),
         "cudaDestroySurfaceObject": (c_uint, (cudaSurfaceObject_t,)),
         "cudaDestroyTextureObject": (c_uint, (cudaTextureObject_t,)),
-        "cudaDevResourceGenerateDesc": (
-            c_uint,
-            (POINTER(cudaDevResourceDesc_t), POINTER(cudaDevResource), c_uint),
-        ),
+        "cudaDevResourceGenerateDesc": (c_uint, (POINTER(cudaDevResourceDesc_t), c_void_p, c_uint)),
         "cudaDevSmResourceSplit": (
             c_uint,
-            (POINTER(cudaDevResource), c_uint, c_void_p, c_void_p, c_uint, c_void_p),
+            (c_void_p, c_uint, c_void_p, POINTER(cudaDevResource), c_uint, c_void_p),
         ),
         "cudaDevSmResourceSplitByCount": (
             c_uint,
@@ -2089,24 +2086,25 @@ def cudaDestroyTextureObject(texObject: int) -> None:
         raise _error(err, _lib)
 
 
-def cudaDevResourceGenerateDesc(nbResources: int) -> tuple[cudaDevResourceDesc_t, cudaDevResource]:
-    """cudaDevResourceGenerateDesc(nbResources: int) -> tuple[cudaDevResourceDesc_t, cudaDevResource]
+def cudaDevResourceGenerateDesc(resources: _PointerLike, nbResources: int) -> cudaDevResourceDesc_t:
+    """cudaDevResourceGenerateDesc(resources: _PointerLike, nbResources: int) -> cudaDevResourceDesc_t
 
     Generate a resource descriptor.
 
     Parameters:
+        resources: Array of resources to be included in the descriptor
         nbResources: Number of resources passed in resources
 
     Returns:
         phDesc: Output descriptor
-        resources: Array of resources to be included in the descriptor
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidResourceType, cudaErrorInvalidResourceConfiguration, cudaErrorNotSupported, cudaErrorCudartUnloading, cudaErrorInitializationError.
 
     C: cudaError_t cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *phDesc, cudaDevResource *resources, unsigned int nbResources)
     """
+    if resources.__class__ is not int:
+        resources = _c.ref(resources, cudaDevResource, "resources", True)
     phDesc = cudaDevResourceDesc_t()
-    resources = cudaDevResource()
     try:
         err = _cudaDevResourceGenerateDesc(phDesc, resources, nbResources)
     except _ArgumentError as exc:
@@ -2115,29 +2113,25 @@ def cudaDevResourceGenerateDesc(nbResources: int) -> tuple[cudaDevResourceDesc_t
         ) from None
     if err:
         raise _error(err, _lib)
-    return phDesc, resources
+    return phDesc
 
 
 def cudaDevSmResourceSplit(
-    nbGroups: int,
-    input: _PointerLike,
-    remainder: _PointerLike,
-    flags: int,
-    groupParams: _PointerLike,
-) -> cudaDevResource:
-    """cudaDevSmResourceSplit(nbGroups: int, input: _PointerLike, remainder: _PointerLike, flags: int, groupParams: _PointerLike) -> cudaDevResource
+    nbGroups: int, input: _PointerLike, flags: int, groupParams: _PointerLike
+) -> tuple[list[cudaDevResource], cudaDevResource]:
+    """cudaDevSmResourceSplit(nbGroups: int, input: _PointerLike, flags: int, groupParams: _PointerLike) -> tuple[list[cudaDevResource], cudaDevResource]
 
     Splits a cudaDevResourceTypeSm resource into structured groups.
 
     Parameters:
         nbGroups: Specifies the number of groups in result and groupParams
         input: Input SM resource to be split.
-        remainder: If splitting the input resource leaves any SMs, the remainder is placed in here.
         flags: Flags specifying how the API should behave.
         groupParams: Description of how the SMs should be split and assigned to the corresponding result entry.
 
     Returns:
         result: Output array of cudaDevResource resources.
+        remainder: If splitting the input resource leaves any SMs, the remainder is placed in here.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidResourceType, cudaErrorInvalidResourceConfiguration, cudaErrorNotSupported, cudaErrorCudartUnloading, cudaErrorInitializationError.
 
@@ -2145,11 +2139,10 @@ def cudaDevSmResourceSplit(
     """
     if input.__class__ is not int:
         input = _c.ref(input, cudaDevResource, "input", False)
-    if remainder.__class__ is not int:
-        remainder = _c.ref(remainder, cudaDevResource, "remainder", True)
     if groupParams.__class__ is not int:
         groupParams = _c.ref(groupParams, cudaDevSmResourceGroupParams, "groupParams", True)
-    result = cudaDevResource()
+    result = (cudaDevResource * nbGroups)()
+    remainder = cudaDevResource()
     try:
         err = _cudaDevSmResourceSplit(result, nbGroups, input, remainder, flags, groupParams)
     except _ArgumentError as exc:
@@ -2160,7 +2153,7 @@ def cudaDevSmResourceSplit(
         ) from None
     if err:
         raise _error(err, _lib)
-    return result
+    return result[:], remainder
 
 
 def cudaDevSmResourceSplitByCount(

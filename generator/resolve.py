@@ -69,6 +69,8 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaMemGetMemPool", "location"): (Role.IN, "the location queried"),
     ("cudaMemSetMemPool", "location"): (Role.IN, "the location configured"),
     ("cudaMemcpy3DBatchAsync", "opList"): (Role.IN, "the operations to perform"),
+    ("cudaDevResourceGenerateDesc", "resources"): (Role.IN, "the resources the caller gives"),
+    ("cudaDevSmResourceSplit", "remainder"): (Role.OUT, '"the remainder is placed in here"'),
     ("cudaLibraryLoadData", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
     ("cudaLibraryLoadFromFile", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
 }
@@ -461,12 +463,15 @@ class _Resolver:
         size of capabilities"); other counts (cudaGraphAddKernelNode's numDependencies
         beside its pGraphNode, cudaMemcpyBatchAsync's count) size something else."""
         element = self.types.pointee(f.params[i].type)
-        if self.types.classify(element) not in BUILTIN_KINDS | {TypeKind.HANDLE}:
+        if self.types.classify(element) not in BUILTIN_KINDS | {TypeKind.HANDLE, TypeKind.RECORD}:
             return None
         name = f.params[i].name
         # "size of pCudaDevices", or with up to four words between ("The size of the
-        # output device array pCudaDevices": cudaGLGetDevices).
-        word = re.compile(r"\b(?:size|length) of (?:\w+ ){0,4}" + re.escape(name) + r"\b")
+        # output device array pCudaDevices": cudaGLGetDevices), or "the number of groups
+        # in result" (cudaDevSmResourceSplit).
+        word = re.compile(
+            r"\b(?:size|length|number of \w+) (?:of|in) (?:\w+ ){0,4}" + re.escape(name) + r"\b"
+        )
         sizes = [
             q.name
             for q in f.params

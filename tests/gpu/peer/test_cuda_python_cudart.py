@@ -1158,9 +1158,9 @@ def test_cudaDevSmResourceSplit():
 
     Written against the C shape: `result` is an output array of nbGroups resources and
     `remainder` an output, so the call is
-    cudaDevSmResourceSplit(nbGroups, input, flags, groupParams) -> (result, remainder).
-    (The generated form at the time of writing takes `remainder` as an input and
-    returns one resource: reported as a bug.)"""
+    cudaDevSmResourceSplit(nbGroups, input, flags, groupParams) -> (result, remainder),
+    the generated form since `result` is sized by nbGroups ("the number of groups in
+    result") and `remainder` is an exceptions-table output."""
     require("cudaDevSmResourceSplit", since=13010)
     device = 0
     resource_in = cudart.cudaDeviceGetDevResource(device, cudart.cudaDevResourceTypeSm)
@@ -1212,8 +1212,8 @@ def test_cudaDevResourceGenerateDesc():
     """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaDevResourceGenerateDesc
 
     Written against the C shape: `resources` is an input array, so the call is
-    cudaDevResourceGenerateDesc(resources, nbResources) -> phDesc. (The generated form
-    at the time of writing returns `resources` as an output: reported as a bug.)"""
+    cudaDevResourceGenerateDesc(resources, nbResources) -> phDesc, the generated form
+    since `resources` is an exceptions-table input."""
     require("cudaDevResourceGenerateDesc", since=13010)
     resource = cudart.cudaDeviceGetDevResource(0, cudart.cudaDevResourceTypeSm)
     resources = [resource]
