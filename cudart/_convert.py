@@ -97,7 +97,7 @@ def pointer(value: Any, name: str, writable: bool, size: Any = None, what: str =
         if isinstance(value, _POINTER_TYPES):
             return value
         if size is not None:
-            _fits(ctypes.sizeof(value), size, name, what)
+            _fits(ctypes.sizeof(value), size, name, what)  # type: ignore[arg-type]
         return byref(value)  # type: ignore[arg-type]
     if type(value).__name__ == "CArgObject":  # ctypes.byref(...)
         if size is not None:
@@ -153,10 +153,13 @@ def _index(value: Any) -> int | None:
 def span(*values: Any) -> int | None:
     """The bytes from a buffer's start that a call touches: the sum of `values` (count,
     or count + offset); None where one is not an integer, -1 where one is negative."""
-    numbers = [_index(v) for v in values]
-    if None in numbers:
-        return None
-    return -1 if min(numbers) < 0 else sum(numbers)  # type: ignore[arg-type, type-var]
+    numbers = []
+    for v in values:
+        n = _index(v)
+        if n is None:
+            return None
+        numbers.append(n)
+    return -1 if min(numbers) < 0 else sum(numbers)
 
 
 def rows(pitch: Any, width: Any, height: Any) -> int | None:
