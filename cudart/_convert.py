@@ -116,7 +116,8 @@ def pointer(value: Any, name: str, writable: bool, size: Any = None, what: str =
     if not hasattr(value, "__cuda_array_interface__"):
         view = _buffer(value)
         if view is not None:
-            if size is not None:
+            # Inline for the common case (an int within the buffer): this is the hot path.
+            if size is not None and (size.__class__ is not int or not 0 <= size <= view.nbytes):
                 _fits(view.nbytes, size, name, what)
             return _host_memory(view, name, writable)
     address = device_address(value)
