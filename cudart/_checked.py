@@ -16,7 +16,8 @@ from ctypes import ArgumentError, byref
 from . import _hostmem
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import symbol_of
-from ._convert import (
+from ._convert import (  # size relations: generator/sizes.py
+    POINTER_SIZE,
     AttributeTable,
     AttributeValue,
     attribute_result,
@@ -26,11 +27,14 @@ from ._convert import (
     attribute_value,
     cstring,
     device_function,
+    elements,
     handle,
     is_python_callable,
     kernel_args,
     pointer,
     ref,
+    rows,
+    span,
 )
 from ._handles import Handle
 from ._hostmem import HostMemory
@@ -73,6 +77,7 @@ __all__ = [
     "release",
     "warn_deprecated",
 ]
+__all__ += ["POINTER_SIZE", "elements", "rows", "span"]
 
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.

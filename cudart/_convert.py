@@ -72,12 +72,17 @@ def _int_like(value: Any) -> int | None:
 # ---------------------------------------------------------------- memory
 
 
-def pointer(value: Any, name: str, writable: bool) -> Any:
+def pointer(value: Any, name: str, writable: bool, size: Any = None, what: str = "") -> Any:
     """Any memory-like argument -> what a c_void_p parameter accepts.
 
     A buffer is passed without a copy while the returned object lives (the caller holds
     it for the call). A read-only buffer where the function writes is a TypeError; a
     read-only buffer other than bytes, where it only reads, is copied once.
+
+    `size`: the bytes the call touches (generator/sizes.py; None: unchecked), `what`
+    names the function and where the size comes from. Memory whose size Python knows
+    (a buffer, a ctypes object, a HostMemory) smaller than that is a ValueError; an
+    address (an int, a ctypes pointer, a device array) is the caller's promise.
     """
     if value is None or type(value) is int:
         return value
@@ -85,21 +90,35 @@ def pointer(value: Any, name: str, writable: bool) -> Any:
         # Passed as the ctypes array it is (c_void_p takes an array as its address), and
         # kept as itself so what the call returns or frees can name it; freed: refused.
         value.check()
+        if size is not None:
+            _fits(len(value), size, name, what)
         return value
     if isinstance(value, _CDATA):
-        return value if isinstance(value, _POINTER_TYPES) else byref(value)  # type: ignore[arg-type]
+        if isinstance(value, _POINTER_TYPES):
+            return value
+        if size is not None:
+            _fits(ctypes.sizeof(value), size, name, what)  # type: ignore[arg-type]
+        return byref(value)  # type: ignore[arg-type]
     if type(value).__name__ == "CArgObject":  # ctypes.byref(...)
+        if size is not None:
+            # byref's offset is not readable from Python: it only lowers the room left.
+            _fits(ctypes.sizeof(value._obj), size, name, what)
         return value
     if isinstance(value, bytes):
         if writable:
             raise TypeError(
                 f"'{name}' is written by the function: bytes is read-only, pass a bytearray"
             )
+        if size is not None:
+            _fits(len(value), size, name, what)
         return value
     # Device memory first: an array with both interfaces lives on the device.
     if not hasattr(value, "__cuda_array_interface__"):
         view = _buffer(value)
         if view is not None:
+            # Inline for the common case (an int within the buffer): this is the hot path.
+            if size is not None and (size.__class__ is not int or not 0 <= size <= view.nbytes):
+                _fits(view.nbytes, size, name, what)
             return _host_memory(view, name, writable)
     address = device_address(value)
     if address is None:
@@ -108,6 +127,60 @@ def pointer(value: Any, name: str, writable: bool) -> Any:
             f"or an object with __int__, not {type(value).__name__}"
         )
     return address
+
+
+def _fits(have: int, size: Any, name: str, what: str) -> None:
+    """ValueError where the call would touch more than the `have` bytes Python knows of."""
+    if size.__class__ is not int:
+        size = _index(size)
+        if size is None:
+            return  # not an integer: ctypes refuses it at the call
+    if not 0 <= size <= have:
+        raise ValueError(
+            f"{what} = {size} bytes, but '{name}' is a buffer of {have} bytes: "
+            + ("no size" if size < 0 else "the call would run past its end")
+        )
+
+
+def _index(value: Any) -> int | None:
+    """An integer argument's value (int, bool, IntEnum, a ctypes integer, NumPy's), or
+    None for anything else (ctypes then refuses it at the call)."""
+    if isinstance(value, ctypes._SimpleCData):
+        value = value.value
+    index = getattr(type(value), "__index__", None)
+    return None if index is None else int(index(value))
+
+
+def span(*values: Any) -> int | None:
+    """The bytes from a buffer's start that a call touches: the sum of `values` (count,
+    or count + offset); None where one is not an integer, -1 where one is negative."""
+    numbers = []
+    for v in values:
+        n = _index(v)
+        if n is None:
+            return None
+        numbers.append(n)
+    return -1 if min(numbers) < 0 else sum(numbers)
+
+
+def rows(pitch: Any, width: Any, height: Any) -> int | None:
+    """The bytes a 2D call touches from a buffer's start: (height - 1) * pitch + width
+    (nothing for an empty copy); None where one is not an integer, -1 where negative."""
+    p, w, h = _index(pitch), _index(width), _index(height)
+    if p is None or w is None or h is None:
+        return None
+    if min(p, w, h) < 0:
+        return -1
+    return (h - 1) * p + w if h and w else 0
+
+
+POINTER_SIZE = ctypes.sizeof(c_void_p)  # an element of a `void **` array
+
+
+def elements(count: Any, item: int) -> int | None:
+    """The bytes of `count` elements of `item` bytes; None, -1 as `span`."""
+    n = _index(count)
+    return n if n is None or n < 0 else n * item
 
 
 def _buffer(value: Any) -> memoryview | None:
@@ -129,9 +202,30 @@ def _host_memory(view: memoryview, name: str, writable: bool) -> Any:
     return (c_char * view.nbytes).from_buffer(flat)
 
 
-def ref(value: Any, ctype: Any, name: str, writable: bool) -> Any:
-    """A `T *` argument: also a sequence of T (or of what T is made from), as an array."""
+def ref(
+    value: Any,
+    ctype: Any,
+    name: str,
+    writable: bool,
+    count: Any = None,
+    what: str = "",
+    size: Any = None,
+) -> Any:
+    """A `T *` argument: also a sequence of T (or of what T is made from), as an array.
+
+    `count`: the elements of T the call reads (generator/sizes.py), or `size`: its
+    bytes; more than a list or a buffer holds is a ValueError (`what` names the function
+    and where the count comes from). None: unchecked.
+    """
+    if count is not None:
+        n = _index(count)
+        if isinstance(value, (list, tuple)) and n is not None and not 0 <= n <= len(value):
+            raise ValueError(f"{what} = {n} elements, but '{name}' has {len(value)}")
+        size = None if n is None else n * ctypes.sizeof(ctype)
+        what = f"{what} ({n} x {getattr(ctype, '__name__', ctype)})"
     if isinstance(value, (list, tuple)):
+        if size is not None:
+            _fits(len(value) * ctypes.sizeof(ctype), size, name, what)
         if isinstance(ctype, type) and issubclass(ctype, c_void_p) and ctype is not c_void_p:
             # Handles from other libraries (cuda-bindings' CUgraphNode, ...) are ints to
             # us through __int__; ctypes itself only takes ints and its own kind.
@@ -140,7 +234,7 @@ def ref(value: Any, ctype: Any, name: str, writable: bool) -> Any:
             return (ctype * len(value))(*value)
         except TypeError as exc:
             raise TypeError(f"'{name}': {exc}") from None
-    return pointer(value, name, writable)
+    return pointer(value, name, writable, size, what)
 
 
 # ---------------------------------------------------------------- handles and streams

@@ -1613,7 +1613,7 @@ def cudaChooseDevice(prop: _PointerLike) -> int:
     C: cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
     """
     if prop.__class__ is not int:
-        prop = _c.ref(prop, cudaDeviceProp, "prop", False)
+        prop = _c.ref(prop, cudaDeviceProp, "prop", False, 1, "cudaChooseDevice: the record")
     device = c_int()
     try:
         err = _cudaChooseDevice(device, prop)
@@ -1662,7 +1662,9 @@ def cudaCreateSurfaceObject(pResDesc: _PointerLike) -> int:
     C: cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc)
     """
     if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
+        pResDesc = _c.ref(
+            pResDesc, cudaResourceDesc, "pResDesc", False, 1, "cudaCreateSurfaceObject: the record"
+        )
     pSurfObject = cudaSurfaceObject_t()
     try:
         err = _cudaCreateSurfaceObject(pSurfObject, pResDesc)
@@ -1695,11 +1697,22 @@ def cudaCreateTextureObject(
     C: cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc)
     """
     if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
+        pResDesc = _c.ref(
+            pResDesc, cudaResourceDesc, "pResDesc", False, 1, "cudaCreateTextureObject: the record"
+        )
     if pTexDesc.__class__ is not int:
-        pTexDesc = _c.ref(pTexDesc, cudaTextureDesc, "pTexDesc", False)
+        pTexDesc = _c.ref(
+            pTexDesc, cudaTextureDesc, "pTexDesc", False, 1, "cudaCreateTextureObject: the record"
+        )
     if pResViewDesc.__class__ is not int:
-        pResViewDesc = _c.ref(pResViewDesc, cudaResourceViewDesc, "pResViewDesc", False)
+        pResViewDesc = _c.ref(
+            pResViewDesc,
+            cudaResourceViewDesc,
+            "pResViewDesc",
+            False,
+            1,
+            "cudaCreateTextureObject: the record",
+        )
     pTexObject = cudaTextureObject_t()
     try:
         err = _cudaCreateTextureObject(pTexObject, pResDesc, pTexDesc, pResViewDesc)
@@ -2234,7 +2247,14 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
     C: cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)
     """
     if fmtDesc.__class__ is not int:
-        fmtDesc = _c.ref(fmtDesc, cudaChannelFormatDesc, "fmtDesc", False)
+        fmtDesc = _c.ref(
+            fmtDesc,
+            cudaChannelFormatDesc,
+            "fmtDesc",
+            False,
+            1,
+            "cudaDeviceGetTexture1DLinearMaxWidth: the record",
+        )
     maxWidthInElements = c_size_t()
     try:
         err = _cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device)
@@ -2452,11 +2472,32 @@ def cudaEGLStreamConsumerAcquireFrame(
     C: cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t *pCudaResource, cudaStream_t *pStream, unsigned int timeout)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     if pCudaResource.__class__ is not int:
-        pCudaResource = _c.ref(pCudaResource, cudaGraphicsResource_t, "pCudaResource", True)
+        pCudaResource = _c.ref(
+            pCudaResource,
+            cudaGraphicsResource_t,
+            "pCudaResource",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
     except _ArgumentError as exc:
@@ -2543,7 +2584,14 @@ def cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None:
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerDisconnect: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerDisconnect(conn)
     except _ArgumentError as exc:
@@ -2569,11 +2617,25 @@ def cudaEGLStreamConsumerReleaseFrame(
     C: cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t pCudaResource, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerReleaseFrame: the record",
+        )
     if pCudaResource.__class__ is not cudaGraphicsResource_t:
         pCudaResource = _c.handle(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamConsumerReleaseFrame: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream)
     except _ArgumentError as exc:
@@ -2630,7 +2692,14 @@ def cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None:
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerDisconnect: the record",
+        )
     try:
         err = _cudaEGLStreamProducerDisconnect(conn)
     except _ArgumentError as exc:
@@ -2656,9 +2725,23 @@ def cudaEGLStreamProducerPresentFrame(
     C: cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection *conn, cudaEglFrame eglframe, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerPresentFrame: the record",
+        )
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamProducerPresentFrame: the record",
+        )
     try:
         err = _cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream)
     except _ArgumentError as exc:
@@ -2686,7 +2769,14 @@ def cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, 
     C: cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection *conn, cudaEglFrame *eglframe, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerReturnFrame: the record",
+        )
     eglframe = cudaEglFrame()
     pStream = cudaStream_t()
     try:
@@ -2956,7 +3046,14 @@ def cudaExternalMemoryGetMappedBuffer(
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if bufferDesc.__class__ is not int:
-        bufferDesc = _c.ref(bufferDesc, cudaExternalMemoryBufferDesc, "bufferDesc", False)
+        bufferDesc = _c.ref(
+            bufferDesc,
+            cudaExternalMemoryBufferDesc,
+            "bufferDesc",
+            False,
+            1,
+            "cudaExternalMemoryGetMappedBuffer: the record",
+        )
     devPtr = c_void_p()
     try:
         err = _cudaExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc)
@@ -2990,7 +3087,14 @@ def cudaExternalMemoryGetMappedMipmappedArray(
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if mipmapDesc.__class__ is not int:
-        mipmapDesc = _c.ref(mipmapDesc, cudaExternalMemoryMipmappedArrayDesc, "mipmapDesc", False)
+        mipmapDesc = _c.ref(
+            mipmapDesc,
+            cudaExternalMemoryMipmappedArrayDesc,
+            "mipmapDesc",
+            False,
+            1,
+            "cudaExternalMemoryGetMappedMipmappedArray: the record",
+        )
     mipmap = cudaMipmappedArray_t()
     try:
         err = _cudaExternalMemoryGetMappedMipmappedArray(mipmap, extMem, mipmapDesc)
@@ -3670,7 +3774,9 @@ def cudaGetExportTable(pExportTableId: _PointerLike) -> int:
     C: cudaError_t cudaGetExportTable(const void **ppExportTable, const cudaUUID_t *pExportTableId)
     """
     if pExportTableId.__class__ is not int:
-        pExportTableId = _c.ref(pExportTableId, cudaUUID_t, "pExportTableId", False)
+        pExportTableId = _c.ref(
+            pExportTableId, cudaUUID_t, "pExportTableId", False, 1, "cudaGetExportTable: the record"
+        )
     ppExportTable = c_void_p()
     try:
         err = _cudaGetExportTable(ppExportTable, pExportTableId)
@@ -3947,7 +4053,14 @@ def cudaGraphAddChildGraphNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddChildGraphNode: numDependencies",
+        )
     if childGraph.__class__ is not cudaGraph_t:
         childGraph = _c.handle(childGraph, cudaGraph_t, "childGraph")
     pGraphNode = cudaGraphNode_t()
@@ -3987,9 +4100,23 @@ def cudaGraphAddDependencies(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
-        from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+        from_ = _c.ref(
+            from_,
+            cudaGraphNode_t,
+            "from_",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies: numDependencies",
+        )
     if to.__class__ is not int:
-        to = _c.ref(to, cudaGraphNode_t, "to", False)
+        to = _c.ref(
+            to,
+            cudaGraphNode_t,
+            "to",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies: numDependencies",
+        )
     try:
         err = _cudaGraphAddDependencies(graph, from_, to, numDependencies)
     except _ArgumentError as exc:
@@ -4022,7 +4149,14 @@ def cudaGraphAddEmptyNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEmptyNode: numDependencies",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies)
@@ -4063,7 +4197,14 @@ def cudaGraphAddEventRecordNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEventRecordNode: numDependencies",
+        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -4106,7 +4247,14 @@ def cudaGraphAddEventWaitNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEventWaitNode: numDependencies",
+        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -4149,9 +4297,23 @@ def cudaGraphAddExternalSemaphoresSignalNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddExternalSemaphoresSignalNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphAddExternalSemaphoresSignalNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddExternalSemaphoresSignalNode(
@@ -4194,9 +4356,23 @@ def cudaGraphAddExternalSemaphoresWaitNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddExternalSemaphoresWaitNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphAddExternalSemaphoresWaitNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddExternalSemaphoresWaitNode(
@@ -4241,7 +4417,14 @@ def cudaGraphAddHostNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddHostNode: numDependencies",
+        )
     pNodeParams, _pNodeParams_token = _c.callback_record(
         pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
     )
@@ -4289,9 +4472,23 @@ def cudaGraphAddKernelNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddKernelNode: numDependencies",
+        )
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphAddKernelNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddKernelNode(
@@ -4334,9 +4531,23 @@ def cudaGraphAddMemAllocNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemAllocNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaMemAllocNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaMemAllocNodeParams,
+            "nodeParams",
+            True,
+            1,
+            "cudaGraphAddMemAllocNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemAllocNode(
@@ -4379,7 +4590,14 @@ def cudaGraphAddMemFreeNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemFreeNode: numDependencies",
+        )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
     pGraphNode = cudaGraphNode_t()
@@ -4422,9 +4640,23 @@ def cudaGraphAddMemcpyNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNode: numDependencies",
+        )
     if pCopyParams.__class__ is not int:
-        pCopyParams = _c.ref(pCopyParams, cudaMemcpy3DParms, "pCopyParams", False)
+        pCopyParams = _c.ref(
+            pCopyParams,
+            cudaMemcpy3DParms,
+            "pCopyParams",
+            False,
+            1,
+            "cudaGraphAddMemcpyNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode(
@@ -4473,11 +4705,18 @@ def cudaGraphAddMemcpyNode1D(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNode1D: numDependencies",
+        )
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNode1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNode1D: count")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode1D(
@@ -4537,11 +4776,24 @@ def cudaGraphAddMemcpyNodeFromSymbol(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNodeFromSymbol: numDependencies",
+        )
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNodeFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphAddMemcpyNodeFromSymbol: count + offset",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeFromSymbol(
@@ -4602,11 +4854,24 @@ def cudaGraphAddMemcpyNodeToSymbol(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNodeToSymbol: numDependencies",
+        )
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphAddMemcpyNodeToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNodeToSymbol: count")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeToSymbol(
@@ -4659,9 +4924,23 @@ def cudaGraphAddMemsetNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemsetNode: numDependencies",
+        )
     if pMemsetParams.__class__ is not int:
-        pMemsetParams = _c.ref(pMemsetParams, cudaMemsetParams, "pMemsetParams", False)
+        pMemsetParams = _c.ref(
+            pMemsetParams,
+            cudaMemsetParams,
+            "pMemsetParams",
+            False,
+            1,
+            "cudaGraphAddMemsetNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemsetNode(
@@ -5104,7 +5383,14 @@ def cudaGraphExecExternalSemaphoresSignalNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExecExternalSemaphoresSignalNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
@@ -5140,7 +5426,14 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExecExternalSemaphoresWaitNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
@@ -5243,7 +5536,14 @@ def cudaGraphExecKernelNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecKernelNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -5277,7 +5577,14 @@ def cudaGraphExecMemcpyNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemcpy3DParms,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecMemcpyNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -5317,9 +5624,9 @@ def cudaGraphExecMemcpyNodeSetParams1D(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
     try:
         err = _cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -5363,9 +5670,17 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst, "dst", True, count, "cudaGraphExecMemcpyNodeSetParamsFromSymbol: count"
+        )
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphExecMemcpyNodeSetParamsFromSymbol: count + offset",
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsFromSymbol(
             hGraphExec, node, dst, symbol, count, offset, kind
@@ -5411,9 +5726,17 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphExecMemcpyNodeSetParamsToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src, "src", False, count, "cudaGraphExecMemcpyNodeSetParamsToSymbol: count"
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsToSymbol(
             hGraphExec, node, symbol, src, count, offset, kind
@@ -5451,7 +5774,14 @@ def cudaGraphExecMemsetNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemsetParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecMemsetNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -5548,7 +5878,14 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExternalSemaphoresSignalNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
@@ -5608,7 +5945,14 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExternalSemaphoresWaitNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
@@ -5876,7 +6220,12 @@ def cudaGraphInstantiateWithParams(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if instantiateParams.__class__ is not int:
         instantiateParams = _c.ref(
-            instantiateParams, cudaGraphInstantiateParams, "instantiateParams", True
+            instantiateParams,
+            cudaGraphInstantiateParams,
+            "instantiateParams",
+            True,
+            1,
+            "cudaGraphInstantiateWithParams: the record",
         )
     pGraphExec = cudaGraphExec_t()
     try:
@@ -6067,7 +6416,14 @@ def cudaGraphKernelNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphKernelNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphKernelNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -6210,7 +6566,14 @@ def cudaGraphMemcpyNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemcpy3DParms,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphMemcpyNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -6246,9 +6609,9 @@ def cudaGraphMemcpyNodeSetParams1D(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphMemcpyNodeSetParams1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParams1D: count")
     try:
         err = _cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -6286,9 +6649,15 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphMemcpyNodeSetParamsFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphMemcpyNodeSetParamsFromSymbol: count + offset",
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -6328,9 +6697,15 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphMemcpyNodeSetParamsToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParamsToSymbol: count")
     try:
         err = _cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -6390,7 +6765,14 @@ def cudaGraphMemsetNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemsetParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphMemsetNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphMemsetNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -6642,9 +7024,23 @@ def cudaGraphRemoveDependencies(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
-        from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+        from_ = _c.ref(
+            from_,
+            cudaGraphNode_t,
+            "from_",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies: numDependencies",
+        )
     if to.__class__ is not int:
-        to = _c.ref(to, cudaGraphNode_t, "to", False)
+        to = _c.ref(
+            to,
+            cudaGraphNode_t,
+            "to",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies: numDependencies",
+        )
     try:
         err = _cudaGraphRemoveDependencies(graph, from_, to, numDependencies)
     except _ArgumentError as exc:
@@ -6822,7 +7218,14 @@ def cudaGraphicsMapResources(
     C: cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if resources.__class__ is not int:
-        resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
+        resources = _c.ref(
+            resources,
+            cudaGraphicsResource_t,
+            "resources",
+            True,
+            count,
+            "cudaGraphicsMapResources: count",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -7013,7 +7416,14 @@ def cudaGraphicsUnmapResources(
     C: cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if resources.__class__ is not int:
-        resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
+        resources = _c.ref(
+            resources,
+            cudaGraphicsResource_t,
+            "resources",
+            True,
+            count,
+            "cudaGraphicsUnmapResources: count",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -7202,7 +7612,7 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
     C: cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     """
     if ptr.__class__ is not int:
-        ptr = _c.pointer(ptr, "ptr", True)
+        ptr = _c.pointer(ptr, "ptr", True, size, "cudaHostRegister: size")
     try:
         err = _cudaHostRegister(ptr, size, flags)
     except _ArgumentError as exc:
@@ -7249,7 +7659,14 @@ def cudaImportExternalMemory(memHandleDesc: _PointerLike) -> cudaExternalMemory_
     C: cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc)
     """
     if memHandleDesc.__class__ is not int:
-        memHandleDesc = _c.ref(memHandleDesc, cudaExternalMemoryHandleDesc, "memHandleDesc", False)
+        memHandleDesc = _c.ref(
+            memHandleDesc,
+            cudaExternalMemoryHandleDesc,
+            "memHandleDesc",
+            False,
+            1,
+            "cudaImportExternalMemory: the record",
+        )
     extMem_out = cudaExternalMemory_t()
     try:
         err = _cudaImportExternalMemory(extMem_out, memHandleDesc)
@@ -7279,7 +7696,12 @@ def cudaImportExternalSemaphore(semHandleDesc: _PointerLike) -> cudaExternalSema
     """
     if semHandleDesc.__class__ is not int:
         semHandleDesc = _c.ref(
-            semHandleDesc, cudaExternalSemaphoreHandleDesc, "semHandleDesc", False
+            semHandleDesc,
+            cudaExternalSemaphoreHandleDesc,
+            "semHandleDesc",
+            False,
+            1,
+            "cudaImportExternalSemaphore: the record",
         )
     extSem_out = cudaExternalSemaphore_t()
     try:
@@ -7506,7 +7928,14 @@ def cudaLaunchCooperativeKernelMultiDevice(
     """
     _c.deprecated("cudaLaunchCooperativeKernelMultiDevice", None)
     if launchParamsList.__class__ is not int:
-        launchParamsList = _c.ref(launchParamsList, cudaLaunchParams, "launchParamsList", True)
+        launchParamsList = _c.ref(
+            launchParamsList,
+            cudaLaunchParams,
+            "launchParamsList",
+            True,
+            numDevices,
+            "cudaLaunchCooperativeKernelMultiDevice: numDevices",
+        )
     try:
         err = _cudaLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags)
     except _ArgumentError as exc:
@@ -7605,7 +8034,9 @@ def cudaLaunchKernelExC(config: _PointerLike, func: _PointerLike, args: _Pointer
     C: cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
     """
     if config.__class__ is not int:
-        config = _c.ref(config, cudaLaunchConfig_t, "config", False)
+        config = _c.ref(
+            config, cudaLaunchConfig_t, "config", False, 1, "cudaLaunchKernelExC: the record"
+        )
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if args.__class__ is not int:
@@ -7686,7 +8117,9 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
     C: cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(
+            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMalloc3DArray: the record"
+        )
     array = cudaArray_t()
     try:
         err = _cudaMalloc3DArray(array, desc, extent, flags)
@@ -7718,7 +8151,7 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
     C: cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocArray: the record")
     array = cudaArray_t()
     try:
         err = _cudaMallocArray(array, desc, width, height, flags)
@@ -7866,7 +8299,9 @@ def cudaMallocMipmappedArray(
     C: cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(
+            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocMipmappedArray: the record"
+        )
     mipmappedArray = cudaMipmappedArray_t()
     try:
         err = _cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags)
@@ -7929,7 +8364,7 @@ def cudaMemAdvise(
     C: cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, int device)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
     try:
         err = _cudaMemAdvise(devPtr, count, advice, device)
     except _ArgumentError as exc:
@@ -7977,7 +8412,9 @@ def cudaMemPoolCreate(poolProps: _PointerLike) -> cudaMemPool_t:
     C: cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)
     """
     if poolProps.__class__ is not int:
-        poolProps = _c.ref(poolProps, cudaMemPoolProps, "poolProps", False)
+        poolProps = _c.ref(
+            poolProps, cudaMemPoolProps, "poolProps", False, 1, "cudaMemPoolCreate: the record"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemPoolCreate(memPool, poolProps)
@@ -8089,7 +8526,9 @@ def cudaMemPoolGetAccess(
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if location.__class__ is not int:
-        location = _c.ref(location, cudaMemLocation, "location", True)
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemPoolGetAccess: the record"
+        )
     flags = c_uint()
     try:
         err = _cudaMemPoolGetAccess(flags, memPool, location)
@@ -8198,7 +8637,14 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if exportData.__class__ is not int:
-        exportData = _c.ref(exportData, cudaMemPoolPtrExportData, "exportData", True)
+        exportData = _c.ref(
+            exportData,
+            cudaMemPoolPtrExportData,
+            "exportData",
+            True,
+            1,
+            "cudaMemPoolImportPointer: the record",
+        )
     ptr = c_void_p()
     try:
         err = _cudaMemPoolImportPointer(ptr, memPool, exportData)
@@ -8230,7 +8676,9 @@ def cudaMemPoolSetAccess(
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if descList.__class__ is not int:
-        descList = _c.ref(descList, cudaMemAccessDesc, "descList", False)
+        descList = _c.ref(
+            descList, cudaMemAccessDesc, "descList", False, count, "cudaMemPoolSetAccess: count"
+        )
     try:
         err = _cudaMemPoolSetAccess(memPool, descList, count)
     except _ArgumentError as exc:
@@ -8325,7 +8773,7 @@ def cudaMemPrefetchAsync(
     C: cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, int dstDevice, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8367,7 +8815,7 @@ def cudaMemRangeGetAttribute(
     C: cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttribute: count")
     data = _c.attribute_storage(
         attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
     )
@@ -8416,11 +8864,25 @@ def cudaMemRangeGetAttributes(
     C: cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)
     """
     if dataSizes.__class__ is not int:
-        dataSizes = _c.ref(dataSizes, c_size_t, "dataSizes", True)
+        dataSizes = _c.ref(
+            dataSizes,
+            c_size_t,
+            "dataSizes",
+            True,
+            numAttributes,
+            "cudaMemRangeGetAttributes: numAttributes",
+        )
     if attributes.__class__ is not int:
-        attributes = _c.ref(attributes, c_uint, "attributes", True)
+        attributes = _c.ref(
+            attributes,
+            c_uint,
+            "attributes",
+            True,
+            numAttributes,
+            "cudaMemRangeGetAttributes: numAttributes",
+        )
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttributes: count")
     data = _c.attribute_storages(
         attributes,
         _cudaMemRangeAttribute_values,
@@ -8461,9 +8923,9 @@ def cudaMemcpy(
     C: cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpy: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpy: count")
     try:
         err = _cudaMemcpy(dst, src, count, kind)
     except _ArgumentError as exc:
@@ -8499,9 +8961,21 @@ def cudaMemcpy2D(
     C: cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2D: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2D: (height - 1) * spitch + width",
+        )
     try:
         err = _cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -8599,9 +9073,21 @@ def cudaMemcpy2DAsync(
     C: cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * spitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8645,7 +9131,13 @@ def cudaMemcpy2DFromArray(
     C: cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArray: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     try:
@@ -8691,7 +9183,13 @@ def cudaMemcpy2DFromArrayAsync(
     C: cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArrayAsync: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
@@ -8741,7 +9239,13 @@ def cudaMemcpy2DToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArray: (height - 1) * spitch + width",
+        )
     try:
         err = _cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -8787,7 +9291,13 @@ def cudaMemcpy2DToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArrayAsync: (height - 1) * spitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8817,7 +9327,7 @@ def cudaMemcpy3D(p: _PointerLike) -> None:
     C: cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DParms, "p", False, 1, "cudaMemcpy3D: the record")
     try:
         err = _cudaMemcpy3D(p)
     except _ArgumentError as exc:
@@ -8840,7 +9350,7 @@ def cudaMemcpy3DAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = None
     C: cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DParms, "p", False, 1, "cudaMemcpy3DAsync: the record")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8864,7 +9374,7 @@ def cudaMemcpy3DPeer(p: _PointerLike) -> None:
     C: cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False, 1, "cudaMemcpy3DPeer: the record")
     try:
         err = _cudaMemcpy3DPeer(p)
     except _ArgumentError as exc:
@@ -8887,7 +9397,7 @@ def cudaMemcpy3DPeerAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = 
     C: cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False, 1, "cudaMemcpy3DPeerAsync: the record")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8970,9 +9480,9 @@ def cudaMemcpyAsync(
     C: cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyAsync: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9013,7 +9523,7 @@ def cudaMemcpyFromArray(
     """
     _c.deprecated("cudaMemcpyFromArray", None)
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     try:
@@ -9056,7 +9566,7 @@ def cudaMemcpyFromArrayAsync(
     """
     _c.deprecated("cudaMemcpyFromArrayAsync", None)
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
@@ -9096,9 +9606,11 @@ def cudaMemcpyFromSymbol(
     C: cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyFromSymbol: count + offset"
+        )
     try:
         err = _cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -9134,9 +9646,15 @@ def cudaMemcpyFromSymbolAsync(
     C: cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbolAsync: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaMemcpyFromSymbolAsync: count + offset",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9168,9 +9686,9 @@ def cudaMemcpyPeer(
     C: cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeer: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeer: count")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
     except _ArgumentError as exc:
@@ -9206,9 +9724,9 @@ def cudaMemcpyPeerAsync(
     C: cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeerAsync: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeerAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9251,7 +9769,7 @@ def cudaMemcpyToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArray: count")
     try:
         err = _cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
     except _ArgumentError as exc:
@@ -9294,7 +9812,7 @@ def cudaMemcpyToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArrayAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9332,9 +9850,11 @@ def cudaMemcpyToSymbol(
     C: cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyToSymbol: count + offset"
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbol: count")
     try:
         err = _cudaMemcpyToSymbol(symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -9370,9 +9890,15 @@ def cudaMemcpyToSymbolAsync(
     C: cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaMemcpyToSymbolAsync: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbolAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9400,7 +9926,7 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
     C: cudaError_t cudaMemset(void *devPtr, int value, size_t count)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemset: count")
     try:
         err = _cudaMemset(devPtr, value, count)
     except _ArgumentError as exc:
@@ -9426,7 +9952,13 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
     C: cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(
+            devPtr,
+            "devPtr",
+            True,
+            _c.rows(pitch, width, height),
+            "cudaMemset2D: (height - 1) * pitch + width",
+        )
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
     except _ArgumentError as exc:
@@ -9462,7 +9994,13 @@ def cudaMemset2DAsync(
     C: cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(
+            devPtr,
+            "devPtr",
+            True,
+            _c.rows(pitch, width, height),
+            "cudaMemset2DAsync: (height - 1) * pitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9547,7 +10085,7 @@ def cudaMemsetAsync(
     C: cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemsetAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9756,7 +10294,14 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if launchConfig.__class__ is not int:
-        launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
+        launchConfig = _c.ref(
+            launchConfig,
+            cudaLaunchConfig_t,
+            "launchConfig",
+            False,
+            1,
+            "cudaOccupancyMaxActiveClusters: the record",
+        )
     numClusters = c_int()
     try:
         err = _cudaOccupancyMaxActiveClusters(numClusters, func, launchConfig)
@@ -9788,7 +10333,14 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if launchConfig.__class__ is not int:
-        launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
+        launchConfig = _c.ref(
+            launchConfig,
+            cudaLaunchConfig_t,
+            "launchConfig",
+            False,
+            1,
+            "cudaOccupancyMaxPotentialClusterSize: the record",
+        )
     clusterSize = c_int()
     try:
         err = _cudaOccupancyMaxPotentialClusterSize(clusterSize, func, launchConfig)
@@ -9951,7 +10503,7 @@ def cudaSetDoubleForDevice(d: _PointerLike) -> None:
     """
     _c.deprecated("cudaSetDoubleForDevice", None)
     if d.__class__ is not int:
-        d = _c.ref(d, c_double, "d", True)
+        d = _c.ref(d, c_double, "d", True, 1, "cudaSetDoubleForDevice: the record")
     try:
         err = _cudaSetDoubleForDevice(d)
     except _ArgumentError as exc:
@@ -9974,7 +10526,7 @@ def cudaSetDoubleForHost(d: _PointerLike) -> None:
     """
     _c.deprecated("cudaSetDoubleForHost", None)
     if d.__class__ is not int:
-        d = _c.ref(d, c_double, "d", True)
+        d = _c.ref(d, c_double, "d", True, 1, "cudaSetDoubleForHost: the record")
     try:
         err = _cudaSetDoubleForHost(d)
     except _ArgumentError as exc:
@@ -9997,7 +10549,7 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
     C: cudaError_t cudaSetValidDevices(int *device_arr, int len)
     """
     if device_arr.__class__ is not int:
-        device_arr = _c.ref(device_arr, c_int, "device_arr", True)
+        device_arr = _c.ref(device_arr, c_int, "device_arr", True, len, "cudaSetValidDevices: len")
     try:
         err = _cudaSetValidDevices(device_arr, len)
     except _ArgumentError as exc:
@@ -10027,9 +10579,23 @@ def cudaSignalExternalSemaphoresAsync(
     C: cudaError_t cudaSignalExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreSignalParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreSignalParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10065,9 +10631,23 @@ def cudaSignalExternalSemaphoresAsync_v2(
     C: cudaError_t cudaSignalExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync_v2: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreSignalParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreSignalParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync_v2: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10139,7 +10719,7 @@ def cudaStreamAttachMemAsync(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, length, "cudaStreamAttachMemAsync: length")
     try:
         err = _cudaStreamAttachMemAsync(stream, devPtr, length, flags)
     except _ArgumentError as exc:
@@ -10710,7 +11290,14 @@ def cudaStreamUpdateCaptureDependencies(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if dependencies.__class__ is not int:
-        dependencies = _c.ref(dependencies, cudaGraphNode_t, "dependencies", True)
+        dependencies = _c.ref(
+            dependencies,
+            cudaGraphNode_t,
+            "dependencies",
+            True,
+            numDependencies,
+            "cudaStreamUpdateCaptureDependencies: numDependencies",
+        )
     try:
         err = _cudaStreamUpdateCaptureDependencies(stream, dependencies, numDependencies, flags)
     except _ArgumentError as exc:
@@ -11068,9 +11655,23 @@ def cudaWaitExternalSemaphoresAsync(
     C: cudaError_t cudaWaitExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreWaitParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreWaitParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11106,9 +11707,23 @@ def cudaWaitExternalSemaphoresAsync_v2(
     C: cudaError_t cudaWaitExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync_v2: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreWaitParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreWaitParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync_v2: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:

@@ -1736,7 +1736,7 @@ def cudaChooseDevice(prop: _PointerLike) -> int:
     C: cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
     """
     if prop.__class__ is not int:
-        prop = _c.ref(prop, cudaDeviceProp, "prop", False)
+        prop = _c.ref(prop, cudaDeviceProp, "prop", False, 1, "cudaChooseDevice: the record")
     device = c_int()
     try:
         err = _cudaChooseDevice(device, prop)
@@ -1785,7 +1785,9 @@ def cudaCreateSurfaceObject(pResDesc: _PointerLike) -> int:
     C: cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc)
     """
     if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
+        pResDesc = _c.ref(
+            pResDesc, cudaResourceDesc, "pResDesc", False, 1, "cudaCreateSurfaceObject: the record"
+        )
     pSurfObject = cudaSurfaceObject_t()
     try:
         err = _cudaCreateSurfaceObject(pSurfObject, pResDesc)
@@ -1818,11 +1820,22 @@ def cudaCreateTextureObject(
     C: cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc)
     """
     if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
+        pResDesc = _c.ref(
+            pResDesc, cudaResourceDesc, "pResDesc", False, 1, "cudaCreateTextureObject: the record"
+        )
     if pTexDesc.__class__ is not int:
-        pTexDesc = _c.ref(pTexDesc, cudaTextureDesc, "pTexDesc", False)
+        pTexDesc = _c.ref(
+            pTexDesc, cudaTextureDesc, "pTexDesc", False, 1, "cudaCreateTextureObject: the record"
+        )
     if pResViewDesc.__class__ is not int:
-        pResViewDesc = _c.ref(pResViewDesc, cudaResourceViewDesc, "pResViewDesc", False)
+        pResViewDesc = _c.ref(
+            pResViewDesc,
+            cudaResourceViewDesc,
+            "pResViewDesc",
+            False,
+            1,
+            "cudaCreateTextureObject: the record",
+        )
     pTexObject = cudaTextureObject_t()
     try:
         err = _cudaCreateTextureObject(pTexObject, pResDesc, pTexDesc, pResViewDesc)
@@ -2360,7 +2373,14 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
     C: cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)
     """
     if fmtDesc.__class__ is not int:
-        fmtDesc = _c.ref(fmtDesc, cudaChannelFormatDesc, "fmtDesc", False)
+        fmtDesc = _c.ref(
+            fmtDesc,
+            cudaChannelFormatDesc,
+            "fmtDesc",
+            False,
+            1,
+            "cudaDeviceGetTexture1DLinearMaxWidth: the record",
+        )
     maxWidthInElements = c_size_t()
     try:
         err = _cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device)
@@ -2645,11 +2665,32 @@ def cudaEGLStreamConsumerAcquireFrame(
     C: cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t *pCudaResource, cudaStream_t *pStream, unsigned int timeout)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     if pCudaResource.__class__ is not int:
-        pCudaResource = _c.ref(pCudaResource, cudaGraphicsResource_t, "pCudaResource", True)
+        pCudaResource = _c.ref(
+            pCudaResource,
+            cudaGraphicsResource_t,
+            "pCudaResource",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
     except _ArgumentError as exc:
@@ -2736,7 +2777,14 @@ def cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None:
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerDisconnect: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerDisconnect(conn)
     except _ArgumentError as exc:
@@ -2762,11 +2810,25 @@ def cudaEGLStreamConsumerReleaseFrame(
     C: cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t pCudaResource, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerReleaseFrame: the record",
+        )
     if pCudaResource.__class__ is not cudaGraphicsResource_t:
         pCudaResource = _c.handle(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamConsumerReleaseFrame: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream)
     except _ArgumentError as exc:
@@ -2823,7 +2885,14 @@ def cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None:
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerDisconnect: the record",
+        )
     try:
         err = _cudaEGLStreamProducerDisconnect(conn)
     except _ArgumentError as exc:
@@ -2849,9 +2918,23 @@ def cudaEGLStreamProducerPresentFrame(
     C: cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection *conn, cudaEglFrame eglframe, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerPresentFrame: the record",
+        )
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamProducerPresentFrame: the record",
+        )
     try:
         err = _cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream)
     except _ArgumentError as exc:
@@ -2879,7 +2962,14 @@ def cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, 
     C: cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection *conn, cudaEglFrame *eglframe, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerReturnFrame: the record",
+        )
     eglframe = cudaEglFrame()
     pStream = cudaStream_t()
     try:
@@ -3149,7 +3239,14 @@ def cudaExternalMemoryGetMappedBuffer(
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if bufferDesc.__class__ is not int:
-        bufferDesc = _c.ref(bufferDesc, cudaExternalMemoryBufferDesc, "bufferDesc", False)
+        bufferDesc = _c.ref(
+            bufferDesc,
+            cudaExternalMemoryBufferDesc,
+            "bufferDesc",
+            False,
+            1,
+            "cudaExternalMemoryGetMappedBuffer: the record",
+        )
     devPtr = c_void_p()
     try:
         err = _cudaExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc)
@@ -3183,7 +3280,14 @@ def cudaExternalMemoryGetMappedMipmappedArray(
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if mipmapDesc.__class__ is not int:
-        mipmapDesc = _c.ref(mipmapDesc, cudaExternalMemoryMipmappedArrayDesc, "mipmapDesc", False)
+        mipmapDesc = _c.ref(
+            mipmapDesc,
+            cudaExternalMemoryMipmappedArrayDesc,
+            "mipmapDesc",
+            False,
+            1,
+            "cudaExternalMemoryGetMappedMipmappedArray: the record",
+        )
     mipmap = cudaMipmappedArray_t()
     try:
         err = _cudaExternalMemoryGetMappedMipmappedArray(mipmap, extMem, mipmapDesc)
@@ -3960,7 +4064,9 @@ def cudaGetExportTable(pExportTableId: _PointerLike) -> int:
     C: cudaError_t cudaGetExportTable(const void **ppExportTable, const cudaUUID_t *pExportTableId)
     """
     if pExportTableId.__class__ is not int:
-        pExportTableId = _c.ref(pExportTableId, cudaUUID_t, "pExportTableId", False)
+        pExportTableId = _c.ref(
+            pExportTableId, cudaUUID_t, "pExportTableId", False, 1, "cudaGetExportTable: the record"
+        )
     ppExportTable = c_void_p()
     try:
         err = _cudaGetExportTable(ppExportTable, pExportTableId)
@@ -4262,7 +4368,14 @@ def cudaGraphAddChildGraphNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddChildGraphNode: numDependencies",
+        )
     if childGraph.__class__ is not cudaGraph_t:
         childGraph = _c.handle(childGraph, cudaGraph_t, "childGraph")
     pGraphNode = cudaGraphNode_t()
@@ -4302,9 +4415,23 @@ def cudaGraphAddDependencies(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
-        from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+        from_ = _c.ref(
+            from_,
+            cudaGraphNode_t,
+            "from_",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies: numDependencies",
+        )
     if to.__class__ is not int:
-        to = _c.ref(to, cudaGraphNode_t, "to", False)
+        to = _c.ref(
+            to,
+            cudaGraphNode_t,
+            "to",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies: numDependencies",
+        )
     try:
         err = _cudaGraphAddDependencies(graph, from_, to, numDependencies)
     except _ArgumentError as exc:
@@ -4340,11 +4467,32 @@ def cudaGraphAddDependencies_v2(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
-        from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+        from_ = _c.ref(
+            from_,
+            cudaGraphNode_t,
+            "from_",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies_v2: numDependencies",
+        )
     if to.__class__ is not int:
-        to = _c.ref(to, cudaGraphNode_t, "to", False)
+        to = _c.ref(
+            to,
+            cudaGraphNode_t,
+            "to",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies_v2: numDependencies",
+        )
     if edgeData.__class__ is not int:
-        edgeData = _c.ref(edgeData, cudaGraphEdgeData, "edgeData", False)
+        edgeData = _c.ref(
+            edgeData,
+            cudaGraphEdgeData,
+            "edgeData",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies_v2: numDependencies",
+        )
     try:
         err = _cudaGraphAddDependencies_v2(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -4379,7 +4527,14 @@ def cudaGraphAddEmptyNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEmptyNode: numDependencies",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies)
@@ -4420,7 +4575,14 @@ def cudaGraphAddEventRecordNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEventRecordNode: numDependencies",
+        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -4463,7 +4625,14 @@ def cudaGraphAddEventWaitNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEventWaitNode: numDependencies",
+        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -4506,9 +4675,23 @@ def cudaGraphAddExternalSemaphoresSignalNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddExternalSemaphoresSignalNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphAddExternalSemaphoresSignalNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddExternalSemaphoresSignalNode(
@@ -4551,9 +4734,23 @@ def cudaGraphAddExternalSemaphoresWaitNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddExternalSemaphoresWaitNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphAddExternalSemaphoresWaitNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddExternalSemaphoresWaitNode(
@@ -4598,7 +4795,14 @@ def cudaGraphAddHostNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddHostNode: numDependencies",
+        )
     pNodeParams, _pNodeParams_token = _c.callback_record(
         pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
     )
@@ -4646,9 +4850,23 @@ def cudaGraphAddKernelNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddKernelNode: numDependencies",
+        )
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphAddKernelNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddKernelNode(
@@ -4691,9 +4909,23 @@ def cudaGraphAddMemAllocNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemAllocNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaMemAllocNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaMemAllocNodeParams,
+            "nodeParams",
+            True,
+            1,
+            "cudaGraphAddMemAllocNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemAllocNode(
@@ -4736,7 +4968,14 @@ def cudaGraphAddMemFreeNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemFreeNode: numDependencies",
+        )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
     pGraphNode = cudaGraphNode_t()
@@ -4779,9 +5018,23 @@ def cudaGraphAddMemcpyNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNode: numDependencies",
+        )
     if pCopyParams.__class__ is not int:
-        pCopyParams = _c.ref(pCopyParams, cudaMemcpy3DParms, "pCopyParams", False)
+        pCopyParams = _c.ref(
+            pCopyParams,
+            cudaMemcpy3DParms,
+            "pCopyParams",
+            False,
+            1,
+            "cudaGraphAddMemcpyNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode(
@@ -4830,11 +5083,18 @@ def cudaGraphAddMemcpyNode1D(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNode1D: numDependencies",
+        )
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNode1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNode1D: count")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode1D(
@@ -4894,11 +5154,24 @@ def cudaGraphAddMemcpyNodeFromSymbol(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNodeFromSymbol: numDependencies",
+        )
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNodeFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphAddMemcpyNodeFromSymbol: count + offset",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeFromSymbol(
@@ -4959,11 +5232,24 @@ def cudaGraphAddMemcpyNodeToSymbol(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNodeToSymbol: numDependencies",
+        )
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphAddMemcpyNodeToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNodeToSymbol: count")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeToSymbol(
@@ -5016,9 +5302,23 @@ def cudaGraphAddMemsetNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemsetNode: numDependencies",
+        )
     if pMemsetParams.__class__ is not int:
-        pMemsetParams = _c.ref(pMemsetParams, cudaMemsetParams, "pMemsetParams", False)
+        pMemsetParams = _c.ref(
+            pMemsetParams,
+            cudaMemsetParams,
+            "pMemsetParams",
+            False,
+            1,
+            "cudaGraphAddMemsetNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemsetNode(
@@ -5061,9 +5361,18 @@ def cudaGraphAddNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams, cudaGraphNodeParams, "nodeParams", True, 1, "cudaGraphAddNode: the record"
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddNode(pGraphNode, graph, pDependencies, numDependencies, nodeParams)
@@ -5106,11 +5415,32 @@ def cudaGraphAddNode_v2(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddNode_v2: numDependencies",
+        )
     if dependencyData.__class__ is not int:
-        dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+        dependencyData = _c.ref(
+            dependencyData,
+            cudaGraphEdgeData,
+            "dependencyData",
+            False,
+            numDependencies,
+            "cudaGraphAddNode_v2: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaGraphNodeParams,
+            "nodeParams",
+            True,
+            1,
+            "cudaGraphAddNode_v2: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddNode_v2(
@@ -5593,7 +5923,14 @@ def cudaGraphExecExternalSemaphoresSignalNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExecExternalSemaphoresSignalNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
@@ -5629,7 +5966,14 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExecExternalSemaphoresWaitNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
@@ -5732,7 +6076,14 @@ def cudaGraphExecKernelNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecKernelNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -5766,7 +6117,14 @@ def cudaGraphExecMemcpyNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemcpy3DParms,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecMemcpyNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -5806,9 +6164,9 @@ def cudaGraphExecMemcpyNodeSetParams1D(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
     try:
         err = _cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -5852,9 +6210,17 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst, "dst", True, count, "cudaGraphExecMemcpyNodeSetParamsFromSymbol: count"
+        )
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphExecMemcpyNodeSetParamsFromSymbol: count + offset",
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsFromSymbol(
             hGraphExec, node, dst, symbol, count, offset, kind
@@ -5900,9 +6266,17 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphExecMemcpyNodeSetParamsToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src, "src", False, count, "cudaGraphExecMemcpyNodeSetParamsToSymbol: count"
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsToSymbol(
             hGraphExec, node, symbol, src, count, offset, kind
@@ -5940,7 +6314,14 @@ def cudaGraphExecMemsetNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemsetParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecMemsetNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -5974,7 +6355,14 @@ def cudaGraphExecNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaGraphNodeParams,
+            "nodeParams",
+            True,
+            1,
+            "cudaGraphExecNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecNodeSetParams(graphExec, node, nodeParams)
     except _ArgumentError as exc:
@@ -6071,7 +6459,14 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExternalSemaphoresSignalNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6131,7 +6526,14 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExternalSemaphoresWaitNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6438,7 +6840,12 @@ def cudaGraphInstantiateWithParams(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if instantiateParams.__class__ is not int:
         instantiateParams = _c.ref(
-            instantiateParams, cudaGraphInstantiateParams, "instantiateParams", True
+            instantiateParams,
+            cudaGraphInstantiateParams,
+            "instantiateParams",
+            True,
+            1,
+            "cudaGraphInstantiateWithParams: the record",
         )
     pGraphExec = cudaGraphExec_t()
     try:
@@ -6639,7 +7046,14 @@ def cudaGraphKernelNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphKernelNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphKernelNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -6782,7 +7196,14 @@ def cudaGraphMemcpyNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemcpy3DParms,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphMemcpyNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -6818,9 +7239,9 @@ def cudaGraphMemcpyNodeSetParams1D(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphMemcpyNodeSetParams1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParams1D: count")
     try:
         err = _cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -6858,9 +7279,15 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphMemcpyNodeSetParamsFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphMemcpyNodeSetParamsFromSymbol: count + offset",
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -6900,9 +7327,15 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphMemcpyNodeSetParamsToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParamsToSymbol: count")
     try:
         err = _cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -6962,7 +7395,14 @@ def cudaGraphMemsetNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemsetParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphMemsetNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphMemsetNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -7260,7 +7700,14 @@ def cudaGraphNodeSetParams(node: cudaGraphNode_t | _HandleLike, nodeParams: _Poi
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaGraphNodeParams,
+            "nodeParams",
+            True,
+            1,
+            "cudaGraphNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphNodeSetParams(node, nodeParams)
     except _ArgumentError as exc:
@@ -7319,9 +7766,23 @@ def cudaGraphRemoveDependencies(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
-        from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+        from_ = _c.ref(
+            from_,
+            cudaGraphNode_t,
+            "from_",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies: numDependencies",
+        )
     if to.__class__ is not int:
-        to = _c.ref(to, cudaGraphNode_t, "to", False)
+        to = _c.ref(
+            to,
+            cudaGraphNode_t,
+            "to",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies: numDependencies",
+        )
     try:
         err = _cudaGraphRemoveDependencies(graph, from_, to, numDependencies)
     except _ArgumentError as exc:
@@ -7357,11 +7818,32 @@ def cudaGraphRemoveDependencies_v2(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
-        from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+        from_ = _c.ref(
+            from_,
+            cudaGraphNode_t,
+            "from_",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies_v2: numDependencies",
+        )
     if to.__class__ is not int:
-        to = _c.ref(to, cudaGraphNode_t, "to", False)
+        to = _c.ref(
+            to,
+            cudaGraphNode_t,
+            "to",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies_v2: numDependencies",
+        )
     if edgeData.__class__ is not int:
-        edgeData = _c.ref(edgeData, cudaGraphEdgeData, "edgeData", False)
+        edgeData = _c.ref(
+            edgeData,
+            cudaGraphEdgeData,
+            "edgeData",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies_v2: numDependencies",
+        )
     try:
         err = _cudaGraphRemoveDependencies_v2(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -7541,7 +8023,14 @@ def cudaGraphicsMapResources(
     C: cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if resources.__class__ is not int:
-        resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
+        resources = _c.ref(
+            resources,
+            cudaGraphicsResource_t,
+            "resources",
+            True,
+            count,
+            "cudaGraphicsMapResources: count",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -7732,7 +8221,14 @@ def cudaGraphicsUnmapResources(
     C: cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if resources.__class__ is not int:
-        resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
+        resources = _c.ref(
+            resources,
+            cudaGraphicsResource_t,
+            "resources",
+            True,
+            count,
+            "cudaGraphicsUnmapResources: count",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -7921,7 +8417,7 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
     C: cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     """
     if ptr.__class__ is not int:
-        ptr = _c.pointer(ptr, "ptr", True)
+        ptr = _c.pointer(ptr, "ptr", True, size, "cudaHostRegister: size")
     try:
         err = _cudaHostRegister(ptr, size, flags)
     except _ArgumentError as exc:
@@ -7968,7 +8464,14 @@ def cudaImportExternalMemory(memHandleDesc: _PointerLike) -> cudaExternalMemory_
     C: cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc)
     """
     if memHandleDesc.__class__ is not int:
-        memHandleDesc = _c.ref(memHandleDesc, cudaExternalMemoryHandleDesc, "memHandleDesc", False)
+        memHandleDesc = _c.ref(
+            memHandleDesc,
+            cudaExternalMemoryHandleDesc,
+            "memHandleDesc",
+            False,
+            1,
+            "cudaImportExternalMemory: the record",
+        )
     extMem_out = cudaExternalMemory_t()
     try:
         err = _cudaImportExternalMemory(extMem_out, memHandleDesc)
@@ -7998,7 +8501,12 @@ def cudaImportExternalSemaphore(semHandleDesc: _PointerLike) -> cudaExternalSema
     """
     if semHandleDesc.__class__ is not int:
         semHandleDesc = _c.ref(
-            semHandleDesc, cudaExternalSemaphoreHandleDesc, "semHandleDesc", False
+            semHandleDesc,
+            cudaExternalSemaphoreHandleDesc,
+            "semHandleDesc",
+            False,
+            1,
+            "cudaImportExternalSemaphore: the record",
         )
     extSem_out = cudaExternalSemaphore_t()
     try:
@@ -8225,7 +8733,14 @@ def cudaLaunchCooperativeKernelMultiDevice(
     """
     _c.deprecated("cudaLaunchCooperativeKernelMultiDevice", None)
     if launchParamsList.__class__ is not int:
-        launchParamsList = _c.ref(launchParamsList, cudaLaunchParams, "launchParamsList", True)
+        launchParamsList = _c.ref(
+            launchParamsList,
+            cudaLaunchParams,
+            "launchParamsList",
+            True,
+            numDevices,
+            "cudaLaunchCooperativeKernelMultiDevice: numDevices",
+        )
     try:
         err = _cudaLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags)
     except _ArgumentError as exc:
@@ -8324,7 +8839,9 @@ def cudaLaunchKernelExC(config: _PointerLike, func: _PointerLike, args: _Pointer
     C: cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
     """
     if config.__class__ is not int:
-        config = _c.ref(config, cudaLaunchConfig_t, "config", False)
+        config = _c.ref(
+            config, cudaLaunchConfig_t, "config", False, 1, "cudaLaunchKernelExC: the record"
+        )
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if args.__class__ is not int:
@@ -8405,7 +8922,9 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
     C: cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(
+            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMalloc3DArray: the record"
+        )
     array = cudaArray_t()
     try:
         err = _cudaMalloc3DArray(array, desc, extent, flags)
@@ -8437,7 +8956,7 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
     C: cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocArray: the record")
     array = cudaArray_t()
     try:
         err = _cudaMallocArray(array, desc, width, height, flags)
@@ -8585,7 +9104,9 @@ def cudaMallocMipmappedArray(
     C: cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(
+            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocMipmappedArray: the record"
+        )
     mipmappedArray = cudaMipmappedArray_t()
     try:
         err = _cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags)
@@ -8648,7 +9169,7 @@ def cudaMemAdvise(
     C: cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, int device)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
     try:
         err = _cudaMemAdvise(devPtr, count, advice, device)
     except _ArgumentError as exc:
@@ -8677,7 +9198,7 @@ def cudaMemAdvise_v2(
     C: cudaError_t cudaMemAdvise_v2(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise_v2: count")
     try:
         err = _cudaMemAdvise_v2(devPtr, count, advice, location)
     except _ArgumentError as exc:
@@ -8725,7 +9246,9 @@ def cudaMemPoolCreate(poolProps: _PointerLike) -> cudaMemPool_t:
     C: cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)
     """
     if poolProps.__class__ is not int:
-        poolProps = _c.ref(poolProps, cudaMemPoolProps, "poolProps", False)
+        poolProps = _c.ref(
+            poolProps, cudaMemPoolProps, "poolProps", False, 1, "cudaMemPoolCreate: the record"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemPoolCreate(memPool, poolProps)
@@ -8837,7 +9360,9 @@ def cudaMemPoolGetAccess(
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if location.__class__ is not int:
-        location = _c.ref(location, cudaMemLocation, "location", True)
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemPoolGetAccess: the record"
+        )
     flags = c_uint()
     try:
         err = _cudaMemPoolGetAccess(flags, memPool, location)
@@ -8946,7 +9471,14 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if exportData.__class__ is not int:
-        exportData = _c.ref(exportData, cudaMemPoolPtrExportData, "exportData", True)
+        exportData = _c.ref(
+            exportData,
+            cudaMemPoolPtrExportData,
+            "exportData",
+            True,
+            1,
+            "cudaMemPoolImportPointer: the record",
+        )
     ptr = c_void_p()
     try:
         err = _cudaMemPoolImportPointer(ptr, memPool, exportData)
@@ -8978,7 +9510,9 @@ def cudaMemPoolSetAccess(
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if descList.__class__ is not int:
-        descList = _c.ref(descList, cudaMemAccessDesc, "descList", False)
+        descList = _c.ref(
+            descList, cudaMemAccessDesc, "descList", False, count, "cudaMemPoolSetAccess: count"
+        )
     try:
         err = _cudaMemPoolSetAccess(memPool, descList, count)
     except _ArgumentError as exc:
@@ -9073,7 +9607,7 @@ def cudaMemPrefetchAsync(
     C: cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, int dstDevice, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9098,7 +9632,7 @@ def cudaMemPrefetchAsync_v2(
     C: cudaError_t cudaMemPrefetchAsync_v2(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync_v2: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9144,7 +9678,7 @@ def cudaMemRangeGetAttribute(
     C: cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttribute: count")
     data = _c.attribute_storage(
         attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
     )
@@ -9197,11 +9731,25 @@ def cudaMemRangeGetAttributes(
     C: cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)
     """
     if dataSizes.__class__ is not int:
-        dataSizes = _c.ref(dataSizes, c_size_t, "dataSizes", True)
+        dataSizes = _c.ref(
+            dataSizes,
+            c_size_t,
+            "dataSizes",
+            True,
+            numAttributes,
+            "cudaMemRangeGetAttributes: numAttributes",
+        )
     if attributes.__class__ is not int:
-        attributes = _c.ref(attributes, c_uint, "attributes", True)
+        attributes = _c.ref(
+            attributes,
+            c_uint,
+            "attributes",
+            True,
+            numAttributes,
+            "cudaMemRangeGetAttributes: numAttributes",
+        )
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttributes: count")
     data = _c.attribute_storages(
         attributes,
         _cudaMemRangeAttribute_values,
@@ -9242,9 +9790,9 @@ def cudaMemcpy(
     C: cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpy: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpy: count")
     try:
         err = _cudaMemcpy(dst, src, count, kind)
     except _ArgumentError as exc:
@@ -9280,9 +9828,21 @@ def cudaMemcpy2D(
     C: cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2D: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2D: (height - 1) * spitch + width",
+        )
     try:
         err = _cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -9380,9 +9940,21 @@ def cudaMemcpy2DAsync(
     C: cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * spitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9426,7 +9998,13 @@ def cudaMemcpy2DFromArray(
     C: cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArray: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     try:
@@ -9472,7 +10050,13 @@ def cudaMemcpy2DFromArrayAsync(
     C: cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArrayAsync: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
@@ -9522,7 +10106,13 @@ def cudaMemcpy2DToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArray: (height - 1) * spitch + width",
+        )
     try:
         err = _cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -9568,7 +10158,13 @@ def cudaMemcpy2DToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArrayAsync: (height - 1) * spitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9598,7 +10194,7 @@ def cudaMemcpy3D(p: _PointerLike) -> None:
     C: cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DParms, "p", False, 1, "cudaMemcpy3D: the record")
     try:
         err = _cudaMemcpy3D(p)
     except _ArgumentError as exc:
@@ -9621,7 +10217,7 @@ def cudaMemcpy3DAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = None
     C: cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DParms, "p", False, 1, "cudaMemcpy3DAsync: the record")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9645,7 +10241,7 @@ def cudaMemcpy3DPeer(p: _PointerLike) -> None:
     C: cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False, 1, "cudaMemcpy3DPeer: the record")
     try:
         err = _cudaMemcpy3DPeer(p)
     except _ArgumentError as exc:
@@ -9668,7 +10264,7 @@ def cudaMemcpy3DPeerAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = 
     C: cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False, 1, "cudaMemcpy3DPeerAsync: the record")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9751,9 +10347,9 @@ def cudaMemcpyAsync(
     C: cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyAsync: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9794,7 +10390,7 @@ def cudaMemcpyFromArray(
     """
     _c.deprecated("cudaMemcpyFromArray", None)
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     try:
@@ -9837,7 +10433,7 @@ def cudaMemcpyFromArrayAsync(
     """
     _c.deprecated("cudaMemcpyFromArrayAsync", None)
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
@@ -9877,9 +10473,11 @@ def cudaMemcpyFromSymbol(
     C: cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyFromSymbol: count + offset"
+        )
     try:
         err = _cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -9915,9 +10513,15 @@ def cudaMemcpyFromSymbolAsync(
     C: cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbolAsync: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaMemcpyFromSymbolAsync: count + offset",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9949,9 +10553,9 @@ def cudaMemcpyPeer(
     C: cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeer: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeer: count")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
     except _ArgumentError as exc:
@@ -9987,9 +10591,9 @@ def cudaMemcpyPeerAsync(
     C: cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeerAsync: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeerAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10032,7 +10636,7 @@ def cudaMemcpyToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArray: count")
     try:
         err = _cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
     except _ArgumentError as exc:
@@ -10075,7 +10679,7 @@ def cudaMemcpyToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArrayAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10113,9 +10717,11 @@ def cudaMemcpyToSymbol(
     C: cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyToSymbol: count + offset"
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbol: count")
     try:
         err = _cudaMemcpyToSymbol(symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -10151,9 +10757,15 @@ def cudaMemcpyToSymbolAsync(
     C: cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaMemcpyToSymbolAsync: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbolAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10181,7 +10793,7 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
     C: cudaError_t cudaMemset(void *devPtr, int value, size_t count)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemset: count")
     try:
         err = _cudaMemset(devPtr, value, count)
     except _ArgumentError as exc:
@@ -10207,7 +10819,13 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
     C: cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(
+            devPtr,
+            "devPtr",
+            True,
+            _c.rows(pitch, width, height),
+            "cudaMemset2D: (height - 1) * pitch + width",
+        )
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
     except _ArgumentError as exc:
@@ -10243,7 +10861,13 @@ def cudaMemset2DAsync(
     C: cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(
+            devPtr,
+            "devPtr",
+            True,
+            _c.rows(pitch, width, height),
+            "cudaMemset2DAsync: (height - 1) * pitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10328,7 +10952,7 @@ def cudaMemsetAsync(
     C: cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemsetAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10537,7 +11161,14 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if launchConfig.__class__ is not int:
-        launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
+        launchConfig = _c.ref(
+            launchConfig,
+            cudaLaunchConfig_t,
+            "launchConfig",
+            False,
+            1,
+            "cudaOccupancyMaxActiveClusters: the record",
+        )
     numClusters = c_int()
     try:
         err = _cudaOccupancyMaxActiveClusters(numClusters, func, launchConfig)
@@ -10569,7 +11200,14 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if launchConfig.__class__ is not int:
-        launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
+        launchConfig = _c.ref(
+            launchConfig,
+            cudaLaunchConfig_t,
+            "launchConfig",
+            False,
+            1,
+            "cudaOccupancyMaxPotentialClusterSize: the record",
+        )
     clusterSize = c_int()
     try:
         err = _cudaOccupancyMaxPotentialClusterSize(clusterSize, func, launchConfig)
@@ -10732,7 +11370,7 @@ def cudaSetDoubleForDevice(d: _PointerLike) -> None:
     """
     _c.deprecated("cudaSetDoubleForDevice", None)
     if d.__class__ is not int:
-        d = _c.ref(d, c_double, "d", True)
+        d = _c.ref(d, c_double, "d", True, 1, "cudaSetDoubleForDevice: the record")
     try:
         err = _cudaSetDoubleForDevice(d)
     except _ArgumentError as exc:
@@ -10755,7 +11393,7 @@ def cudaSetDoubleForHost(d: _PointerLike) -> None:
     """
     _c.deprecated("cudaSetDoubleForHost", None)
     if d.__class__ is not int:
-        d = _c.ref(d, c_double, "d", True)
+        d = _c.ref(d, c_double, "d", True, 1, "cudaSetDoubleForHost: the record")
     try:
         err = _cudaSetDoubleForHost(d)
     except _ArgumentError as exc:
@@ -10778,7 +11416,7 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
     C: cudaError_t cudaSetValidDevices(int *device_arr, int len)
     """
     if device_arr.__class__ is not int:
-        device_arr = _c.ref(device_arr, c_int, "device_arr", True)
+        device_arr = _c.ref(device_arr, c_int, "device_arr", True, len, "cudaSetValidDevices: len")
     try:
         err = _cudaSetValidDevices(device_arr, len)
     except _ArgumentError as exc:
@@ -10808,9 +11446,23 @@ def cudaSignalExternalSemaphoresAsync(
     C: cudaError_t cudaSignalExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreSignalParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreSignalParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10846,9 +11498,23 @@ def cudaSignalExternalSemaphoresAsync_v2(
     C: cudaError_t cudaSignalExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync_v2: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreSignalParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreSignalParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync_v2: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10920,7 +11586,7 @@ def cudaStreamAttachMemAsync(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, length, "cudaStreamAttachMemAsync: length")
     try:
         err = _cudaStreamAttachMemAsync(stream, devPtr, length, flags)
     except _ArgumentError as exc:
@@ -10985,9 +11651,23 @@ def cudaStreamBeginCaptureToGraph(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if dependencies.__class__ is not int:
-        dependencies = _c.ref(dependencies, cudaGraphNode_t, "dependencies", False)
+        dependencies = _c.ref(
+            dependencies,
+            cudaGraphNode_t,
+            "dependencies",
+            False,
+            numDependencies,
+            "cudaStreamBeginCaptureToGraph: numDependencies",
+        )
     if dependencyData.__class__ is not int:
-        dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+        dependencyData = _c.ref(
+            dependencyData,
+            cudaGraphEdgeData,
+            "dependencyData",
+            False,
+            numDependencies,
+            "cudaStreamBeginCaptureToGraph: numDependencies",
+        )
     try:
         err = _cudaStreamBeginCaptureToGraph(
             stream, graph, dependencies, dependencyData, numDependencies, mode
@@ -11623,7 +12303,14 @@ def cudaStreamUpdateCaptureDependencies(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if dependencies.__class__ is not int:
-        dependencies = _c.ref(dependencies, cudaGraphNode_t, "dependencies", True)
+        dependencies = _c.ref(
+            dependencies,
+            cudaGraphNode_t,
+            "dependencies",
+            True,
+            numDependencies,
+            "cudaStreamUpdateCaptureDependencies: numDependencies",
+        )
     try:
         err = _cudaStreamUpdateCaptureDependencies(stream, dependencies, numDependencies, flags)
     except _ArgumentError as exc:
@@ -11661,9 +12348,23 @@ def cudaStreamUpdateCaptureDependencies_v2(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if dependencies.__class__ is not int:
-        dependencies = _c.ref(dependencies, cudaGraphNode_t, "dependencies", True)
+        dependencies = _c.ref(
+            dependencies,
+            cudaGraphNode_t,
+            "dependencies",
+            True,
+            numDependencies,
+            "cudaStreamUpdateCaptureDependencies_v2: numDependencies",
+        )
     if dependencyData.__class__ is not int:
-        dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+        dependencyData = _c.ref(
+            dependencyData,
+            cudaGraphEdgeData,
+            "dependencyData",
+            False,
+            numDependencies,
+            "cudaStreamUpdateCaptureDependencies_v2: numDependencies",
+        )
     try:
         err = _cudaStreamUpdateCaptureDependencies_v2(
             stream, dependencies, dependencyData, numDependencies, flags
@@ -12023,9 +12724,23 @@ def cudaWaitExternalSemaphoresAsync(
     C: cudaError_t cudaWaitExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreWaitParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreWaitParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12061,9 +12776,23 @@ def cudaWaitExternalSemaphoresAsync_v2(
     C: cudaError_t cudaWaitExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync_v2: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreWaitParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreWaitParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync_v2: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:

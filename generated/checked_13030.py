@@ -1878,7 +1878,7 @@ def cudaChooseDevice(prop: _PointerLike) -> int:
     C: cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
     """
     if prop.__class__ is not int:
-        prop = _c.ref(prop, cudaDeviceProp, "prop", False)
+        prop = _c.ref(prop, cudaDeviceProp, "prop", False, 1, "cudaChooseDevice: the record")
     device = c_int()
     try:
         err = _cudaChooseDevice(device, prop)
@@ -1927,7 +1927,9 @@ def cudaCreateSurfaceObject(pResDesc: _PointerLike) -> int:
     C: cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc)
     """
     if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
+        pResDesc = _c.ref(
+            pResDesc, cudaResourceDesc, "pResDesc", False, 1, "cudaCreateSurfaceObject: the record"
+        )
     pSurfObject = cudaSurfaceObject_t()
     try:
         err = _cudaCreateSurfaceObject(pSurfObject, pResDesc)
@@ -1960,11 +1962,22 @@ def cudaCreateTextureObject(
     C: cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc)
     """
     if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
+        pResDesc = _c.ref(
+            pResDesc, cudaResourceDesc, "pResDesc", False, 1, "cudaCreateTextureObject: the record"
+        )
     if pTexDesc.__class__ is not int:
-        pTexDesc = _c.ref(pTexDesc, cudaTextureDesc, "pTexDesc", False)
+        pTexDesc = _c.ref(
+            pTexDesc, cudaTextureDesc, "pTexDesc", False, 1, "cudaCreateTextureObject: the record"
+        )
     if pResViewDesc.__class__ is not int:
-        pResViewDesc = _c.ref(pResViewDesc, cudaResourceViewDesc, "pResViewDesc", False)
+        pResViewDesc = _c.ref(
+            pResViewDesc,
+            cudaResourceViewDesc,
+            "pResViewDesc",
+            False,
+            1,
+            "cudaCreateTextureObject: the record",
+        )
     pTexObject = cudaTextureObject_t()
     try:
         err = _cudaCreateTextureObject(pTexObject, pResDesc, pTexDesc, pResViewDesc)
@@ -2093,7 +2106,14 @@ def cudaDevResourceGenerateDesc(resources: _PointerLike, nbResources: int) -> cu
     C: cudaError_t cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *phDesc, cudaDevResource *resources, unsigned int nbResources)
     """
     if resources.__class__ is not int:
-        resources = _c.ref(resources, cudaDevResource, "resources", True)
+        resources = _c.ref(
+            resources,
+            cudaDevResource,
+            "resources",
+            True,
+            nbResources,
+            "cudaDevResourceGenerateDesc: nbResources",
+        )
     phDesc = cudaDevResourceDesc_t()
     try:
         err = _cudaDevResourceGenerateDesc(phDesc, resources, nbResources)
@@ -2128,9 +2148,18 @@ def cudaDevSmResourceSplit(
     C: cudaError_t cudaDevSmResourceSplit(cudaDevResource *result, unsigned int nbGroups, const cudaDevResource *input, cudaDevResource *remainder, unsigned int flags, cudaDevSmResourceGroupParams *groupParams)
     """
     if input.__class__ is not int:
-        input = _c.ref(input, cudaDevResource, "input", False)
+        input = _c.ref(
+            input, cudaDevResource, "input", False, 1, "cudaDevSmResourceSplit: the record"
+        )
     if groupParams.__class__ is not int:
-        groupParams = _c.ref(groupParams, cudaDevSmResourceGroupParams, "groupParams", True)
+        groupParams = _c.ref(
+            groupParams,
+            cudaDevSmResourceGroupParams,
+            "groupParams",
+            True,
+            1,
+            "cudaDevSmResourceSplit: the record",
+        )
     result = (cudaDevResource * nbGroups)()
     remainder = cudaDevResource()
     try:
@@ -2168,9 +2197,18 @@ def cudaDevSmResourceSplitByCount(
     C: cudaError_t cudaDevSmResourceSplitByCount(cudaDevResource *result, unsigned int *nbGroups, const cudaDevResource *input, cudaDevResource *remaining, unsigned int flags, unsigned int minCount)
     """
     if input.__class__ is not int:
-        input = _c.ref(input, cudaDevResource, "input", False)
+        input = _c.ref(
+            input, cudaDevResource, "input", False, 1, "cudaDevSmResourceSplitByCount: the record"
+        )
     if remaining.__class__ is not int:
-        remaining = _c.ref(remaining, cudaDevResource, "remaining", True)
+        remaining = _c.ref(
+            remaining,
+            cudaDevResource,
+            "remaining",
+            True,
+            1,
+            "cudaDevSmResourceSplitByCount: the record",
+        )
     result = cudaDevResource()
     nbGroups = c_uint()
     try:
@@ -2490,7 +2528,14 @@ def cudaDeviceGetHostAtomicCapabilities(
     C: cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device)
     """
     if operations.__class__ is not int:
-        operations = _c.ref(operations, c_uint, "operations", False)
+        operations = _c.ref(
+            operations,
+            c_uint,
+            "operations",
+            False,
+            count,
+            "cudaDeviceGetHostAtomicCapabilities: count",
+        )
     capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetHostAtomicCapabilities(capabilities, operations, count, device)
@@ -2599,7 +2644,14 @@ def cudaDeviceGetP2PAtomicCapabilities(
     C: cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice)
     """
     if operations.__class__ is not int:
-        operations = _c.ref(operations, c_uint, "operations", False)
+        operations = _c.ref(
+            operations,
+            c_uint,
+            "operations",
+            False,
+            count,
+            "cudaDeviceGetP2PAtomicCapabilities: count",
+        )
     capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetP2PAtomicCapabilities(
@@ -2738,7 +2790,14 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
     C: cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)
     """
     if fmtDesc.__class__ is not int:
-        fmtDesc = _c.ref(fmtDesc, cudaChannelFormatDesc, "fmtDesc", False)
+        fmtDesc = _c.ref(
+            fmtDesc,
+            cudaChannelFormatDesc,
+            "fmtDesc",
+            False,
+            1,
+            "cudaDeviceGetTexture1DLinearMaxWidth: the record",
+        )
     maxWidthInElements = c_size_t()
     try:
         err = _cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device)
@@ -3025,11 +3084,32 @@ def cudaEGLStreamConsumerAcquireFrame(
     C: cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t *pCudaResource, cudaStream_t *pStream, unsigned int timeout)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     if pCudaResource.__class__ is not int:
-        pCudaResource = _c.ref(pCudaResource, cudaGraphicsResource_t, "pCudaResource", True)
+        pCudaResource = _c.ref(
+            pCudaResource,
+            cudaGraphicsResource_t,
+            "pCudaResource",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
     except _ArgumentError as exc:
@@ -3116,7 +3196,14 @@ def cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None:
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerDisconnect: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerDisconnect(conn)
     except _ArgumentError as exc:
@@ -3142,11 +3229,25 @@ def cudaEGLStreamConsumerReleaseFrame(
     C: cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t pCudaResource, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerReleaseFrame: the record",
+        )
     if pCudaResource.__class__ is not cudaGraphicsResource_t:
         pCudaResource = _c.handle(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamConsumerReleaseFrame: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream)
     except _ArgumentError as exc:
@@ -3203,7 +3304,14 @@ def cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None:
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerDisconnect: the record",
+        )
     try:
         err = _cudaEGLStreamProducerDisconnect(conn)
     except _ArgumentError as exc:
@@ -3229,9 +3337,23 @@ def cudaEGLStreamProducerPresentFrame(
     C: cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection *conn, cudaEglFrame eglframe, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerPresentFrame: the record",
+        )
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamProducerPresentFrame: the record",
+        )
     try:
         err = _cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream)
     except _ArgumentError as exc:
@@ -3259,7 +3381,14 @@ def cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, 
     C: cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection *conn, cudaEglFrame *eglframe, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerReturnFrame: the record",
+        )
     eglframe = cudaEglFrame()
     pStream = cudaStream_t()
     try:
@@ -3746,7 +3875,14 @@ def cudaExternalMemoryGetMappedBuffer(
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if bufferDesc.__class__ is not int:
-        bufferDesc = _c.ref(bufferDesc, cudaExternalMemoryBufferDesc, "bufferDesc", False)
+        bufferDesc = _c.ref(
+            bufferDesc,
+            cudaExternalMemoryBufferDesc,
+            "bufferDesc",
+            False,
+            1,
+            "cudaExternalMemoryGetMappedBuffer: the record",
+        )
     devPtr = c_void_p()
     try:
         err = _cudaExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc)
@@ -3780,7 +3916,14 @@ def cudaExternalMemoryGetMappedMipmappedArray(
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if mipmapDesc.__class__ is not int:
-        mipmapDesc = _c.ref(mipmapDesc, cudaExternalMemoryMipmappedArrayDesc, "mipmapDesc", False)
+        mipmapDesc = _c.ref(
+            mipmapDesc,
+            cudaExternalMemoryMipmappedArrayDesc,
+            "mipmapDesc",
+            False,
+            1,
+            "cudaExternalMemoryGetMappedMipmappedArray: the record",
+        )
     mipmap = cudaMipmappedArray_t()
     try:
         err = _cudaExternalMemoryGetMappedMipmappedArray(mipmap, extMem, mipmapDesc)
@@ -4560,7 +4703,9 @@ def cudaGetExportTable(pExportTableId: _PointerLike) -> int:
     C: cudaError_t cudaGetExportTable(const void **ppExportTable, const cudaUUID_t *pExportTableId)
     """
     if pExportTableId.__class__ is not int:
-        pExportTableId = _c.ref(pExportTableId, cudaUUID_t, "pExportTableId", False)
+        pExportTableId = _c.ref(
+            pExportTableId, cudaUUID_t, "pExportTableId", False, 1, "cudaGetExportTable: the record"
+        )
     ppExportTable = c_void_p()
     try:
         err = _cudaGetExportTable(ppExportTable, pExportTableId)
@@ -4862,7 +5007,14 @@ def cudaGraphAddChildGraphNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddChildGraphNode: numDependencies",
+        )
     if childGraph.__class__ is not cudaGraph_t:
         childGraph = _c.handle(childGraph, cudaGraph_t, "childGraph")
     pGraphNode = cudaGraphNode_t()
@@ -4907,11 +5059,32 @@ def cudaGraphAddDependencies(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
-        from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+        from_ = _c.ref(
+            from_,
+            cudaGraphNode_t,
+            "from_",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies: numDependencies",
+        )
     if to.__class__ is not int:
-        to = _c.ref(to, cudaGraphNode_t, "to", False)
+        to = _c.ref(
+            to,
+            cudaGraphNode_t,
+            "to",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies: numDependencies",
+        )
     if edgeData.__class__ is not int:
-        edgeData = _c.ref(edgeData, cudaGraphEdgeData, "edgeData", False)
+        edgeData = _c.ref(
+            edgeData,
+            cudaGraphEdgeData,
+            "edgeData",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies: numDependencies",
+        )
     try:
         err = _cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -4944,7 +5117,14 @@ def cudaGraphAddEmptyNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEmptyNode: numDependencies",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies)
@@ -4985,7 +5165,14 @@ def cudaGraphAddEventRecordNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEventRecordNode: numDependencies",
+        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -5028,7 +5215,14 @@ def cudaGraphAddEventWaitNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEventWaitNode: numDependencies",
+        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -5071,9 +5265,23 @@ def cudaGraphAddExternalSemaphoresSignalNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddExternalSemaphoresSignalNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphAddExternalSemaphoresSignalNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddExternalSemaphoresSignalNode(
@@ -5116,9 +5324,23 @@ def cudaGraphAddExternalSemaphoresWaitNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddExternalSemaphoresWaitNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphAddExternalSemaphoresWaitNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddExternalSemaphoresWaitNode(
@@ -5163,7 +5385,14 @@ def cudaGraphAddHostNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddHostNode: numDependencies",
+        )
     pNodeParams, _pNodeParams_token = _c.callback_record(
         pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
     )
@@ -5211,9 +5440,23 @@ def cudaGraphAddKernelNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddKernelNode: numDependencies",
+        )
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphAddKernelNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddKernelNode(
@@ -5256,9 +5499,23 @@ def cudaGraphAddMemAllocNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemAllocNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaMemAllocNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaMemAllocNodeParams,
+            "nodeParams",
+            True,
+            1,
+            "cudaGraphAddMemAllocNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemAllocNode(
@@ -5301,7 +5558,14 @@ def cudaGraphAddMemFreeNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemFreeNode: numDependencies",
+        )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
     pGraphNode = cudaGraphNode_t()
@@ -5344,9 +5608,23 @@ def cudaGraphAddMemcpyNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNode: numDependencies",
+        )
     if pCopyParams.__class__ is not int:
-        pCopyParams = _c.ref(pCopyParams, cudaMemcpy3DParms, "pCopyParams", False)
+        pCopyParams = _c.ref(
+            pCopyParams,
+            cudaMemcpy3DParms,
+            "pCopyParams",
+            False,
+            1,
+            "cudaGraphAddMemcpyNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode(
@@ -5395,11 +5673,18 @@ def cudaGraphAddMemcpyNode1D(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNode1D: numDependencies",
+        )
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNode1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNode1D: count")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode1D(
@@ -5459,11 +5744,24 @@ def cudaGraphAddMemcpyNodeFromSymbol(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNodeFromSymbol: numDependencies",
+        )
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNodeFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphAddMemcpyNodeFromSymbol: count + offset",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeFromSymbol(
@@ -5524,11 +5822,24 @@ def cudaGraphAddMemcpyNodeToSymbol(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNodeToSymbol: numDependencies",
+        )
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphAddMemcpyNodeToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNodeToSymbol: count")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeToSymbol(
@@ -5581,9 +5892,23 @@ def cudaGraphAddMemsetNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemsetNode: numDependencies",
+        )
     if pMemsetParams.__class__ is not int:
-        pMemsetParams = _c.ref(pMemsetParams, cudaMemsetParams, "pMemsetParams", False)
+        pMemsetParams = _c.ref(
+            pMemsetParams,
+            cudaMemsetParams,
+            "pMemsetParams",
+            False,
+            1,
+            "cudaGraphAddMemsetNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemsetNode(
@@ -5628,11 +5953,27 @@ def cudaGraphAddNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddNode: numDependencies",
+        )
     if dependencyData.__class__ is not int:
-        dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+        dependencyData = _c.ref(
+            dependencyData,
+            cudaGraphEdgeData,
+            "dependencyData",
+            False,
+            numDependencies,
+            "cudaGraphAddNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams, cudaGraphNodeParams, "nodeParams", True, 1, "cudaGraphAddNode: the record"
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddNode(
@@ -6156,7 +6497,14 @@ def cudaGraphExecExternalSemaphoresSignalNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExecExternalSemaphoresSignalNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6192,7 +6540,14 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExecExternalSemaphoresWaitNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6322,7 +6677,14 @@ def cudaGraphExecKernelNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecKernelNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -6356,7 +6718,14 @@ def cudaGraphExecMemcpyNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemcpy3DParms,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecMemcpyNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -6396,9 +6765,9 @@ def cudaGraphExecMemcpyNodeSetParams1D(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
     try:
         err = _cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -6442,9 +6811,17 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst, "dst", True, count, "cudaGraphExecMemcpyNodeSetParamsFromSymbol: count"
+        )
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphExecMemcpyNodeSetParamsFromSymbol: count + offset",
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsFromSymbol(
             hGraphExec, node, dst, symbol, count, offset, kind
@@ -6490,9 +6867,17 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphExecMemcpyNodeSetParamsToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src, "src", False, count, "cudaGraphExecMemcpyNodeSetParamsToSymbol: count"
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsToSymbol(
             hGraphExec, node, symbol, src, count, offset, kind
@@ -6530,7 +6915,14 @@ def cudaGraphExecMemsetNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemsetParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecMemsetNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -6564,7 +6956,14 @@ def cudaGraphExecNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaGraphNodeParams,
+            "nodeParams",
+            True,
+            1,
+            "cudaGraphExecNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecNodeSetParams(graphExec, node, nodeParams)
     except _ArgumentError as exc:
@@ -6661,7 +7060,14 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExternalSemaphoresSignalNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6721,7 +7127,14 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExternalSemaphoresWaitNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
@@ -7018,7 +7431,12 @@ def cudaGraphInstantiateWithParams(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if instantiateParams.__class__ is not int:
         instantiateParams = _c.ref(
-            instantiateParams, cudaGraphInstantiateParams, "instantiateParams", True
+            instantiateParams,
+            cudaGraphInstantiateParams,
+            "instantiateParams",
+            True,
+            1,
+            "cudaGraphInstantiateWithParams: the record",
         )
     pGraphExec = cudaGraphExec_t()
     try:
@@ -7229,7 +7647,14 @@ def cudaGraphKernelNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphKernelNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphKernelNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -7372,7 +7797,14 @@ def cudaGraphMemcpyNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemcpy3DParms,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphMemcpyNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -7408,9 +7840,9 @@ def cudaGraphMemcpyNodeSetParams1D(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphMemcpyNodeSetParams1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParams1D: count")
     try:
         err = _cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -7448,9 +7880,15 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphMemcpyNodeSetParamsFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphMemcpyNodeSetParamsFromSymbol: count + offset",
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -7490,9 +7928,15 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphMemcpyNodeSetParamsToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParamsToSymbol: count")
     try:
         err = _cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -7552,7 +7996,14 @@ def cudaGraphMemsetNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemsetParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphMemsetNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphMemsetNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -7892,7 +8343,14 @@ def cudaGraphNodeSetParams(node: cudaGraphNode_t | _HandleLike, nodeParams: _Poi
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaGraphNodeParams,
+            "nodeParams",
+            True,
+            1,
+            "cudaGraphNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphNodeSetParams(node, nodeParams)
     except _ArgumentError as exc:
@@ -7956,11 +8414,32 @@ def cudaGraphRemoveDependencies(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
-        from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+        from_ = _c.ref(
+            from_,
+            cudaGraphNode_t,
+            "from_",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies: numDependencies",
+        )
     if to.__class__ is not int:
-        to = _c.ref(to, cudaGraphNode_t, "to", False)
+        to = _c.ref(
+            to,
+            cudaGraphNode_t,
+            "to",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies: numDependencies",
+        )
     if edgeData.__class__ is not int:
-        edgeData = _c.ref(edgeData, cudaGraphEdgeData, "edgeData", False)
+        edgeData = _c.ref(
+            edgeData,
+            cudaGraphEdgeData,
+            "edgeData",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies: numDependencies",
+        )
     try:
         err = _cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -8140,7 +8619,14 @@ def cudaGraphicsMapResources(
     C: cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if resources.__class__ is not int:
-        resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
+        resources = _c.ref(
+            resources,
+            cudaGraphicsResource_t,
+            "resources",
+            True,
+            count,
+            "cudaGraphicsMapResources: count",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8331,7 +8817,14 @@ def cudaGraphicsUnmapResources(
     C: cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if resources.__class__ is not int:
-        resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
+        resources = _c.ref(
+            resources,
+            cudaGraphicsResource_t,
+            "resources",
+            True,
+            count,
+            "cudaGraphicsUnmapResources: count",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8553,7 +9046,7 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
     C: cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     """
     if ptr.__class__ is not int:
-        ptr = _c.pointer(ptr, "ptr", True)
+        ptr = _c.pointer(ptr, "ptr", True, size, "cudaHostRegister: size")
     try:
         err = _cudaHostRegister(ptr, size, flags)
     except _ArgumentError as exc:
@@ -8600,7 +9093,14 @@ def cudaImportExternalMemory(memHandleDesc: _PointerLike) -> cudaExternalMemory_
     C: cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc)
     """
     if memHandleDesc.__class__ is not int:
-        memHandleDesc = _c.ref(memHandleDesc, cudaExternalMemoryHandleDesc, "memHandleDesc", False)
+        memHandleDesc = _c.ref(
+            memHandleDesc,
+            cudaExternalMemoryHandleDesc,
+            "memHandleDesc",
+            False,
+            1,
+            "cudaImportExternalMemory: the record",
+        )
     extMem_out = cudaExternalMemory_t()
     try:
         err = _cudaImportExternalMemory(extMem_out, memHandleDesc)
@@ -8630,7 +9130,12 @@ def cudaImportExternalSemaphore(semHandleDesc: _PointerLike) -> cudaExternalSema
     """
     if semHandleDesc.__class__ is not int:
         semHandleDesc = _c.ref(
-            semHandleDesc, cudaExternalSemaphoreHandleDesc, "semHandleDesc", False
+            semHandleDesc,
+            cudaExternalSemaphoreHandleDesc,
+            "semHandleDesc",
+            False,
+            1,
+            "cudaImportExternalSemaphore: the record",
         )
     extSem_out = cudaExternalSemaphore_t()
     try:
@@ -8986,7 +9491,9 @@ def cudaLaunchKernelExC(config: _PointerLike, func: _PointerLike, args: _Pointer
     C: cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
     """
     if config.__class__ is not int:
-        config = _c.ref(config, cudaLaunchConfig_t, "config", False)
+        config = _c.ref(
+            config, cudaLaunchConfig_t, "config", False, 1, "cudaLaunchKernelExC: the record"
+        )
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if args.__class__ is not int:
@@ -9230,13 +9737,39 @@ def cudaLibraryLoadData(
     if code.__class__ is not int:
         code = _c.pointer(code, "code", False)
     if jitOptions.__class__ is not int:
-        jitOptions = _c.ref(jitOptions, c_uint, "jitOptions", True)
+        jitOptions = _c.ref(
+            jitOptions,
+            c_uint,
+            "jitOptions",
+            True,
+            numJitOptions,
+            "cudaLibraryLoadData: numJitOptions",
+        )
     if jitOptionsValues.__class__ is not int:
-        jitOptionsValues = _c.pointer(jitOptionsValues, "jitOptionsValues", True)
+        jitOptionsValues = _c.pointer(
+            jitOptionsValues,
+            "jitOptionsValues",
+            True,
+            _c.elements(numJitOptions, _c.POINTER_SIZE),
+            "cudaLibraryLoadData: numJitOptions pointers",
+        )
     if libraryOptions.__class__ is not int:
-        libraryOptions = _c.ref(libraryOptions, c_uint, "libraryOptions", True)
+        libraryOptions = _c.ref(
+            libraryOptions,
+            c_uint,
+            "libraryOptions",
+            True,
+            numLibraryOptions,
+            "cudaLibraryLoadData: numLibraryOptions",
+        )
     if libraryOptionValues.__class__ is not int:
-        libraryOptionValues = _c.pointer(libraryOptionValues, "libraryOptionValues", True)
+        libraryOptionValues = _c.pointer(
+            libraryOptionValues,
+            "libraryOptionValues",
+            True,
+            _c.elements(numLibraryOptions, _c.POINTER_SIZE),
+            "cudaLibraryLoadData: numLibraryOptions pointers",
+        )
     library = cudaLibrary_t()
     try:
         err = _cudaLibraryLoadData(
@@ -9301,13 +9834,39 @@ def cudaLibraryLoadFromFile(
     if fileName.__class__ is not bytes:
         fileName = _c.cstring(fileName, "fileName")
     if jitOptions.__class__ is not int:
-        jitOptions = _c.ref(jitOptions, c_uint, "jitOptions", True)
+        jitOptions = _c.ref(
+            jitOptions,
+            c_uint,
+            "jitOptions",
+            True,
+            numJitOptions,
+            "cudaLibraryLoadFromFile: numJitOptions",
+        )
     if jitOptionsValues.__class__ is not int:
-        jitOptionsValues = _c.pointer(jitOptionsValues, "jitOptionsValues", True)
+        jitOptionsValues = _c.pointer(
+            jitOptionsValues,
+            "jitOptionsValues",
+            True,
+            _c.elements(numJitOptions, _c.POINTER_SIZE),
+            "cudaLibraryLoadFromFile: numJitOptions pointers",
+        )
     if libraryOptions.__class__ is not int:
-        libraryOptions = _c.ref(libraryOptions, c_uint, "libraryOptions", True)
+        libraryOptions = _c.ref(
+            libraryOptions,
+            c_uint,
+            "libraryOptions",
+            True,
+            numLibraryOptions,
+            "cudaLibraryLoadFromFile: numLibraryOptions",
+        )
     if libraryOptionValues.__class__ is not int:
-        libraryOptionValues = _c.pointer(libraryOptionValues, "libraryOptionValues", True)
+        libraryOptionValues = _c.pointer(
+            libraryOptionValues,
+            "libraryOptionValues",
+            True,
+            _c.elements(numLibraryOptions, _c.POINTER_SIZE),
+            "cudaLibraryLoadFromFile: numLibraryOptions pointers",
+        )
     library = cudaLibrary_t()
     try:
         err = _cudaLibraryLoadFromFile(
@@ -9440,7 +9999,7 @@ def cudaLogsDumpToMemory(
     C: cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
     """
     if buffer.__class__ is not int:
-        buffer = _c.ref(buffer, c_char, "buffer", True)
+        buffer = _c.ref(buffer, c_char, "buffer", True, None, "cudaLogsDumpToMemory: size", size)
     iterator_ = cudaLogIterator(iterator)
     size_ = c_size_t(size)
     try:
@@ -9578,7 +10137,9 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
     C: cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(
+            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMalloc3DArray: the record"
+        )
     array = cudaArray_t()
     try:
         err = _cudaMalloc3DArray(array, desc, extent, flags)
@@ -9610,7 +10171,7 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
     C: cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocArray: the record")
     array = cudaArray_t()
     try:
         err = _cudaMallocArray(array, desc, width, height, flags)
@@ -9758,7 +10319,9 @@ def cudaMallocMipmappedArray(
     C: cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(
+            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocMipmappedArray: the record"
+        )
     mipmappedArray = cudaMipmappedArray_t()
     try:
         err = _cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags)
@@ -9821,7 +10384,7 @@ def cudaMemAdvise(
     C: cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
     try:
         err = _cudaMemAdvise(devPtr, count, advice, location)
     except _ArgumentError as exc:
@@ -9859,13 +10422,35 @@ def cudaMemDiscardAndPrefetchBatchAsync(
     C: cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
     if dptrs.__class__ is not int:
-        dptrs = _c.pointer(dptrs, "dptrs", True)
+        dptrs = _c.pointer(
+            dptrs,
+            "dptrs",
+            True,
+            _c.elements(count, _c.POINTER_SIZE),
+            "cudaMemDiscardAndPrefetchBatchAsync: count pointers",
+        )
     if sizes.__class__ is not int:
-        sizes = _c.ref(sizes, c_size_t, "sizes", True)
+        sizes = _c.ref(
+            sizes, c_size_t, "sizes", True, count, "cudaMemDiscardAndPrefetchBatchAsync: count"
+        )
     if prefetchLocs.__class__ is not int:
-        prefetchLocs = _c.ref(prefetchLocs, cudaMemLocation, "prefetchLocs", True)
+        prefetchLocs = _c.ref(
+            prefetchLocs,
+            cudaMemLocation,
+            "prefetchLocs",
+            True,
+            numPrefetchLocs,
+            "cudaMemDiscardAndPrefetchBatchAsync: numPrefetchLocs",
+        )
     if prefetchLocIdxs.__class__ is not int:
-        prefetchLocIdxs = _c.ref(prefetchLocIdxs, c_size_t, "prefetchLocIdxs", True)
+        prefetchLocIdxs = _c.ref(
+            prefetchLocIdxs,
+            c_size_t,
+            "prefetchLocIdxs",
+            True,
+            numPrefetchLocs,
+            "cudaMemDiscardAndPrefetchBatchAsync: numPrefetchLocs",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9912,9 +10497,15 @@ def cudaMemDiscardBatchAsync(
     C: cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags, cudaStream_t stream)
     """
     if dptrs.__class__ is not int:
-        dptrs = _c.pointer(dptrs, "dptrs", True)
+        dptrs = _c.pointer(
+            dptrs,
+            "dptrs",
+            True,
+            _c.elements(count, _c.POINTER_SIZE),
+            "cudaMemDiscardBatchAsync: count pointers",
+        )
     if sizes.__class__ is not int:
-        sizes = _c.ref(sizes, c_size_t, "sizes", True)
+        sizes = _c.ref(sizes, c_size_t, "sizes", True, count, "cudaMemDiscardBatchAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9942,7 +10533,9 @@ def cudaMemGetDefaultMemPool(
     C: cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
     """
     if location.__class__ is not int:
-        location = _c.ref(location, cudaMemLocation, "location", True)
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemGetDefaultMemPool: the record"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemGetDefaultMemPool(memPool, location, type)
@@ -9992,7 +10585,9 @@ def cudaMemGetMemPool(location: _PointerLike, type: cudaMemAllocationType | int)
     C: cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
     """
     if location.__class__ is not int:
-        location = _c.ref(location, cudaMemLocation, "location", True)
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemGetMemPool: the record"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemGetMemPool(memPool, location, type)
@@ -10016,7 +10611,9 @@ def cudaMemPoolCreate(poolProps: _PointerLike) -> cudaMemPool_t:
     C: cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)
     """
     if poolProps.__class__ is not int:
-        poolProps = _c.ref(poolProps, cudaMemPoolProps, "poolProps", False)
+        poolProps = _c.ref(
+            poolProps, cudaMemPoolProps, "poolProps", False, 1, "cudaMemPoolCreate: the record"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemPoolCreate(memPool, poolProps)
@@ -10128,7 +10725,9 @@ def cudaMemPoolGetAccess(
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if location.__class__ is not int:
-        location = _c.ref(location, cudaMemLocation, "location", True)
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemPoolGetAccess: the record"
+        )
     flags = c_uint()
     try:
         err = _cudaMemPoolGetAccess(flags, memPool, location)
@@ -10243,7 +10842,14 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if exportData.__class__ is not int:
-        exportData = _c.ref(exportData, cudaMemPoolPtrExportData, "exportData", True)
+        exportData = _c.ref(
+            exportData,
+            cudaMemPoolPtrExportData,
+            "exportData",
+            True,
+            1,
+            "cudaMemPoolImportPointer: the record",
+        )
     ptr = c_void_p()
     try:
         err = _cudaMemPoolImportPointer(ptr, memPool, exportData)
@@ -10275,7 +10881,9 @@ def cudaMemPoolSetAccess(
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if descList.__class__ is not int:
-        descList = _c.ref(descList, cudaMemAccessDesc, "descList", False)
+        descList = _c.ref(
+            descList, cudaMemAccessDesc, "descList", False, count, "cudaMemPoolSetAccess: count"
+        )
     try:
         err = _cudaMemPoolSetAccess(memPool, descList, count)
     except _ArgumentError as exc:
@@ -10381,7 +10989,7 @@ def cudaMemPrefetchAsync(
     C: cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10421,13 +11029,33 @@ def cudaMemPrefetchBatchAsync(
     C: cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
     if dptrs.__class__ is not int:
-        dptrs = _c.pointer(dptrs, "dptrs", True)
+        dptrs = _c.pointer(
+            dptrs,
+            "dptrs",
+            True,
+            _c.elements(count, _c.POINTER_SIZE),
+            "cudaMemPrefetchBatchAsync: count pointers",
+        )
     if sizes.__class__ is not int:
-        sizes = _c.ref(sizes, c_size_t, "sizes", True)
+        sizes = _c.ref(sizes, c_size_t, "sizes", True, count, "cudaMemPrefetchBatchAsync: count")
     if prefetchLocs.__class__ is not int:
-        prefetchLocs = _c.ref(prefetchLocs, cudaMemLocation, "prefetchLocs", True)
+        prefetchLocs = _c.ref(
+            prefetchLocs,
+            cudaMemLocation,
+            "prefetchLocs",
+            True,
+            numPrefetchLocs,
+            "cudaMemPrefetchBatchAsync: numPrefetchLocs",
+        )
     if prefetchLocIdxs.__class__ is not int:
-        prefetchLocIdxs = _c.ref(prefetchLocIdxs, c_size_t, "prefetchLocIdxs", True)
+        prefetchLocIdxs = _c.ref(
+            prefetchLocIdxs,
+            c_size_t,
+            "prefetchLocIdxs",
+            True,
+            numPrefetchLocs,
+            "cudaMemPrefetchBatchAsync: numPrefetchLocs",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10486,7 +11114,7 @@ def cudaMemRangeGetAttribute(
     C: cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttribute: count")
     data = _c.attribute_storage(
         attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
     )
@@ -10539,11 +11167,25 @@ def cudaMemRangeGetAttributes(
     C: cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)
     """
     if dataSizes.__class__ is not int:
-        dataSizes = _c.ref(dataSizes, c_size_t, "dataSizes", True)
+        dataSizes = _c.ref(
+            dataSizes,
+            c_size_t,
+            "dataSizes",
+            True,
+            numAttributes,
+            "cudaMemRangeGetAttributes: numAttributes",
+        )
     if attributes.__class__ is not int:
-        attributes = _c.ref(attributes, c_uint, "attributes", True)
+        attributes = _c.ref(
+            attributes,
+            c_uint,
+            "attributes",
+            True,
+            numAttributes,
+            "cudaMemRangeGetAttributes: numAttributes",
+        )
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttributes: count")
     data = _c.attribute_storages(
         attributes,
         _cudaMemRangeAttribute_values,
@@ -10578,7 +11220,9 @@ def cudaMemSetMemPool(
     C: cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool)
     """
     if location.__class__ is not int:
-        location = _c.ref(location, cudaMemLocation, "location", True)
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemSetMemPool: the record"
+        )
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
@@ -10607,9 +11251,9 @@ def cudaMemcpy(
     C: cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpy: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpy: count")
     try:
         err = _cudaMemcpy(dst, src, count, kind)
     except _ArgumentError as exc:
@@ -10645,9 +11289,21 @@ def cudaMemcpy2D(
     C: cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2D: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2D: (height - 1) * spitch + width",
+        )
     try:
         err = _cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -10745,9 +11401,21 @@ def cudaMemcpy2DAsync(
     C: cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * spitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10791,7 +11459,13 @@ def cudaMemcpy2DFromArray(
     C: cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArray: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     try:
@@ -10837,7 +11511,13 @@ def cudaMemcpy2DFromArrayAsync(
     C: cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArrayAsync: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
@@ -10887,7 +11567,13 @@ def cudaMemcpy2DToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArray: (height - 1) * spitch + width",
+        )
     try:
         err = _cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -10933,7 +11619,13 @@ def cudaMemcpy2DToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArrayAsync: (height - 1) * spitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10963,7 +11655,7 @@ def cudaMemcpy3D(p: _PointerLike) -> None:
     C: cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DParms, "p", False, 1, "cudaMemcpy3D: the record")
     try:
         err = _cudaMemcpy3D(p)
     except _ArgumentError as exc:
@@ -10986,7 +11678,7 @@ def cudaMemcpy3DAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = None
     C: cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DParms, "p", False, 1, "cudaMemcpy3DAsync: the record")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11015,7 +11707,9 @@ def cudaMemcpy3DBatchAsync(
     C: cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList, unsigned long long flags, cudaStream_t stream)
     """
     if opList.__class__ is not int:
-        opList = _c.ref(opList, cudaMemcpy3DBatchOp, "opList", True)
+        opList = _c.ref(
+            opList, cudaMemcpy3DBatchOp, "opList", True, numOps, "cudaMemcpy3DBatchAsync: numOps"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11041,7 +11735,7 @@ def cudaMemcpy3DPeer(p: _PointerLike) -> None:
     C: cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False, 1, "cudaMemcpy3DPeer: the record")
     try:
         err = _cudaMemcpy3DPeer(p)
     except _ArgumentError as exc:
@@ -11064,7 +11758,7 @@ def cudaMemcpy3DPeerAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = 
     C: cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False, 1, "cudaMemcpy3DPeerAsync: the record")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11090,7 +11784,9 @@ def cudaMemcpy3DWithAttributesAsync(
     C: cudaError_t cudaMemcpy3DWithAttributesAsync(struct cudaMemcpy3DBatchOp *op, unsigned long long flags, cudaStream_t stream)
     """
     if op.__class__ is not int:
-        op = _c.ref(op, cudaMemcpy3DBatchOp, "op", True)
+        op = _c.ref(
+            op, cudaMemcpy3DBatchOp, "op", True, 1, "cudaMemcpy3DWithAttributesAsync: the record"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11175,9 +11871,9 @@ def cudaMemcpyAsync(
     C: cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyAsync: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11219,15 +11915,31 @@ def cudaMemcpyBatchAsync(
     C: cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
     """
     if dsts.__class__ is not int:
-        dsts = _c.pointer(dsts, "dsts", False)
+        dsts = _c.pointer(
+            dsts,
+            "dsts",
+            False,
+            _c.elements(count, _c.POINTER_SIZE),
+            "cudaMemcpyBatchAsync: count pointers",
+        )
     if srcs.__class__ is not int:
-        srcs = _c.pointer(srcs, "srcs", False)
+        srcs = _c.pointer(
+            srcs,
+            "srcs",
+            False,
+            _c.elements(count, _c.POINTER_SIZE),
+            "cudaMemcpyBatchAsync: count pointers",
+        )
     if sizes.__class__ is not int:
-        sizes = _c.ref(sizes, c_size_t, "sizes", False)
+        sizes = _c.ref(sizes, c_size_t, "sizes", False, count, "cudaMemcpyBatchAsync: count")
     if attrs.__class__ is not int:
-        attrs = _c.ref(attrs, cudaMemcpyAttributes, "attrs", True)
+        attrs = _c.ref(
+            attrs, cudaMemcpyAttributes, "attrs", True, numAttrs, "cudaMemcpyBatchAsync: numAttrs"
+        )
     if attrsIdxs.__class__ is not int:
-        attrsIdxs = _c.ref(attrsIdxs, c_size_t, "attrsIdxs", True)
+        attrsIdxs = _c.ref(
+            attrsIdxs, c_size_t, "attrsIdxs", True, numAttrs, "cudaMemcpyBatchAsync: numAttrs"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11270,7 +11982,7 @@ def cudaMemcpyFromArray(
     """
     _c.deprecated("cudaMemcpyFromArray", None)
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     try:
@@ -11313,7 +12025,7 @@ def cudaMemcpyFromArrayAsync(
     """
     _c.deprecated("cudaMemcpyFromArrayAsync", None)
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
@@ -11353,9 +12065,11 @@ def cudaMemcpyFromSymbol(
     C: cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyFromSymbol: count + offset"
+        )
     try:
         err = _cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -11391,9 +12105,15 @@ def cudaMemcpyFromSymbolAsync(
     C: cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbolAsync: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaMemcpyFromSymbolAsync: count + offset",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11425,9 +12145,9 @@ def cudaMemcpyPeer(
     C: cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeer: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeer: count")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
     except _ArgumentError as exc:
@@ -11463,9 +12183,9 @@ def cudaMemcpyPeerAsync(
     C: cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeerAsync: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeerAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11508,7 +12228,7 @@ def cudaMemcpyToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArray: count")
     try:
         err = _cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
     except _ArgumentError as exc:
@@ -11551,7 +12271,7 @@ def cudaMemcpyToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArrayAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11589,9 +12309,11 @@ def cudaMemcpyToSymbol(
     C: cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyToSymbol: count + offset"
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbol: count")
     try:
         err = _cudaMemcpyToSymbol(symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -11627,9 +12349,15 @@ def cudaMemcpyToSymbolAsync(
     C: cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaMemcpyToSymbolAsync: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbolAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11663,11 +12391,13 @@ def cudaMemcpyWithAttributesAsync(
     C: cudaError_t cudaMemcpyWithAttributesAsync(void *dst, const void *src, size_t size, struct cudaMemcpyAttributes *attr, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, size, "cudaMemcpyWithAttributesAsync: size")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, size, "cudaMemcpyWithAttributesAsync: size")
     if attr.__class__ is not int:
-        attr = _c.ref(attr, cudaMemcpyAttributes, "attr", True)
+        attr = _c.ref(
+            attr, cudaMemcpyAttributes, "attr", True, 1, "cudaMemcpyWithAttributesAsync: the record"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11695,7 +12425,7 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
     C: cudaError_t cudaMemset(void *devPtr, int value, size_t count)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemset: count")
     try:
         err = _cudaMemset(devPtr, value, count)
     except _ArgumentError as exc:
@@ -11721,7 +12451,13 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
     C: cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(
+            devPtr,
+            "devPtr",
+            True,
+            _c.rows(pitch, width, height),
+            "cudaMemset2D: (height - 1) * pitch + width",
+        )
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
     except _ArgumentError as exc:
@@ -11757,7 +12493,13 @@ def cudaMemset2DAsync(
     C: cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(
+            devPtr,
+            "devPtr",
+            True,
+            _c.rows(pitch, width, height),
+            "cudaMemset2DAsync: (height - 1) * pitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11842,7 +12584,7 @@ def cudaMemsetAsync(
     C: cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemsetAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12051,7 +12793,14 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if launchConfig.__class__ is not int:
-        launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
+        launchConfig = _c.ref(
+            launchConfig,
+            cudaLaunchConfig_t,
+            "launchConfig",
+            False,
+            1,
+            "cudaOccupancyMaxActiveClusters: the record",
+        )
     numClusters = c_int()
     try:
         err = _cudaOccupancyMaxActiveClusters(numClusters, func, launchConfig)
@@ -12083,7 +12832,14 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if launchConfig.__class__ is not int:
-        launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
+        launchConfig = _c.ref(
+            launchConfig,
+            cudaLaunchConfig_t,
+            "launchConfig",
+            False,
+            1,
+            "cudaOccupancyMaxPotentialClusterSize: the record",
+        )
     clusterSize = c_int()
     try:
         err = _cudaOccupancyMaxPotentialClusterSize(clusterSize, func, launchConfig)
@@ -12246,7 +13002,7 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
     C: cudaError_t cudaSetValidDevices(int *device_arr, int len)
     """
     if device_arr.__class__ is not int:
-        device_arr = _c.ref(device_arr, c_int, "device_arr", True)
+        device_arr = _c.ref(device_arr, c_int, "device_arr", True, len, "cudaSetValidDevices: len")
     try:
         err = _cudaSetValidDevices(device_arr, len)
     except _ArgumentError as exc:
@@ -12276,9 +13032,23 @@ def cudaSignalExternalSemaphoresAsync(
     C: cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreSignalParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreSignalParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12350,7 +13120,7 @@ def cudaStreamAttachMemAsync(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, length, "cudaStreamAttachMemAsync: length")
     try:
         err = _cudaStreamAttachMemAsync(stream, devPtr, length, flags)
     except _ArgumentError as exc:
@@ -12415,9 +13185,23 @@ def cudaStreamBeginCaptureToGraph(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if dependencies.__class__ is not int:
-        dependencies = _c.ref(dependencies, cudaGraphNode_t, "dependencies", False)
+        dependencies = _c.ref(
+            dependencies,
+            cudaGraphNode_t,
+            "dependencies",
+            False,
+            numDependencies,
+            "cudaStreamBeginCaptureToGraph: numDependencies",
+        )
     if dependencyData.__class__ is not int:
-        dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+        dependencyData = _c.ref(
+            dependencyData,
+            cudaGraphEdgeData,
+            "dependencyData",
+            False,
+            numDependencies,
+            "cudaStreamBeginCaptureToGraph: numDependencies",
+        )
     try:
         err = _cudaStreamBeginCaptureToGraph(
             stream, graph, dependencies, dependencyData, numDependencies, mode
@@ -12457,7 +13241,14 @@ def cudaStreamBeginRecaptureToGraph(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if callbackData.__class__ is not int:
-        callbackData = _c.ref(callbackData, cudaGraphRecaptureCallbackData, "callbackData", True)
+        callbackData = _c.ref(
+            callbackData,
+            cudaGraphRecaptureCallbackData,
+            "callbackData",
+            True,
+            1,
+            "cudaStreamBeginRecaptureToGraph: the record",
+        )
     try:
         err = _cudaStreamBeginRecaptureToGraph(stream, mode, graph, callbackData)
     except _ArgumentError as exc:
@@ -13052,9 +13843,23 @@ def cudaStreamUpdateCaptureDependencies(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if dependencies.__class__ is not int:
-        dependencies = _c.ref(dependencies, cudaGraphNode_t, "dependencies", True)
+        dependencies = _c.ref(
+            dependencies,
+            cudaGraphNode_t,
+            "dependencies",
+            True,
+            numDependencies,
+            "cudaStreamUpdateCaptureDependencies: numDependencies",
+        )
     if dependencyData.__class__ is not int:
-        dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+        dependencyData = _c.ref(
+            dependencyData,
+            cudaGraphEdgeData,
+            "dependencyData",
+            False,
+            numDependencies,
+            "cudaStreamUpdateCaptureDependencies: numDependencies",
+        )
     try:
         err = _cudaStreamUpdateCaptureDependencies(
             stream, dependencies, dependencyData, numDependencies, flags
@@ -13282,9 +14087,23 @@ def cudaWaitExternalSemaphoresAsync(
     C: cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreWaitParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreWaitParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:

@@ -1888,7 +1888,7 @@ def cudaChooseDevice(prop: _PointerLike) -> int:
     C: cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
     """
     if prop.__class__ is not int:
-        prop = _c.ref(prop, cudaDeviceProp, "prop", False)
+        prop = _c.ref(prop, cudaDeviceProp, "prop", False, 1, "cudaChooseDevice: the record")
     device = c_int()
     try:
         err = _cudaChooseDevice(device, prop)
@@ -1937,7 +1937,9 @@ def cudaCreateSurfaceObject(pResDesc: _PointerLike) -> int:
     C: cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc)
     """
     if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
+        pResDesc = _c.ref(
+            pResDesc, cudaResourceDesc, "pResDesc", False, 1, "cudaCreateSurfaceObject: the record"
+        )
     pSurfObject = cudaSurfaceObject_t()
     try:
         err = _cudaCreateSurfaceObject(pSurfObject, pResDesc)
@@ -1970,11 +1972,22 @@ def cudaCreateTextureObject(
     C: cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc)
     """
     if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
+        pResDesc = _c.ref(
+            pResDesc, cudaResourceDesc, "pResDesc", False, 1, "cudaCreateTextureObject: the record"
+        )
     if pTexDesc.__class__ is not int:
-        pTexDesc = _c.ref(pTexDesc, cudaTextureDesc, "pTexDesc", False)
+        pTexDesc = _c.ref(
+            pTexDesc, cudaTextureDesc, "pTexDesc", False, 1, "cudaCreateTextureObject: the record"
+        )
     if pResViewDesc.__class__ is not int:
-        pResViewDesc = _c.ref(pResViewDesc, cudaResourceViewDesc, "pResViewDesc", False)
+        pResViewDesc = _c.ref(
+            pResViewDesc,
+            cudaResourceViewDesc,
+            "pResViewDesc",
+            False,
+            1,
+            "cudaCreateTextureObject: the record",
+        )
     pTexObject = cudaTextureObject_t()
     try:
         err = _cudaCreateTextureObject(pTexObject, pResDesc, pTexDesc, pResViewDesc)
@@ -2103,7 +2116,14 @@ def cudaDevResourceGenerateDesc(resources: _PointerLike, nbResources: int) -> cu
     C: cudaError_t cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *phDesc, cudaDevResource *resources, unsigned int nbResources)
     """
     if resources.__class__ is not int:
-        resources = _c.ref(resources, cudaDevResource, "resources", True)
+        resources = _c.ref(
+            resources,
+            cudaDevResource,
+            "resources",
+            True,
+            nbResources,
+            "cudaDevResourceGenerateDesc: nbResources",
+        )
     phDesc = cudaDevResourceDesc_t()
     try:
         err = _cudaDevResourceGenerateDesc(phDesc, resources, nbResources)
@@ -2138,9 +2158,18 @@ def cudaDevSmResourceSplit(
     C: cudaError_t cudaDevSmResourceSplit(cudaDevResource *result, unsigned int nbGroups, const cudaDevResource *input, cudaDevResource *remainder, unsigned int flags, cudaDevSmResourceGroupParams *groupParams)
     """
     if input.__class__ is not int:
-        input = _c.ref(input, cudaDevResource, "input", False)
+        input = _c.ref(
+            input, cudaDevResource, "input", False, 1, "cudaDevSmResourceSplit: the record"
+        )
     if groupParams.__class__ is not int:
-        groupParams = _c.ref(groupParams, cudaDevSmResourceGroupParams, "groupParams", True)
+        groupParams = _c.ref(
+            groupParams,
+            cudaDevSmResourceGroupParams,
+            "groupParams",
+            True,
+            1,
+            "cudaDevSmResourceSplit: the record",
+        )
     result = (cudaDevResource * nbGroups)()
     remainder = cudaDevResource()
     try:
@@ -2178,9 +2207,18 @@ def cudaDevSmResourceSplitByCount(
     C: cudaError_t cudaDevSmResourceSplitByCount(cudaDevResource *result, unsigned int *nbGroups, const cudaDevResource *input, cudaDevResource *remaining, unsigned int flags, unsigned int minCount)
     """
     if input.__class__ is not int:
-        input = _c.ref(input, cudaDevResource, "input", False)
+        input = _c.ref(
+            input, cudaDevResource, "input", False, 1, "cudaDevSmResourceSplitByCount: the record"
+        )
     if remaining.__class__ is not int:
-        remaining = _c.ref(remaining, cudaDevResource, "remaining", True)
+        remaining = _c.ref(
+            remaining,
+            cudaDevResource,
+            "remaining",
+            True,
+            1,
+            "cudaDevSmResourceSplitByCount: the record",
+        )
     result = cudaDevResource()
     nbGroups = c_uint()
     try:
@@ -2500,7 +2538,14 @@ def cudaDeviceGetHostAtomicCapabilities(
     C: cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device)
     """
     if operations.__class__ is not int:
-        operations = _c.ref(operations, c_uint, "operations", False)
+        operations = _c.ref(
+            operations,
+            c_uint,
+            "operations",
+            False,
+            count,
+            "cudaDeviceGetHostAtomicCapabilities: count",
+        )
     capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetHostAtomicCapabilities(capabilities, operations, count, device)
@@ -2609,7 +2654,14 @@ def cudaDeviceGetP2PAtomicCapabilities(
     C: cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice)
     """
     if operations.__class__ is not int:
-        operations = _c.ref(operations, c_uint, "operations", False)
+        operations = _c.ref(
+            operations,
+            c_uint,
+            "operations",
+            False,
+            count,
+            "cudaDeviceGetP2PAtomicCapabilities: count",
+        )
     capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetP2PAtomicCapabilities(
@@ -2748,7 +2800,14 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
     C: cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)
     """
     if fmtDesc.__class__ is not int:
-        fmtDesc = _c.ref(fmtDesc, cudaChannelFormatDesc, "fmtDesc", False)
+        fmtDesc = _c.ref(
+            fmtDesc,
+            cudaChannelFormatDesc,
+            "fmtDesc",
+            False,
+            1,
+            "cudaDeviceGetTexture1DLinearMaxWidth: the record",
+        )
     maxWidthInElements = c_size_t()
     try:
         err = _cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device)
@@ -3035,11 +3094,32 @@ def cudaEGLStreamConsumerAcquireFrame(
     C: cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t *pCudaResource, cudaStream_t *pStream, unsigned int timeout)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     if pCudaResource.__class__ is not int:
-        pCudaResource = _c.ref(pCudaResource, cudaGraphicsResource_t, "pCudaResource", True)
+        pCudaResource = _c.ref(
+            pCudaResource,
+            cudaGraphicsResource_t,
+            "pCudaResource",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
     except _ArgumentError as exc:
@@ -3126,7 +3206,14 @@ def cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None:
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerDisconnect: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerDisconnect(conn)
     except _ArgumentError as exc:
@@ -3152,11 +3239,25 @@ def cudaEGLStreamConsumerReleaseFrame(
     C: cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t pCudaResource, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamConsumerReleaseFrame: the record",
+        )
     if pCudaResource.__class__ is not cudaGraphicsResource_t:
         pCudaResource = _c.handle(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamConsumerReleaseFrame: the record",
+        )
     try:
         err = _cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream)
     except _ArgumentError as exc:
@@ -3213,7 +3314,14 @@ def cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None:
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerDisconnect: the record",
+        )
     try:
         err = _cudaEGLStreamProducerDisconnect(conn)
     except _ArgumentError as exc:
@@ -3239,9 +3347,23 @@ def cudaEGLStreamProducerPresentFrame(
     C: cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection *conn, cudaEglFrame eglframe, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerPresentFrame: the record",
+        )
     if pStream.__class__ is not int:
-        pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+        pStream = _c.ref(
+            pStream,
+            cudaStream_t,
+            "pStream",
+            True,
+            1,
+            "cudaEGLStreamProducerPresentFrame: the record",
+        )
     try:
         err = _cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream)
     except _ArgumentError as exc:
@@ -3269,7 +3391,14 @@ def cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, 
     C: cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection *conn, cudaEglFrame *eglframe, cudaStream_t *pStream)
     """
     if conn.__class__ is not int:
-        conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+        conn = _c.ref(
+            conn,
+            cudaEglStreamConnection,
+            "conn",
+            True,
+            1,
+            "cudaEGLStreamProducerReturnFrame: the record",
+        )
     eglframe = cudaEglFrame()
     pStream = cudaStream_t()
     try:
@@ -3756,7 +3885,14 @@ def cudaExternalMemoryGetMappedBuffer(
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if bufferDesc.__class__ is not int:
-        bufferDesc = _c.ref(bufferDesc, cudaExternalMemoryBufferDesc, "bufferDesc", False)
+        bufferDesc = _c.ref(
+            bufferDesc,
+            cudaExternalMemoryBufferDesc,
+            "bufferDesc",
+            False,
+            1,
+            "cudaExternalMemoryGetMappedBuffer: the record",
+        )
     devPtr = c_void_p()
     try:
         err = _cudaExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc)
@@ -3790,7 +3926,14 @@ def cudaExternalMemoryGetMappedMipmappedArray(
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if mipmapDesc.__class__ is not int:
-        mipmapDesc = _c.ref(mipmapDesc, cudaExternalMemoryMipmappedArrayDesc, "mipmapDesc", False)
+        mipmapDesc = _c.ref(
+            mipmapDesc,
+            cudaExternalMemoryMipmappedArrayDesc,
+            "mipmapDesc",
+            False,
+            1,
+            "cudaExternalMemoryGetMappedMipmappedArray: the record",
+        )
     mipmap = cudaMipmappedArray_t()
     try:
         err = _cudaExternalMemoryGetMappedMipmappedArray(mipmap, extMem, mipmapDesc)
@@ -4570,7 +4713,9 @@ def cudaGetExportTable(pExportTableId: _PointerLike) -> int:
     C: cudaError_t cudaGetExportTable(const void **ppExportTable, const cudaUUID_t *pExportTableId)
     """
     if pExportTableId.__class__ is not int:
-        pExportTableId = _c.ref(pExportTableId, cudaUUID_t, "pExportTableId", False)
+        pExportTableId = _c.ref(
+            pExportTableId, cudaUUID_t, "pExportTableId", False, 1, "cudaGetExportTable: the record"
+        )
     ppExportTable = c_void_p()
     try:
         err = _cudaGetExportTable(ppExportTable, pExportTableId)
@@ -4872,7 +5017,14 @@ def cudaGraphAddChildGraphNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddChildGraphNode: numDependencies",
+        )
     if childGraph.__class__ is not cudaGraph_t:
         childGraph = _c.handle(childGraph, cudaGraph_t, "childGraph")
     pGraphNode = cudaGraphNode_t()
@@ -4917,11 +5069,32 @@ def cudaGraphAddDependencies(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
-        from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+        from_ = _c.ref(
+            from_,
+            cudaGraphNode_t,
+            "from_",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies: numDependencies",
+        )
     if to.__class__ is not int:
-        to = _c.ref(to, cudaGraphNode_t, "to", False)
+        to = _c.ref(
+            to,
+            cudaGraphNode_t,
+            "to",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies: numDependencies",
+        )
     if edgeData.__class__ is not int:
-        edgeData = _c.ref(edgeData, cudaGraphEdgeData, "edgeData", False)
+        edgeData = _c.ref(
+            edgeData,
+            cudaGraphEdgeData,
+            "edgeData",
+            False,
+            numDependencies,
+            "cudaGraphAddDependencies: numDependencies",
+        )
     try:
         err = _cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -4954,7 +5127,14 @@ def cudaGraphAddEmptyNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEmptyNode: numDependencies",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies)
@@ -4995,7 +5175,14 @@ def cudaGraphAddEventRecordNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEventRecordNode: numDependencies",
+        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -5038,7 +5225,14 @@ def cudaGraphAddEventWaitNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddEventWaitNode: numDependencies",
+        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -5081,9 +5275,23 @@ def cudaGraphAddExternalSemaphoresSignalNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddExternalSemaphoresSignalNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphAddExternalSemaphoresSignalNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddExternalSemaphoresSignalNode(
@@ -5126,9 +5334,23 @@ def cudaGraphAddExternalSemaphoresWaitNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddExternalSemaphoresWaitNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphAddExternalSemaphoresWaitNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddExternalSemaphoresWaitNode(
@@ -5173,7 +5395,14 @@ def cudaGraphAddHostNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddHostNode: numDependencies",
+        )
     pNodeParams, _pNodeParams_token = _c.callback_record(
         pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
     )
@@ -5221,9 +5450,23 @@ def cudaGraphAddKernelNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddKernelNode: numDependencies",
+        )
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphAddKernelNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddKernelNode(
@@ -5266,9 +5509,23 @@ def cudaGraphAddMemAllocNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemAllocNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaMemAllocNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaMemAllocNodeParams,
+            "nodeParams",
+            True,
+            1,
+            "cudaGraphAddMemAllocNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemAllocNode(
@@ -5311,7 +5568,14 @@ def cudaGraphAddMemFreeNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemFreeNode: numDependencies",
+        )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
     pGraphNode = cudaGraphNode_t()
@@ -5354,9 +5618,23 @@ def cudaGraphAddMemcpyNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNode: numDependencies",
+        )
     if pCopyParams.__class__ is not int:
-        pCopyParams = _c.ref(pCopyParams, cudaMemcpy3DParms, "pCopyParams", False)
+        pCopyParams = _c.ref(
+            pCopyParams,
+            cudaMemcpy3DParms,
+            "pCopyParams",
+            False,
+            1,
+            "cudaGraphAddMemcpyNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode(
@@ -5405,11 +5683,18 @@ def cudaGraphAddMemcpyNode1D(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNode1D: numDependencies",
+        )
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNode1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNode1D: count")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode1D(
@@ -5469,11 +5754,24 @@ def cudaGraphAddMemcpyNodeFromSymbol(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNodeFromSymbol: numDependencies",
+        )
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNodeFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphAddMemcpyNodeFromSymbol: count + offset",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeFromSymbol(
@@ -5534,11 +5832,24 @@ def cudaGraphAddMemcpyNodeToSymbol(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemcpyNodeToSymbol: numDependencies",
+        )
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphAddMemcpyNodeToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNodeToSymbol: count")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeToSymbol(
@@ -5591,9 +5902,23 @@ def cudaGraphAddMemsetNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddMemsetNode: numDependencies",
+        )
     if pMemsetParams.__class__ is not int:
-        pMemsetParams = _c.ref(pMemsetParams, cudaMemsetParams, "pMemsetParams", False)
+        pMemsetParams = _c.ref(
+            pMemsetParams,
+            cudaMemsetParams,
+            "pMemsetParams",
+            False,
+            1,
+            "cudaGraphAddMemsetNode: the record",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemsetNode(
@@ -5638,11 +5963,27 @@ def cudaGraphAddNode(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
-        pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+        pDependencies = _c.ref(
+            pDependencies,
+            cudaGraphNode_t,
+            "pDependencies",
+            False,
+            numDependencies,
+            "cudaGraphAddNode: numDependencies",
+        )
     if dependencyData.__class__ is not int:
-        dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+        dependencyData = _c.ref(
+            dependencyData,
+            cudaGraphEdgeData,
+            "dependencyData",
+            False,
+            numDependencies,
+            "cudaGraphAddNode: numDependencies",
+        )
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams, cudaGraphNodeParams, "nodeParams", True, 1, "cudaGraphAddNode: the record"
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddNode(
@@ -6166,7 +6507,14 @@ def cudaGraphExecExternalSemaphoresSignalNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExecExternalSemaphoresSignalNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6202,7 +6550,14 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExecExternalSemaphoresWaitNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6332,7 +6687,14 @@ def cudaGraphExecKernelNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecKernelNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -6366,7 +6728,14 @@ def cudaGraphExecMemcpyNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemcpy3DParms,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecMemcpyNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -6406,9 +6775,9 @@ def cudaGraphExecMemcpyNodeSetParams1D(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
     try:
         err = _cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -6452,9 +6821,17 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst, "dst", True, count, "cudaGraphExecMemcpyNodeSetParamsFromSymbol: count"
+        )
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphExecMemcpyNodeSetParamsFromSymbol: count + offset",
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsFromSymbol(
             hGraphExec, node, dst, symbol, count, offset, kind
@@ -6500,9 +6877,17 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphExecMemcpyNodeSetParamsToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src, "src", False, count, "cudaGraphExecMemcpyNodeSetParamsToSymbol: count"
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsToSymbol(
             hGraphExec, node, symbol, src, count, offset, kind
@@ -6540,7 +6925,14 @@ def cudaGraphExecMemsetNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemsetParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphExecMemsetNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -6574,7 +6966,14 @@ def cudaGraphExecNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaGraphNodeParams,
+            "nodeParams",
+            True,
+            1,
+            "cudaGraphExecNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExecNodeSetParams(graphExec, node, nodeParams)
     except _ArgumentError as exc:
@@ -6671,7 +7070,14 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreSignalNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExternalSemaphoresSignalNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6731,7 +7137,14 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaExternalSemaphoreWaitNodeParams,
+            "nodeParams",
+            False,
+            1,
+            "cudaGraphExternalSemaphoresWaitNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
@@ -7028,7 +7441,12 @@ def cudaGraphInstantiateWithParams(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if instantiateParams.__class__ is not int:
         instantiateParams = _c.ref(
-            instantiateParams, cudaGraphInstantiateParams, "instantiateParams", True
+            instantiateParams,
+            cudaGraphInstantiateParams,
+            "instantiateParams",
+            True,
+            1,
+            "cudaGraphInstantiateWithParams: the record",
         )
     pGraphExec = cudaGraphExec_t()
     try:
@@ -7239,7 +7657,14 @@ def cudaGraphKernelNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaKernelNodeParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphKernelNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphKernelNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -7382,7 +7807,14 @@ def cudaGraphMemcpyNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemcpy3DParms,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphMemcpyNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -7418,9 +7850,9 @@ def cudaGraphMemcpyNodeSetParams1D(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphMemcpyNodeSetParams1D: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParams1D: count")
     try:
         err = _cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -7458,9 +7890,15 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaGraphMemcpyNodeSetParamsFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphMemcpyNodeSetParamsFromSymbol: count + offset",
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -7500,9 +7938,15 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaGraphMemcpyNodeSetParamsToSymbol: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParamsToSymbol: count")
     try:
         err = _cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -7562,7 +8006,14 @@ def cudaGraphMemsetNodeSetParams(
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
-        pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
+        pNodeParams = _c.ref(
+            pNodeParams,
+            cudaMemsetParams,
+            "pNodeParams",
+            False,
+            1,
+            "cudaGraphMemsetNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphMemsetNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -7902,7 +8353,14 @@ def cudaGraphNodeSetParams(node: cudaGraphNode_t | _HandleLike, nodeParams: _Poi
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+        nodeParams = _c.ref(
+            nodeParams,
+            cudaGraphNodeParams,
+            "nodeParams",
+            True,
+            1,
+            "cudaGraphNodeSetParams: the record",
+        )
     try:
         err = _cudaGraphNodeSetParams(node, nodeParams)
     except _ArgumentError as exc:
@@ -7966,11 +8424,32 @@ def cudaGraphRemoveDependencies(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
-        from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+        from_ = _c.ref(
+            from_,
+            cudaGraphNode_t,
+            "from_",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies: numDependencies",
+        )
     if to.__class__ is not int:
-        to = _c.ref(to, cudaGraphNode_t, "to", False)
+        to = _c.ref(
+            to,
+            cudaGraphNode_t,
+            "to",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies: numDependencies",
+        )
     if edgeData.__class__ is not int:
-        edgeData = _c.ref(edgeData, cudaGraphEdgeData, "edgeData", False)
+        edgeData = _c.ref(
+            edgeData,
+            cudaGraphEdgeData,
+            "edgeData",
+            False,
+            numDependencies,
+            "cudaGraphRemoveDependencies: numDependencies",
+        )
     try:
         err = _cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -8150,7 +8629,14 @@ def cudaGraphicsMapResources(
     C: cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if resources.__class__ is not int:
-        resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
+        resources = _c.ref(
+            resources,
+            cudaGraphicsResource_t,
+            "resources",
+            True,
+            count,
+            "cudaGraphicsMapResources: count",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8341,7 +8827,14 @@ def cudaGraphicsUnmapResources(
     C: cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if resources.__class__ is not int:
-        resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
+        resources = _c.ref(
+            resources,
+            cudaGraphicsResource_t,
+            "resources",
+            True,
+            count,
+            "cudaGraphicsUnmapResources: count",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8563,7 +9056,7 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
     C: cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     """
     if ptr.__class__ is not int:
-        ptr = _c.pointer(ptr, "ptr", True)
+        ptr = _c.pointer(ptr, "ptr", True, size, "cudaHostRegister: size")
     try:
         err = _cudaHostRegister(ptr, size, flags)
     except _ArgumentError as exc:
@@ -8610,7 +9103,14 @@ def cudaImportExternalMemory(memHandleDesc: _PointerLike) -> cudaExternalMemory_
     C: cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc)
     """
     if memHandleDesc.__class__ is not int:
-        memHandleDesc = _c.ref(memHandleDesc, cudaExternalMemoryHandleDesc, "memHandleDesc", False)
+        memHandleDesc = _c.ref(
+            memHandleDesc,
+            cudaExternalMemoryHandleDesc,
+            "memHandleDesc",
+            False,
+            1,
+            "cudaImportExternalMemory: the record",
+        )
     extMem_out = cudaExternalMemory_t()
     try:
         err = _cudaImportExternalMemory(extMem_out, memHandleDesc)
@@ -8640,7 +9140,12 @@ def cudaImportExternalSemaphore(semHandleDesc: _PointerLike) -> cudaExternalSema
     """
     if semHandleDesc.__class__ is not int:
         semHandleDesc = _c.ref(
-            semHandleDesc, cudaExternalSemaphoreHandleDesc, "semHandleDesc", False
+            semHandleDesc,
+            cudaExternalSemaphoreHandleDesc,
+            "semHandleDesc",
+            False,
+            1,
+            "cudaImportExternalSemaphore: the record",
         )
     extSem_out = cudaExternalSemaphore_t()
     try:
@@ -8996,7 +9501,9 @@ def cudaLaunchKernelExC(config: _PointerLike, func: _PointerLike, args: _Pointer
     C: cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
     """
     if config.__class__ is not int:
-        config = _c.ref(config, cudaLaunchConfig_t, "config", False)
+        config = _c.ref(
+            config, cudaLaunchConfig_t, "config", False, 1, "cudaLaunchKernelExC: the record"
+        )
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if args.__class__ is not int:
@@ -9240,13 +9747,39 @@ def cudaLibraryLoadData(
     if code.__class__ is not int:
         code = _c.pointer(code, "code", False)
     if jitOptions.__class__ is not int:
-        jitOptions = _c.ref(jitOptions, c_uint, "jitOptions", True)
+        jitOptions = _c.ref(
+            jitOptions,
+            c_uint,
+            "jitOptions",
+            True,
+            numJitOptions,
+            "cudaLibraryLoadData: numJitOptions",
+        )
     if jitOptionsValues.__class__ is not int:
-        jitOptionsValues = _c.pointer(jitOptionsValues, "jitOptionsValues", True)
+        jitOptionsValues = _c.pointer(
+            jitOptionsValues,
+            "jitOptionsValues",
+            True,
+            _c.elements(numJitOptions, _c.POINTER_SIZE),
+            "cudaLibraryLoadData: numJitOptions pointers",
+        )
     if libraryOptions.__class__ is not int:
-        libraryOptions = _c.ref(libraryOptions, c_uint, "libraryOptions", True)
+        libraryOptions = _c.ref(
+            libraryOptions,
+            c_uint,
+            "libraryOptions",
+            True,
+            numLibraryOptions,
+            "cudaLibraryLoadData: numLibraryOptions",
+        )
     if libraryOptionValues.__class__ is not int:
-        libraryOptionValues = _c.pointer(libraryOptionValues, "libraryOptionValues", True)
+        libraryOptionValues = _c.pointer(
+            libraryOptionValues,
+            "libraryOptionValues",
+            True,
+            _c.elements(numLibraryOptions, _c.POINTER_SIZE),
+            "cudaLibraryLoadData: numLibraryOptions pointers",
+        )
     library = cudaLibrary_t()
     try:
         err = _cudaLibraryLoadData(
@@ -9311,13 +9844,39 @@ def cudaLibraryLoadFromFile(
     if fileName.__class__ is not bytes:
         fileName = _c.cstring(fileName, "fileName")
     if jitOptions.__class__ is not int:
-        jitOptions = _c.ref(jitOptions, c_uint, "jitOptions", True)
+        jitOptions = _c.ref(
+            jitOptions,
+            c_uint,
+            "jitOptions",
+            True,
+            numJitOptions,
+            "cudaLibraryLoadFromFile: numJitOptions",
+        )
     if jitOptionsValues.__class__ is not int:
-        jitOptionsValues = _c.pointer(jitOptionsValues, "jitOptionsValues", True)
+        jitOptionsValues = _c.pointer(
+            jitOptionsValues,
+            "jitOptionsValues",
+            True,
+            _c.elements(numJitOptions, _c.POINTER_SIZE),
+            "cudaLibraryLoadFromFile: numJitOptions pointers",
+        )
     if libraryOptions.__class__ is not int:
-        libraryOptions = _c.ref(libraryOptions, c_uint, "libraryOptions", True)
+        libraryOptions = _c.ref(
+            libraryOptions,
+            c_uint,
+            "libraryOptions",
+            True,
+            numLibraryOptions,
+            "cudaLibraryLoadFromFile: numLibraryOptions",
+        )
     if libraryOptionValues.__class__ is not int:
-        libraryOptionValues = _c.pointer(libraryOptionValues, "libraryOptionValues", True)
+        libraryOptionValues = _c.pointer(
+            libraryOptionValues,
+            "libraryOptionValues",
+            True,
+            _c.elements(numLibraryOptions, _c.POINTER_SIZE),
+            "cudaLibraryLoadFromFile: numLibraryOptions pointers",
+        )
     library = cudaLibrary_t()
     try:
         err = _cudaLibraryLoadFromFile(
@@ -9450,7 +10009,7 @@ def cudaLogsDumpToMemory(
     C: cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
     """
     if buffer.__class__ is not int:
-        buffer = _c.ref(buffer, c_char, "buffer", True)
+        buffer = _c.ref(buffer, c_char, "buffer", True, None, "cudaLogsDumpToMemory: size", size)
     iterator_ = cudaLogIterator(iterator)
     size_ = c_size_t(size)
     try:
@@ -9588,7 +10147,9 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
     C: cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(
+            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMalloc3DArray: the record"
+        )
     array = cudaArray_t()
     try:
         err = _cudaMalloc3DArray(array, desc, extent, flags)
@@ -9620,7 +10181,7 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
     C: cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocArray: the record")
     array = cudaArray_t()
     try:
         err = _cudaMallocArray(array, desc, width, height, flags)
@@ -9768,7 +10329,9 @@ def cudaMallocMipmappedArray(
     C: cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)
     """
     if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+        desc = _c.ref(
+            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocMipmappedArray: the record"
+        )
     mipmappedArray = cudaMipmappedArray_t()
     try:
         err = _cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags)
@@ -9831,7 +10394,7 @@ def cudaMemAdvise(
     C: cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
     try:
         err = _cudaMemAdvise(devPtr, count, advice, location)
     except _ArgumentError as exc:
@@ -9869,13 +10432,35 @@ def cudaMemDiscardAndPrefetchBatchAsync(
     C: cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
     if dptrs.__class__ is not int:
-        dptrs = _c.pointer(dptrs, "dptrs", True)
+        dptrs = _c.pointer(
+            dptrs,
+            "dptrs",
+            True,
+            _c.elements(count, _c.POINTER_SIZE),
+            "cudaMemDiscardAndPrefetchBatchAsync: count pointers",
+        )
     if sizes.__class__ is not int:
-        sizes = _c.ref(sizes, c_size_t, "sizes", True)
+        sizes = _c.ref(
+            sizes, c_size_t, "sizes", True, count, "cudaMemDiscardAndPrefetchBatchAsync: count"
+        )
     if prefetchLocs.__class__ is not int:
-        prefetchLocs = _c.ref(prefetchLocs, cudaMemLocation, "prefetchLocs", True)
+        prefetchLocs = _c.ref(
+            prefetchLocs,
+            cudaMemLocation,
+            "prefetchLocs",
+            True,
+            numPrefetchLocs,
+            "cudaMemDiscardAndPrefetchBatchAsync: numPrefetchLocs",
+        )
     if prefetchLocIdxs.__class__ is not int:
-        prefetchLocIdxs = _c.ref(prefetchLocIdxs, c_size_t, "prefetchLocIdxs", True)
+        prefetchLocIdxs = _c.ref(
+            prefetchLocIdxs,
+            c_size_t,
+            "prefetchLocIdxs",
+            True,
+            numPrefetchLocs,
+            "cudaMemDiscardAndPrefetchBatchAsync: numPrefetchLocs",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9922,9 +10507,15 @@ def cudaMemDiscardBatchAsync(
     C: cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags, cudaStream_t stream)
     """
     if dptrs.__class__ is not int:
-        dptrs = _c.pointer(dptrs, "dptrs", True)
+        dptrs = _c.pointer(
+            dptrs,
+            "dptrs",
+            True,
+            _c.elements(count, _c.POINTER_SIZE),
+            "cudaMemDiscardBatchAsync: count pointers",
+        )
     if sizes.__class__ is not int:
-        sizes = _c.ref(sizes, c_size_t, "sizes", True)
+        sizes = _c.ref(sizes, c_size_t, "sizes", True, count, "cudaMemDiscardBatchAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9952,7 +10543,9 @@ def cudaMemGetDefaultMemPool(
     C: cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
     """
     if location.__class__ is not int:
-        location = _c.ref(location, cudaMemLocation, "location", True)
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemGetDefaultMemPool: the record"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemGetDefaultMemPool(memPool, location, type)
@@ -10010,7 +10603,7 @@ def cudaMemGetLocationInfo(
     C: cudaError_t cudaMemGetLocationInfo(void *devPtr, size_t size, size_t summaryGranularity, size_t samplingGranularity, struct cudaMemLocation *location_out)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, size, "cudaMemGetLocationInfo: size")
     location_out = cudaMemLocation()
     try:
         err = _cudaMemGetLocationInfo(
@@ -10040,7 +10633,9 @@ def cudaMemGetMemPool(location: _PointerLike, type: cudaMemAllocationType | int)
     C: cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
     """
     if location.__class__ is not int:
-        location = _c.ref(location, cudaMemLocation, "location", True)
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemGetMemPool: the record"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemGetMemPool(memPool, location, type)
@@ -10064,7 +10659,9 @@ def cudaMemPoolCreate(poolProps: _PointerLike) -> cudaMemPool_t:
     C: cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)
     """
     if poolProps.__class__ is not int:
-        poolProps = _c.ref(poolProps, cudaMemPoolProps, "poolProps", False)
+        poolProps = _c.ref(
+            poolProps, cudaMemPoolProps, "poolProps", False, 1, "cudaMemPoolCreate: the record"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemPoolCreate(memPool, poolProps)
@@ -10176,7 +10773,9 @@ def cudaMemPoolGetAccess(
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if location.__class__ is not int:
-        location = _c.ref(location, cudaMemLocation, "location", True)
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemPoolGetAccess: the record"
+        )
     flags = c_uint()
     try:
         err = _cudaMemPoolGetAccess(flags, memPool, location)
@@ -10292,7 +10891,14 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if exportData.__class__ is not int:
-        exportData = _c.ref(exportData, cudaMemPoolPtrExportData, "exportData", True)
+        exportData = _c.ref(
+            exportData,
+            cudaMemPoolPtrExportData,
+            "exportData",
+            True,
+            1,
+            "cudaMemPoolImportPointer: the record",
+        )
     ptr = c_void_p()
     try:
         err = _cudaMemPoolImportPointer(ptr, memPool, exportData)
@@ -10324,7 +10930,9 @@ def cudaMemPoolSetAccess(
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if descList.__class__ is not int:
-        descList = _c.ref(descList, cudaMemAccessDesc, "descList", False)
+        descList = _c.ref(
+            descList, cudaMemAccessDesc, "descList", False, count, "cudaMemPoolSetAccess: count"
+        )
     try:
         err = _cudaMemPoolSetAccess(memPool, descList, count)
     except _ArgumentError as exc:
@@ -10431,7 +11039,7 @@ def cudaMemPrefetchAsync(
     C: cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10471,13 +11079,33 @@ def cudaMemPrefetchBatchAsync(
     C: cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
     if dptrs.__class__ is not int:
-        dptrs = _c.pointer(dptrs, "dptrs", True)
+        dptrs = _c.pointer(
+            dptrs,
+            "dptrs",
+            True,
+            _c.elements(count, _c.POINTER_SIZE),
+            "cudaMemPrefetchBatchAsync: count pointers",
+        )
     if sizes.__class__ is not int:
-        sizes = _c.ref(sizes, c_size_t, "sizes", True)
+        sizes = _c.ref(sizes, c_size_t, "sizes", True, count, "cudaMemPrefetchBatchAsync: count")
     if prefetchLocs.__class__ is not int:
-        prefetchLocs = _c.ref(prefetchLocs, cudaMemLocation, "prefetchLocs", True)
+        prefetchLocs = _c.ref(
+            prefetchLocs,
+            cudaMemLocation,
+            "prefetchLocs",
+            True,
+            numPrefetchLocs,
+            "cudaMemPrefetchBatchAsync: numPrefetchLocs",
+        )
     if prefetchLocIdxs.__class__ is not int:
-        prefetchLocIdxs = _c.ref(prefetchLocIdxs, c_size_t, "prefetchLocIdxs", True)
+        prefetchLocIdxs = _c.ref(
+            prefetchLocIdxs,
+            c_size_t,
+            "prefetchLocIdxs",
+            True,
+            numPrefetchLocs,
+            "cudaMemPrefetchBatchAsync: numPrefetchLocs",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10536,7 +11164,7 @@ def cudaMemRangeGetAttribute(
     C: cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttribute: count")
     data = _c.attribute_storage(
         attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
     )
@@ -10589,11 +11217,25 @@ def cudaMemRangeGetAttributes(
     C: cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)
     """
     if dataSizes.__class__ is not int:
-        dataSizes = _c.ref(dataSizes, c_size_t, "dataSizes", True)
+        dataSizes = _c.ref(
+            dataSizes,
+            c_size_t,
+            "dataSizes",
+            True,
+            numAttributes,
+            "cudaMemRangeGetAttributes: numAttributes",
+        )
     if attributes.__class__ is not int:
-        attributes = _c.ref(attributes, c_uint, "attributes", True)
+        attributes = _c.ref(
+            attributes,
+            c_uint,
+            "attributes",
+            True,
+            numAttributes,
+            "cudaMemRangeGetAttributes: numAttributes",
+        )
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False)
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttributes: count")
     data = _c.attribute_storages(
         attributes,
         _cudaMemRangeAttribute_values,
@@ -10628,7 +11270,9 @@ def cudaMemSetMemPool(
     C: cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool)
     """
     if location.__class__ is not int:
-        location = _c.ref(location, cudaMemLocation, "location", True)
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemSetMemPool: the record"
+        )
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
@@ -10657,9 +11301,9 @@ def cudaMemcpy(
     C: cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpy: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpy: count")
     try:
         err = _cudaMemcpy(dst, src, count, kind)
     except _ArgumentError as exc:
@@ -10695,9 +11339,21 @@ def cudaMemcpy2D(
     C: cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2D: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2D: (height - 1) * spitch + width",
+        )
     try:
         err = _cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -10795,9 +11451,21 @@ def cudaMemcpy2DAsync(
     C: cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * spitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10841,7 +11509,13 @@ def cudaMemcpy2DFromArray(
     C: cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArray: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     try:
@@ -10887,7 +11561,13 @@ def cudaMemcpy2DFromArrayAsync(
     C: cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArrayAsync: (height - 1) * dpitch + width",
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
@@ -10937,7 +11617,13 @@ def cudaMemcpy2DToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArray: (height - 1) * spitch + width",
+        )
     try:
         err = _cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -10983,7 +11669,13 @@ def cudaMemcpy2DToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArrayAsync: (height - 1) * spitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11013,7 +11705,7 @@ def cudaMemcpy3D(p: _PointerLike) -> None:
     C: cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DParms, "p", False, 1, "cudaMemcpy3D: the record")
     try:
         err = _cudaMemcpy3D(p)
     except _ArgumentError as exc:
@@ -11036,7 +11728,7 @@ def cudaMemcpy3DAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = None
     C: cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DParms, "p", False, 1, "cudaMemcpy3DAsync: the record")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11065,7 +11757,9 @@ def cudaMemcpy3DBatchAsync(
     C: cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList, unsigned long long flags, cudaStream_t stream)
     """
     if opList.__class__ is not int:
-        opList = _c.ref(opList, cudaMemcpy3DBatchOp, "opList", True)
+        opList = _c.ref(
+            opList, cudaMemcpy3DBatchOp, "opList", True, numOps, "cudaMemcpy3DBatchAsync: numOps"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11091,7 +11785,7 @@ def cudaMemcpy3DPeer(p: _PointerLike) -> None:
     C: cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False, 1, "cudaMemcpy3DPeer: the record")
     try:
         err = _cudaMemcpy3DPeer(p)
     except _ArgumentError as exc:
@@ -11114,7 +11808,7 @@ def cudaMemcpy3DPeerAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = 
     C: cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
+        p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False, 1, "cudaMemcpy3DPeerAsync: the record")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11140,7 +11834,9 @@ def cudaMemcpy3DWithAttributesAsync(
     C: cudaError_t cudaMemcpy3DWithAttributesAsync(struct cudaMemcpy3DBatchOp *op, unsigned long long flags, cudaStream_t stream)
     """
     if op.__class__ is not int:
-        op = _c.ref(op, cudaMemcpy3DBatchOp, "op", True)
+        op = _c.ref(
+            op, cudaMemcpy3DBatchOp, "op", True, 1, "cudaMemcpy3DWithAttributesAsync: the record"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11225,9 +11921,9 @@ def cudaMemcpyAsync(
     C: cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyAsync: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11269,15 +11965,31 @@ def cudaMemcpyBatchAsync(
     C: cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
     """
     if dsts.__class__ is not int:
-        dsts = _c.pointer(dsts, "dsts", False)
+        dsts = _c.pointer(
+            dsts,
+            "dsts",
+            False,
+            _c.elements(count, _c.POINTER_SIZE),
+            "cudaMemcpyBatchAsync: count pointers",
+        )
     if srcs.__class__ is not int:
-        srcs = _c.pointer(srcs, "srcs", False)
+        srcs = _c.pointer(
+            srcs,
+            "srcs",
+            False,
+            _c.elements(count, _c.POINTER_SIZE),
+            "cudaMemcpyBatchAsync: count pointers",
+        )
     if sizes.__class__ is not int:
-        sizes = _c.ref(sizes, c_size_t, "sizes", False)
+        sizes = _c.ref(sizes, c_size_t, "sizes", False, count, "cudaMemcpyBatchAsync: count")
     if attrs.__class__ is not int:
-        attrs = _c.ref(attrs, cudaMemcpyAttributes, "attrs", True)
+        attrs = _c.ref(
+            attrs, cudaMemcpyAttributes, "attrs", True, numAttrs, "cudaMemcpyBatchAsync: numAttrs"
+        )
     if attrsIdxs.__class__ is not int:
-        attrsIdxs = _c.ref(attrsIdxs, c_size_t, "attrsIdxs", True)
+        attrsIdxs = _c.ref(
+            attrsIdxs, c_size_t, "attrsIdxs", True, numAttrs, "cudaMemcpyBatchAsync: numAttrs"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11320,7 +12032,7 @@ def cudaMemcpyFromArray(
     """
     _c.deprecated("cudaMemcpyFromArray", None)
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     try:
@@ -11363,7 +12075,7 @@ def cudaMemcpyFromArrayAsync(
     """
     _c.deprecated("cudaMemcpyFromArrayAsync", None)
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
@@ -11403,9 +12115,11 @@ def cudaMemcpyFromSymbol(
     C: cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbol: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyFromSymbol: count + offset"
+        )
     try:
         err = _cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -11441,9 +12155,15 @@ def cudaMemcpyFromSymbolAsync(
     C: cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbolAsync: count")
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaMemcpyFromSymbolAsync: count + offset",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11475,9 +12195,9 @@ def cudaMemcpyPeer(
     C: cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeer: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeer: count")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
     except _ArgumentError as exc:
@@ -11513,9 +12233,9 @@ def cudaMemcpyPeerAsync(
     C: cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeerAsync: count")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeerAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11558,7 +12278,7 @@ def cudaMemcpyToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArray: count")
     try:
         err = _cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
     except _ArgumentError as exc:
@@ -11601,7 +12321,7 @@ def cudaMemcpyToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArrayAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11639,9 +12359,11 @@ def cudaMemcpyToSymbol(
     C: cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyToSymbol: count + offset"
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbol: count")
     try:
         err = _cudaMemcpyToSymbol(symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -11677,9 +12399,15 @@ def cudaMemcpyToSymbolAsync(
     C: cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     if symbol.__class__ is not int:
-        symbol = _c.pointer(symbol, "symbol", False)
+        symbol = _c.pointer(
+            symbol,
+            "symbol",
+            False,
+            _c.span(count, offset),
+            "cudaMemcpyToSymbolAsync: count + offset",
+        )
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbolAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11713,11 +12441,13 @@ def cudaMemcpyWithAttributesAsync(
     C: cudaError_t cudaMemcpyWithAttributesAsync(void *dst, const void *src, size_t size, struct cudaMemcpyAttributes *attr, cudaStream_t stream)
     """
     if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True)
+        dst = _c.pointer(dst, "dst", True, size, "cudaMemcpyWithAttributesAsync: size")
     if src.__class__ is not int:
-        src = _c.pointer(src, "src", False)
+        src = _c.pointer(src, "src", False, size, "cudaMemcpyWithAttributesAsync: size")
     if attr.__class__ is not int:
-        attr = _c.ref(attr, cudaMemcpyAttributes, "attr", True)
+        attr = _c.ref(
+            attr, cudaMemcpyAttributes, "attr", True, 1, "cudaMemcpyWithAttributesAsync: the record"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11745,7 +12475,7 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
     C: cudaError_t cudaMemset(void *devPtr, int value, size_t count)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemset: count")
     try:
         err = _cudaMemset(devPtr, value, count)
     except _ArgumentError as exc:
@@ -11771,7 +12501,13 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
     C: cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(
+            devPtr,
+            "devPtr",
+            True,
+            _c.rows(pitch, width, height),
+            "cudaMemset2D: (height - 1) * pitch + width",
+        )
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
     except _ArgumentError as exc:
@@ -11807,7 +12543,13 @@ def cudaMemset2DAsync(
     C: cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(
+            devPtr,
+            "devPtr",
+            True,
+            _c.rows(pitch, width, height),
+            "cudaMemset2DAsync: (height - 1) * pitch + width",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11892,7 +12634,7 @@ def cudaMemsetAsync(
     C: cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
     """
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemsetAsync: count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12101,7 +12843,14 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if launchConfig.__class__ is not int:
-        launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
+        launchConfig = _c.ref(
+            launchConfig,
+            cudaLaunchConfig_t,
+            "launchConfig",
+            False,
+            1,
+            "cudaOccupancyMaxActiveClusters: the record",
+        )
     numClusters = c_int()
     try:
         err = _cudaOccupancyMaxActiveClusters(numClusters, func, launchConfig)
@@ -12133,7 +12882,14 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     if launchConfig.__class__ is not int:
-        launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
+        launchConfig = _c.ref(
+            launchConfig,
+            cudaLaunchConfig_t,
+            "launchConfig",
+            False,
+            1,
+            "cudaOccupancyMaxPotentialClusterSize: the record",
+        )
     clusterSize = c_int()
     try:
         err = _cudaOccupancyMaxPotentialClusterSize(clusterSize, func, launchConfig)
@@ -12296,7 +13052,7 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
     C: cudaError_t cudaSetValidDevices(int *device_arr, int len)
     """
     if device_arr.__class__ is not int:
-        device_arr = _c.ref(device_arr, c_int, "device_arr", True)
+        device_arr = _c.ref(device_arr, c_int, "device_arr", True, len, "cudaSetValidDevices: len")
     try:
         err = _cudaSetValidDevices(device_arr, len)
     except _ArgumentError as exc:
@@ -12326,9 +13082,23 @@ def cudaSignalExternalSemaphoresAsync(
     C: cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreSignalParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreSignalParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaSignalExternalSemaphoresAsync: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12400,7 +13170,7 @@ def cudaStreamAttachMemAsync(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True)
+        devPtr = _c.pointer(devPtr, "devPtr", True, length, "cudaStreamAttachMemAsync: length")
     try:
         err = _cudaStreamAttachMemAsync(stream, devPtr, length, flags)
     except _ArgumentError as exc:
@@ -12465,9 +13235,23 @@ def cudaStreamBeginCaptureToGraph(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if dependencies.__class__ is not int:
-        dependencies = _c.ref(dependencies, cudaGraphNode_t, "dependencies", False)
+        dependencies = _c.ref(
+            dependencies,
+            cudaGraphNode_t,
+            "dependencies",
+            False,
+            numDependencies,
+            "cudaStreamBeginCaptureToGraph: numDependencies",
+        )
     if dependencyData.__class__ is not int:
-        dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+        dependencyData = _c.ref(
+            dependencyData,
+            cudaGraphEdgeData,
+            "dependencyData",
+            False,
+            numDependencies,
+            "cudaStreamBeginCaptureToGraph: numDependencies",
+        )
     try:
         err = _cudaStreamBeginCaptureToGraph(
             stream, graph, dependencies, dependencyData, numDependencies, mode
@@ -12507,7 +13291,14 @@ def cudaStreamBeginRecaptureToGraph(
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if callbackData.__class__ is not int:
-        callbackData = _c.ref(callbackData, cudaGraphRecaptureCallbackData, "callbackData", True)
+        callbackData = _c.ref(
+            callbackData,
+            cudaGraphRecaptureCallbackData,
+            "callbackData",
+            True,
+            1,
+            "cudaStreamBeginRecaptureToGraph: the record",
+        )
     try:
         err = _cudaStreamBeginRecaptureToGraph(stream, mode, graph, callbackData)
     except _ArgumentError as exc:
@@ -13102,9 +13893,23 @@ def cudaStreamUpdateCaptureDependencies(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if dependencies.__class__ is not int:
-        dependencies = _c.ref(dependencies, cudaGraphNode_t, "dependencies", True)
+        dependencies = _c.ref(
+            dependencies,
+            cudaGraphNode_t,
+            "dependencies",
+            True,
+            numDependencies,
+            "cudaStreamUpdateCaptureDependencies: numDependencies",
+        )
     if dependencyData.__class__ is not int:
-        dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+        dependencyData = _c.ref(
+            dependencyData,
+            cudaGraphEdgeData,
+            "dependencyData",
+            False,
+            numDependencies,
+            "cudaStreamUpdateCaptureDependencies: numDependencies",
+        )
     try:
         err = _cudaStreamUpdateCaptureDependencies(
             stream, dependencies, dependencyData, numDependencies, flags
@@ -13332,9 +14137,23 @@ def cudaWaitExternalSemaphoresAsync(
     C: cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
     if extSemArray.__class__ is not int:
-        extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+        extSemArray = _c.ref(
+            extSemArray,
+            cudaExternalSemaphore_t,
+            "extSemArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync: numExtSems",
+        )
     if paramsArray.__class__ is not int:
-        paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreWaitParams, "paramsArray", False)
+        paramsArray = _c.ref(
+            paramsArray,
+            cudaExternalSemaphoreWaitParams,
+            "paramsArray",
+            False,
+            numExtSems,
+            "cudaWaitExternalSemaphoresAsync: numExtSems",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:

@@ -89,6 +89,9 @@ def cmd_outputs(args) -> int:
                 print(f"  {line}")
             continue
         plans = resolve(model)
+        if args.sizes:
+            _print_sizes(key, plans)
+            continue
         if not args.table:
             print(f"# CUDA {key}")
             for plan in plans:
@@ -98,6 +101,19 @@ def cmd_outputs(args) -> int:
         for line in uses:
             print(f"  {line}")
     return 0
+
+
+def _print_sizes(key: str, plans) -> None:
+    from .sizes import listing, summary
+
+    counts = summary(plans)
+    print(
+        f"# CUDA {key}: {counts['pairs']} (pointer, size) pair(s), {counts['checked']} checked, "
+        f"{counts['undecided']} UNDECIDED; {counts['relations']} sized pointer(s), "
+        f"{counts['records']} record pointer(s) (generator/sizes.py)"
+    )
+    for line in listing(plans):
+        print(f"  {line}")
 
 
 def cmd_add(args) -> int:
@@ -195,6 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--attributes",
         action="store_true",
         help="instead, each attribute's value type for the attribute setters and getters",
+    )
+    outputs.add_argument(
+        "--sizes",
+        action="store_true",
+        help="instead, each pointer input's size relation and the (pointer, size) pairs left out",
     )
     outputs.set_defaults(func=cmd_outputs)
     add = sub.add_parser(

@@ -36,6 +36,16 @@ class Source(StrEnum):
     ATTRIBUTES = "attributes"  # generator/attributes.py: a value typed by an attribute
 
 
+class Measure(StrEnum):
+    """How many bytes a pointer input must hold, from other inputs (generator/sizes.py):
+    checked where the caller passes a Python buffer, a list or a ctypes object."""
+
+    BYTES = "bytes"  # the sum of `measure_of` (count, or count + offset)
+    ROWS = "rows"  # measure_of = (pitch, width, height): (height - 1) * pitch + width
+    ELEMENTS = "elements"  # measure_of = (count,) elements of the pointed-to type (or pointers)
+    RECORD = "record"  # one element of the pointed-to type (a struct pointer)
+
+
 class ParamKind(StrEnum):
     """How a parameter crosses between Python and C."""
 
@@ -135,6 +145,10 @@ class ParamPlan:
     )
     effect: Effect | None = None  # what a successful call records (generator/lifetimes.py)
     effect_of: str | None = None  # the other parameter (C name) the effect names
+    # The size relation (generator/sizes.py): what the buffer must hold, from which inputs.
+    measure: Measure | None = None
+    measure_of: tuple[str, ...] = ()
+    measure_source: str = ""  # "docs: ...", "type: ..." or the reviewed entry's reason
 
 
 @dataclass(frozen=True)

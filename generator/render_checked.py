@@ -31,6 +31,7 @@ from .plan import (
     OUTPUT_KINDS,
     Effect,
     FunctionPlan,
+    Measure,
     ParamKind,
     ParamPlan,
     ResultKind,
@@ -213,18 +214,36 @@ def _in_handle(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ..
 
 def _in_pointer(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     n = p.py_name
+    sized = f.measure(p)
     return p.py_type, (
         f"if {n}.__class__ is not int:",
-        f"    {n} = _c.pointer({n}, {n!r}, {f.writable(c)})",
+        f"    {n} = _c.pointer({n}, {n!r}, {f.writable(c)}{sized})",
     )
 
 
 def _in_ref(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     n, element = p.py_name, f.v.ctype(p.ctype)
+    sized = f.measure(p)
     return p.py_type, (
         f"if {n}.__class__ is not int:",
-        f"    {n} = _c.ref({n}, {element}, {n!r}, {f.writable(c)})",
+        f"    {n} = _c.ref({n}, {element}, {n!r}, {f.writable(c)}{sized})",
     )
+
+
+# The extra arguments of `_c.pointer` / `_c.ref` for a size relation (generator/sizes.py),
+# per measure: formats over of (the inputs' Python names), what (the label's inputs) and
+# item (a pointer's size, for a `void **` array). `_c.pointer(v, name, writable, size,
+# what)`; `_c.ref(v, ctype, name, writable, count, what, size)`.
+_POINTER_MEASURES: dict[Measure, tuple[str, str]] = {
+    Measure.BYTES: ("{sum}", "{what}"),
+    Measure.ROWS: ("_c.rows({of})", "({height} - 1) * {pitch} + {width}"),
+    Measure.ELEMENTS: ("_c.elements({of}, {item})", "{what} pointers"),
+}
+_REF_MEASURES: dict[Measure, str] = {
+    Measure.BYTES: ', None, "{function}: {what}", {sum}',
+    Measure.ELEMENTS: ', {of}, "{function}: {what}"',
+    Measure.RECORD: ', 1, "{function}: the record"',
+}
 
 
 def _in_string(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
@@ -440,6 +459,29 @@ class _Function:
         """Whether C may write through a pointer input (the buffer must be writable)."""
         types = self.v.types
         return types.classify(c.type) in POINTER_KINDS and not types.points_to_const(c.type)
+
+    def measure(self, p: ParamPlan) -> str:
+        """The size-check arguments of a pointer input's conversion ("" where none)."""
+        if p.measure is None:
+            return ""
+        of = [self.py_name(n) for n in p.measure_of]
+        names = {
+            "function": self.plan.name,
+            "of": ", ".join(of),
+            "what": " + ".join(of),
+            "sum": of[0] if len(of) == 1 else f"_c.span({', '.join(of)})",
+            "item": "_c.POINTER_SIZE",
+        }
+        if p.kind is ParamKind.REF:
+            if p.measure not in _REF_MEASURES:
+                raise RenderError(f"{self.plan.name}.{p.name}: no {p.measure} check for a ref")
+            return _REF_MEASURES[p.measure].format(**names)
+        if p.measure not in _POINTER_MEASURES:
+            raise RenderError(f"{self.plan.name}.{p.name}: no {p.measure} check for a pointer")
+        size, what = _POINTER_MEASURES[p.measure]
+        if p.measure is Measure.ROWS:
+            names.update(zip(("pitch", "width", "height"), of, strict=True))
+        return f', {size.format(**names)}, "{self.plan.name}: {what.format(**names)}"'
 
     def py_name(self, c_name: str) -> str:
         return next(p.py_name for p in self.plan.params if p.name == c_name)

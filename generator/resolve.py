@@ -19,7 +19,7 @@ from __future__ import annotations
 import keyword
 import re
 
-from . import device_functions, lifetimes
+from . import device_functions, lifetimes, sizes
 from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from .attributes import AttributeTypes
 from .ctypes_map import BUILTIN_KINDS, POINTER_KINDS, RenderError, TypeKind, TypeMapper
@@ -109,7 +109,7 @@ def resolve(model: ApiModel) -> list[FunctionPlan]:
     for alias in model.aliases:
         if not by_name[alias.symbol].variadic:
             plans[alias.public] = resolver.plan(alias.public, by_name[alias.symbol])
-    return lifetimes.apply([plans[n] for n in sorted(plans)])
+    return sizes.apply(lifetimes.apply([plans[n] for n in sorted(plans)]))
 
 
 def replacements(model: ApiModel) -> list[tuple[str, str]]:

@@ -141,7 +141,7 @@ def getProps(p: _PointerLike) -> int:
     C: int getProps_v2(struct P *p)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, P, "p", True)
+        p = _c.ref(p, P, "p", True, 1, "getProps: the record")
     try:
         return _getProps(p)
     except _ArgumentError as exc:
@@ -154,7 +154,7 @@ def getProps_v2(p: _PointerLike) -> int:
     C: int getProps_v2(struct P *p)
     """
     if p.__class__ is not int:
-        p = _c.ref(p, P, "p", True)
+        p = _c.ref(p, P, "p", True, 1, "getProps_v2: the record")
     try:
         return _getProps_v2(p)
     except _ArgumentError as exc:
