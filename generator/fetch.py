@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
-from .files import folder_mode
+from .files import folder_mode, process_alive
 from .manifest import Manifest, VersionPin, WheelKind, WheelPin, parse_version_key
 
 __all__ = [
@@ -270,7 +270,7 @@ def _ensure_wheel(pin: WheelPin, root: Path, progress: Progress) -> Path:
         )
 
     wheels_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=root, prefix=".download-") as tmp:
+    with tempfile.TemporaryDirectory(dir=root, prefix=_scratch("download")) as tmp:
         requirement = f"{pin.package}=={pin.version}"
         try:
             downloaded = _pip_download(requirement, Path(tmp) / "d", progress)
@@ -351,6 +351,28 @@ def _tree_problem(target: Path, pin: WheelPin) -> str | None:
     return None
 
 
+_SCRATCH_RE = re.compile(r"^\.(?:download|extract|stale|list)-(?P<pid>\d+)-")
+
+
+def _scratch(kind: str) -> str:
+    """The name prefix of a scratch folder in the cache: its owner's pid, so that a later
+    run can tell a killed run's leftovers from a running one's folders."""
+    return f".{kind}-{os.getpid()}-"
+
+
+def clean_scratch(root: Path) -> None:
+    """Remove the scratch folders of processes that no longer run (killed mid-download
+    or mid-extraction)."""
+    try:
+        entries = list(os.scandir(root))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        m = _SCRATCH_RE.match(entry.name)
+        if m and entry.is_dir(follow_symlinks=False) and not process_alive(int(m["pid"])):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
 def _extracted_name(pin: WheelPin) -> str:
     # The full sha256: two wheels that share a name and a prefix of their digest must not
     # share a tree.
@@ -382,7 +404,7 @@ def _extract(
     root.mkdir(parents=True, exist_ok=True)
     wheel = _ensure_wheel(pin, root, progress)
     progress(f"extracting {pin.wheel}")
-    staging = Path(tempfile.mkdtemp(dir=root, prefix=f".extract-{target.name}-"))
+    staging = Path(tempfile.mkdtemp(dir=root, prefix=_scratch("extract")))
     os.chmod(staging, folder_mode())
     try:
         digests = _unpack(wheel, pin, wanted, staging)
@@ -411,7 +433,8 @@ def _unpack(wheel: Path, pin: WheelPin, wanted: Callable[[str], bool], staging: 
             if info.is_dir() or not wanted(name):
                 continue
             parts = PurePosixPath(name).parts
-            if name.startswith("/") or "\\" in name or ".." in parts or "." in parts:
+            unsafe = name.startswith("/") or "\\" in name or ".." in parts or "." in parts
+            if unsafe or not name.isprintable():
                 raise FetchError(f"{pin.wheel} holds an unsafe path: {name!r}")
             if name in digests:
                 raise FetchError(f"{pin.wheel} holds {name!r} twice")
@@ -430,7 +453,11 @@ def _put_in_place(staging: Path, target: Path, pin: WheelPin) -> None:
         # Only a tree that failed its check can be here (or one a concurrent run just
         # replaced, which is as good as ours): move it out of the way in one rename, so a
         # reader sees the old tree or nothing, then the new one.
-        aside = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".stale-{target.name}-"))
+        if _tree_problem(target, pin) is None:
+            # A concurrent run has just put a good tree there: keep it, drop ours.
+            shutil.rmtree(staging, ignore_errors=True)
+            return
+        aside = Path(tempfile.mkdtemp(dir=target.parent, prefix=_scratch("stale")))
         try:
             os.rename(target, aside / "tree")
         except FileNotFoundError:
@@ -474,6 +501,7 @@ def fetch_version(manifest: Manifest, key: str, progress: Progress = print_to_st
     pin = manifest.get(key)
     family = manifest.families[pin.family]
     root = cache_root()
+    clean_scratch(root)
 
     include_dirs: list[Path] = []
     headers: list[Path] = []
@@ -498,7 +526,7 @@ def _resolve_one(package: str, key: str, root: Path, progress: Progress) -> Whee
     spec = f"{key}.*"
     wheels_dir = root / "wheels"
     wheels_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=root, prefix=".download-") as tmp:
+    with tempfile.TemporaryDirectory(dir=root, prefix=_scratch("download")) as tmp:
         try:
             wheel = _pip_download(f"{package}=={spec}", Path(tmp) / "d", progress)
         except _NoMatchingRelease:
@@ -522,7 +550,7 @@ def released_versions(package: str, progress: Progress = print_to_stderr) -> lis
     progress(f"listing the releases of {package}")
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=root, prefix=".list-") as tmp:
+    with tempfile.TemporaryDirectory(dir=root, prefix=_scratch("list")) as tmp:
         requirement = f"{package}==0.0.0a0.dev0"
         proc, log_text = _run_pip_download(requirement, Path(tmp) / "d")
     m = _VERSIONS_RE.search(proc.stderr or "")

@@ -39,6 +39,22 @@ def folder_mode() -> int:
     return 0o777 & ~current_umask()
 
 
+def process_alive(pid: int) -> bool:
+    """Whether the process `pid` (the owner named in a scratch folder's name) still
+    runs; our own pid is an earlier process's that had it, so not alive."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OverflowError, OSError):
+        return False
+    return True
+
+
 def write_atomically(path: Path, text: str, *, durable: bool = False) -> None:
     """Replace `path` with `text` (UTF-8, newlines as given). `durable` also flushes the
     data to disk before the rename, for files whose loss would cost more than time."""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .attributes import undecided as undecided_attributes
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
-from .files import folder_mode, write_atomically
+from .files import folder_mode, process_alive, write_atomically
 from .manifest import Manifest
 from .model import ApiModel
 from .parse import SHIMS, ParseInput, parse, system_include_dirs
@@ -262,25 +262,13 @@ def clean_leftovers(target: Path) -> None:
     if root.is_dir():
         for path in root.iterdir():
             m = _STAGING_NAME.match(path.name)
-            if m and m["name"] == target.name and not _alive(int(m["pid"])):
+            if m and m["name"] == target.name and not process_alive(int(m["pid"])):
                 shutil.rmtree(path, ignore_errors=True)
         _drop_empty_staging_root(target)
     for path in target.parent.glob(f".{target.name}-*"):
         m = _LEGACY_NAME.match(path.name)
         if m and m["name"] == target.name and path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return False  # an earlier run that had our pid: it is over
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _drop_empty_staging_root(target: Path) -> None:

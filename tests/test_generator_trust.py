@@ -420,3 +420,18 @@ def test_leftovers_of_killed_runs_are_removed(tmp_path):
     live.rmdir()
     write_tree({"a.py": "A = 3\n"}, target, replace_all=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["generated"]
+
+
+def test_a_killed_runs_scratch_folders_are_removed(manifest, own_cache):
+    """A download or an extraction killed midway leaves its scratch folder in the cache;
+    the next fetch removes those of dead processes and keeps a running one's."""
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    stale = [own_cache / f".{kind}-{dead.pid}-abc" for kind in ("download", "extract", "stale")]
+    live = own_cache / f".extract-{os.getppid()}-abc"
+    for folder in (*stale, live):
+        folder.mkdir()
+        (folder / "half.h").write_text("")
+    fetch_version(manifest, KEY, lambda m: None)
+    assert not any(folder.exists() for folder in stale)
+    assert live.is_dir()
