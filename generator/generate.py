@@ -215,12 +215,12 @@ def write_tree(files: dict[str, str], target: Path = GENERATED, replace_all: boo
         elif _exchange(staging, target):
             _test_checkpoint()  # staging now holds the old tree
         else:
-            # No atomic exchange here (not Linux, or a file system without it): each
-            # file is replaced whole, then the files of dropped versions are removed.
-            # `target` is always there and every file in it whole, but until the last
-            # rename it mixes old and new files.
-            for name in files:
-                os.replace(staging / name, target / name)
+            # No atomic exchange here (not Linux, a file system without it, or build/ on
+            # another one): each file is replaced whole, then the files of dropped
+            # versions are removed. `target` is always there and every file in it
+            # whole, but until the last rename it mixes old and new files.
+            for name, text in files.items():
+                write_atomically(target / name, text)
                 _test_checkpoint()
             for path in target.iterdir():
                 if path.suffix in (".py", ".pyi") and path.name not in files:

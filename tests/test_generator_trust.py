@@ -435,3 +435,20 @@ def test_a_killed_runs_scratch_folders_are_removed(manifest, own_cache):
     fetch_version(manifest, KEY, lambda m: None)
     assert not any(folder.exists() for folder in stale)
     assert live.is_dir()
+
+
+def test_without_an_atomic_exchange_each_file_is_replaced(tmp_path, monkeypatch):
+    """Where the system cannot exchange two folders (not Linux, build/ on another file
+    system), --all still ends with exactly the new files, each written whole."""
+    import generator.generate as generate
+
+    target = tmp_path / "generated"
+    write_tree({"a.py": "A = 1\n", "old.py": "gone\n", "notes.txt": "kept\n"}, target)
+    monkeypatch.setattr(generate, "_exchange", lambda a, b: False)
+    write_tree({"a.py": "A = 2\n", "b.pyi": "B: int\n"}, target, replace_all=True)
+    assert {p.name: p.read_text() for p in target.iterdir()} == {
+        "a.py": "A = 2\n",
+        "b.pyi": "B: int\n",
+        "notes.txt": "kept\n",
+    }
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["generated"]
