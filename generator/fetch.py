@@ -4,9 +4,16 @@ Layout of the cache (see cache_root()):
 
     wheels/<wheel filename>                      verified wheels, kept so a later
                                                  fetch need not download again
-    <package>-<version>-<sha256[:12]>/           the extracted subset of one wheel,
-        .complete                                written before the directory is
-                                                 renamed into place
+    <package>-<version>-<sha256>/                the extracted subset of one wheel,
+        .complete                                keyed by the wheel's full sha256;
+                                                 the marker names the wheel and the
+                                                 sha256 of every file unpacked, and
+                                                 is checked before each use: a tree
+                                                 that differs is unpacked again
+
+Nothing in the cache is trusted by its name alone: a cached wheel is hashed before
+use, a cached tree is compared with its marker, and a file the manifest disagrees with
+is never deleted (the manifest may be the one that is wrong).
 
 All downloads go through pip (run as ``sys.executable -m pip``) so that the
 user's index, proxy and certificate settings apply unchanged.
@@ -27,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
+from .files import folder_mode, process_alive
 from .manifest import Manifest, VersionPin, WheelKind, WheelPin, parse_version_key
 
 __all__ = [
@@ -54,6 +62,13 @@ PIP_PLATFORMS = (
 PIP_PYTHON_VERSION = "3.11"
 
 COMPLETE_MARKER = ".complete"
+# The first line of a completion marker; a marker without it (an older cache's, or a
+# damaged one) is not ours, and its tree is unpacked again.
+MARKER_FORMAT = "cudart-bindgen extracted tree, format 2"
+# A requirement as this module builds one: a validated project name, '==', a version or
+# a version pattern. Checked again right before pip sees it, so that nothing read from a
+# file can become one of pip's options.
+_REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.*]*$")
 
 
 class FetchError(Exception):
@@ -166,6 +181,8 @@ def _run_pip_download(requirement: str, dest: Path) -> tuple[subprocess.Complete
     # pip reports unreachable indexes only at debug level; its --log file is
     # always at debug level, so it tells a network failure from "no such
     # release" without making the console output verbose.
+    if not _REQUIREMENT_RE.match(requirement):
+        raise FetchError(f"refusing to pass {requirement!r} to pip: not a 'name==version'")
     log_path = dest.parent / f".{dest.name}.pip.log"
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
     for plat in PIP_PLATFORMS:
@@ -177,6 +194,8 @@ def _run_pip_download(requirement: str, dest: Path) -> tuple[subprocess.Complete
         str(log_path),
         "-d",
         str(dest),
+        # Whatever follows '--' is an argument, never an option.
+        "--",
         requirement,
     ]
 
@@ -226,31 +245,32 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _check_sha(path: Path, pin: WheelPin) -> None:
-    actual = _sha256(path)
-    if actual != pin.sha256:
-        raise ChecksumMismatchError(
-            f"sha256 mismatch for {pin.wheel}: expected {pin.sha256}, got {actual}"
-        )
+def _mismatch(pin: WheelPin, actual: str, what: str) -> ChecksumMismatchError:
+    return ChecksumMismatchError(
+        f"sha256 mismatch for {pin.wheel}: the manifest pins {pin.sha256}, {what} is {actual}"
+    )
 
 
 def _ensure_wheel(pin: WheelPin, root: Path, progress: Progress) -> Path:
+    """The cached wheel of `pin`, downloaded if it is missing or differs from the pin.
+
+    A file is never deleted because it differs from the manifest: the manifest may be
+    what is wrong. A fresh download replaces the cached file only once it matches."""
     wheels_dir = root / "wheels"
     cached = wheels_dir / pin.wheel
+    cached_sha = None
     if cached.is_file():
-        try:
-            _check_sha(cached, pin)
-        except ChecksumMismatchError:
-            # A damaged cache entry (say, an interrupted copy) must not wedge
-            # later runs; the fresh download below is verified again.
-            progress(f"cached {pin.wheel} is damaged, downloading again")
-            cached.unlink()
-        else:
+        cached_sha = _sha256(cached)
+        if cached_sha == pin.sha256:
             progress(f"verified sha256 of cached {pin.wheel}")
             return cached
+        progress(
+            f"cached {pin.wheel} has sha256 {cached_sha}, not the manifest's; "
+            "downloading it again to compare"
+        )
 
     wheels_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=root, prefix=".download-") as tmp:
+    with tempfile.TemporaryDirectory(dir=root, prefix=_scratch("download")) as tmp:
         requirement = f"{pin.package}=={pin.version}"
         try:
             downloaded = _pip_download(requirement, Path(tmp) / "d", progress)
@@ -260,13 +280,103 @@ def _ensure_wheel(pin: WheelPin, root: Path, progress: Progress) -> Path:
             raise FetchError(
                 f"pip chose {downloaded.name} for {requirement}, but the manifest pins {pin.wheel}"
             )
-        _check_sha(downloaded, pin)
+        actual = _sha256(downloaded)
+        if actual != pin.sha256:
+            what = (
+                "the download, like the cached file, " if actual == cached_sha else "the download "
+            )
+            raise _mismatch(pin, actual, what.rstrip(", "))
         progress(f"verified sha256 of {pin.wheel}")
         os.replace(downloaded, cached)
     return cached
 
 
 # ------------------------------------------------------------------- extraction
+
+
+def _tree_listing(folder: Path) -> dict[str, str] | None:
+    """{relative path: sha256} of every file under `folder` but the marker, or None when
+    something there is neither a plain file nor a folder (we never unpack links)."""
+    found: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        here = Path(dirpath)
+        for name in dirnames:
+            if (here / name).is_symlink():
+                return None
+        for name in filenames:
+            path = here / name
+            rel = path.relative_to(folder).as_posix()
+            if rel == COMPLETE_MARKER:
+                continue
+            if path.is_symlink() or not path.is_file():
+                return None
+            found[rel] = _sha256(path)
+    return found
+
+
+def _marker_text(pin: WheelPin, files: dict[str, str]) -> str:
+    lines = [MARKER_FORMAT, f"wheel {pin.wheel}", f"sha256 {pin.sha256}", f"files {len(files)}"]
+    lines += [f"{digest} {name}" for name, digest in sorted(files.items())]
+    return "\n".join(lines) + "\n"
+
+
+def _tree_problem(target: Path, pin: WheelPin) -> str | None:
+    """Why the cached tree of `pin` cannot be used as it is, or None when every file is
+    the one the marker recorded when it was unpacked from the verified wheel."""
+    try:
+        marker = (target / COMPLETE_MARKER).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return "it has no completion marker"
+    except (OSError, UnicodeDecodeError) as e:
+        return f"its completion marker cannot be read ({e})"
+    lines = marker.splitlines()
+    if lines[:3] != [MARKER_FORMAT, f"wheel {pin.wheel}", f"sha256 {pin.sha256}"]:
+        return "its completion marker is not for this wheel"
+    recorded: dict[str, str] = {}
+    for line in lines[4:]:
+        digest, _, name = line.partition(" ")
+        recorded[name] = digest
+    if lines[3:4] != [f"files {len(recorded)}"]:
+        return "its completion marker is damaged"
+    actual = _tree_listing(target)
+    if actual is None:
+        return "it holds a link or a special file"
+    changed = sorted(n for n in recorded.keys() & actual.keys() if recorded[n] != actual[n])
+    missing = sorted(recorded.keys() - actual.keys())
+    extra = sorted(actual.keys() - recorded.keys())
+    for what, names in (("changed", changed), ("missing", missing), ("unexpected", extra)):
+        if names:
+            more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+            return f"{names[0]} is {what}{more}"
+    return None
+
+
+_SCRATCH_RE = re.compile(r"^\.(?:download|extract|stale|list)-(?P<pid>\d+)-")
+
+
+def _scratch(kind: str) -> str:
+    """The name prefix of a scratch folder in the cache: its owner's pid, so that a later
+    run can tell a killed run's leftovers from a running one's folders."""
+    return f".{kind}-{os.getpid()}-"
+
+
+def clean_scratch(root: Path) -> None:
+    """Remove the scratch folders of processes that no longer run (killed mid-download
+    or mid-extraction)."""
+    try:
+        entries = list(os.scandir(root))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        m = _SCRATCH_RE.match(entry.name)
+        if m and entry.is_dir(follow_symlinks=False) and not process_alive(int(m["pid"])):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _extracted_name(pin: WheelPin) -> str:
+    # The full sha256: two wheels that share a name and a prefix of their digest must not
+    # share a tree.
+    return f"{pin.package}-{pin.version}-{pin.sha256}"
 
 
 def _extract(
@@ -279,29 +389,26 @@ def _extract(
     """Unpack the wanted members of a pinned wheel into its cache directory.
 
     The tree is built under a temporary name and renamed into place only when
-    complete, so a crash or a concurrent run never sees half of it.
+    complete, so a crash or a concurrent run never sees half of it. A cached tree is
+    used only when every file matches the digest its marker recorded; otherwise it is
+    unpacked again from the verified wheel.
     """
-    target = root / f"{pin.package}-{pin.version}-{pin.sha256[:12]}"
-    if (target / COMPLETE_MARKER).is_file():
-        progress(f"using cached {target.name}")
-        return target
+    target = root / _extracted_name(pin)
+    if target.is_dir():
+        problem = _tree_problem(target, pin)
+        if problem is None:
+            progress(f"using cached {target.name}")
+            return target
+        progress(f"cached {target.name} differs from its wheel ({problem}); extracting again")
 
     root.mkdir(parents=True, exist_ok=True)
     wheel = _ensure_wheel(pin, root, progress)
     progress(f"extracting {pin.wheel}")
-    staging = Path(tempfile.mkdtemp(dir=root, prefix=f".extract-{target.name}-"))
+    staging = Path(tempfile.mkdtemp(dir=root, prefix=_scratch("extract")))
+    os.chmod(staging, folder_mode())
     try:
-        with zipfile.ZipFile(wheel) as zf:
-            names = set()
-            for info in zf.infolist():
-                name = info.filename
-                if info.is_dir() or not wanted(name):
-                    continue
-                parts = PurePosixPath(name).parts
-                if name.startswith("/") or ".." in parts:
-                    raise FetchError(f"{pin.wheel} holds an unsafe path: {name}")
-                zf.extract(info, staging)
-                names.add(name)
+        digests = _unpack(wheel, pin, wanted, staging)
+        names = set(digests)
         missing = [
             r for r in required if r not in names and not any(n.startswith(r + "/") for n in names)
         ]
@@ -309,21 +416,62 @@ def _extract(
             raise FetchError(
                 f"{pin.wheel} lacks {', '.join(missing)}; check the manifest's family paths"
             )
-        (staging / COMPLETE_MARKER).write_text(f"{pin.wheel}\n{pin.sha256}\n")
-        if target.exists():
-            # Only a directory without the marker can be here: not ours to trust.
-            shutil.rmtree(target)
-        try:
-            os.rename(staging, target)
-        except OSError:
-            if not (target / COMPLETE_MARKER).is_file():
-                raise
-            # Another process finished the same extraction first; theirs is as good.
-            shutil.rmtree(staging, ignore_errors=True)
+        (staging / COMPLETE_MARKER).write_text(_marker_text(pin, digests), encoding="utf-8")
+        _put_in_place(staging, target, pin)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def _unpack(wheel: Path, pin: WheelPin, wanted: Callable[[str], bool], staging: Path) -> dict:
+    """Write the wanted members under `staging`; {member name: sha256 of its bytes}."""
+    digests: dict[str, str] = {}
+    with zipfile.ZipFile(wheel) as zf:
+        for info in zf.infolist():
+            name = info.filename
+            if info.is_dir() or not wanted(name):
+                continue
+            parts = PurePosixPath(name).parts
+            unsafe = name.startswith("/") or "\\" in name or ".." in parts or "." in parts
+            if unsafe or not name.isprintable():
+                raise FetchError(f"{pin.wheel} holds an unsafe path: {name!r}")
+            if name in digests:
+                raise FetchError(f"{pin.wheel} holds {name!r} twice")
+            data = zf.read(info)
+            dest = staging.joinpath(*parts)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+            digests[name] = hashlib.sha256(data).hexdigest()
+    return digests
+
+
+def _put_in_place(staging: Path, target: Path, pin: WheelPin) -> None:
+    """Rename the finished `staging` tree to `target`, setting aside a stale tree there."""
+    aside = None
+    if target.exists():
+        # Only a tree that failed its check can be here (or one a concurrent run just
+        # replaced, which is as good as ours): move it out of the way in one rename, so a
+        # reader sees the old tree or nothing, then the new one.
+        if _tree_problem(target, pin) is None:
+            # A concurrent run has just put a good tree there: keep it, drop ours.
+            shutil.rmtree(staging, ignore_errors=True)
+            return
+        aside = Path(tempfile.mkdtemp(dir=target.parent, prefix=_scratch("stale")))
+        try:
+            os.rename(target, aside / "tree")
+        except FileNotFoundError:
+            pass
+    try:
+        os.rename(staging, target)
+    except OSError:
+        if _tree_problem(target, pin) is not None:
+            raise
+        # Another process finished the same extraction first; theirs is as good.
+        shutil.rmtree(staging, ignore_errors=True)
+    finally:
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
 
 
 def _under(prefix: str) -> Callable[[str], bool]:
@@ -353,6 +501,7 @@ def fetch_version(manifest: Manifest, key: str, progress: Progress = print_to_st
     pin = manifest.get(key)
     family = manifest.families[pin.family]
     root = cache_root()
+    clean_scratch(root)
 
     include_dirs: list[Path] = []
     headers: list[Path] = []
@@ -377,7 +526,7 @@ def _resolve_one(package: str, key: str, root: Path, progress: Progress) -> Whee
     spec = f"{key}.*"
     wheels_dir = root / "wheels"
     wheels_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=root, prefix=".download-") as tmp:
+    with tempfile.TemporaryDirectory(dir=root, prefix=_scratch("download")) as tmp:
         try:
             wheel = _pip_download(f"{package}=={spec}", Path(tmp) / "d", progress)
         except _NoMatchingRelease:
@@ -401,7 +550,7 @@ def released_versions(package: str, progress: Progress = print_to_stderr) -> lis
     progress(f"listing the releases of {package}")
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=root, prefix=".list-") as tmp:
+    with tempfile.TemporaryDirectory(dir=root, prefix=_scratch("list")) as tmp:
         requirement = f"{package}==0.0.0a0.dev0"
         proc, log_text = _run_pip_download(requirement, Path(tmp) / "d")
     m = _VERSIONS_RE.search(proc.stderr or "")

@@ -7,9 +7,12 @@ workers or on which finished first.
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
+import re
 import shutil
+import signal
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -17,7 +20,7 @@ from pathlib import Path
 
 from .attributes import undecided as undecided_attributes
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
-from .files import write_atomically
+from .files import folder_mode, process_alive, write_atomically
 from .manifest import Manifest
 from .model import ApiModel
 from .parse import SHIMS, ParseInput, parse, system_include_dirs
@@ -186,30 +189,141 @@ def tree_files(rendered: dict[str, RenderedVersion], manifest: Manifest) -> dict
 def write_tree(files: dict[str, str], target: Path = GENERATED, replace_all: bool = False) -> None:
     """Write the files into `target` so that it is never seen half-written.
 
-    With replace_all, the whole folder is built beside the old one and swapped in, so
-    modules of versions no longer in the manifest go away; otherwise each file is
-    written to a temporary name and renamed over its old self.
+    With replace_all, the whole folder is built in an ignored place beside it
+    (build/cudart-bindgen/, see staging_root) and exchanged with the old one in one
+    step, so modules of versions no longer in the manifest go away and `target` is at
+    every instant the whole old tree or the whole new one, even if the process is
+    killed. Otherwise each file is written to a temporary name and renamed over its old
+    self. Either way, what a killed earlier run left in the staging place is removed.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    if replace_all:
-        staging = Path(tempfile.mkdtemp(prefix=".generated-", dir=target.parent))
-        try:
-            for name, text in files.items():
-                (staging / name).write_text(text)
-            old = None
-            if target.exists():
-                old = target.with_name(staging.name + "-old")
-                os.rename(target, old)
-            os.rename(staging, target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+    clean_leftovers(target)
+    if not replace_all:
+        target.mkdir(exist_ok=True)
+        for name, text in files.items():
+            write_atomically(target / name, text)
         return
-    target.mkdir(exist_ok=True)
-    for name, text in files.items():
-        write_atomically(target / name, text)
+    staging = _new_staging(target)
+    try:
+        for name, text in files.items():
+            (staging / name).write_text(text, encoding="utf-8", newline="")
+            _test_checkpoint()
+        os.chmod(staging, folder_mode())  # mkdtemp's 0700, made an ordinary folder's
+        _test_checkpoint()
+        if not target.exists():
+            os.rename(staging, target)
+        elif _exchange(staging, target):
+            _test_checkpoint()  # staging now holds the old tree
+        else:
+            # No atomic exchange here (not Linux, a file system without it, or build/ on
+            # another one): each file is replaced whole, then the files of dropped
+            # versions are removed. `target` is always there and every file in it
+            # whole, but until the last rename it mixes old and new files.
+            for name, text in files.items():
+                write_atomically(target / name, text)
+                _test_checkpoint()
+            for path in target.iterdir():
+                if path.suffix in (".py", ".pyi") and path.name not in files:
+                    path.unlink()
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        _drop_empty_staging_root(target)
+
+
+def staging_root(target: Path) -> Path:
+    """Where `write_tree` builds a new `target` tree: build/cudart-bindgen/ beside it, on
+    the same file system (an exchange cannot cross one) and ignored by git."""
+    return target.parent / "build" / "cudart-bindgen"
+
+
+_STAGING_NAME = re.compile(r"^(?P<name>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]+$")
+# What `generate --all` left beside generated/ before it staged under build/: the new
+# tree (mkdtemp's ".generated-XXXXXXXX") and the old one ("...-old"), when killed.
+_LEGACY_NAME = re.compile(r"^\.(?P<name>.+)-[a-z0-9_]{8}(?:-old)?$")
+
+
+def _new_staging(target: Path) -> Path:
+    root = staging_root(target)
+    for attempt in range(3):
+        root.mkdir(parents=True, exist_ok=True)
+        try:
+            return Path(tempfile.mkdtemp(prefix=f"{target.name}.{os.getpid()}.", dir=root))
+        except FileNotFoundError:
+            # A concurrent run removed the empty root between the two calls.
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def clean_leftovers(target: Path) -> None:
+    """Remove the staging trees of killed runs for `target`: those of processes that are
+    no longer alive (a running one's stays), and the old layout's folders beside it."""
+    root = staging_root(target)
+    if root.is_dir():
+        for path in root.iterdir():
+            m = _STAGING_NAME.match(path.name)
+            if m and m["name"] == target.name and not process_alive(int(m["pid"])):
+                shutil.rmtree(path, ignore_errors=True)
+        _drop_empty_staging_root(target)
+    for path in target.parent.glob(f".{target.name}-*"):
+        m = _LEGACY_NAME.match(path.name)
+        if m and m["name"] == target.name and path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _drop_empty_staging_root(target: Path) -> None:
+    """Remove build/cudart-bindgen/ and build/ when nothing is left in them."""
+    root = staging_root(target)
+    for folder in (root, root.parent):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the folders `a` and `b` in one step (Linux renameat2 RENAME_EXCHANGE), so
+    that no instant sees either path missing. False where the system cannot."""
+    import ctypes
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EXDEV, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+# Test hook, for the kill test only (tests/test_generate_kill.py): the N-th step of
+# write_tree (one per file, then each rename) kills the process with SIGKILL, the way a
+# kill -9 or a power cut would stop it there.
+KILL_AT_ENV = "CUDART_BINDGEN_TEST_KILL_AT"
+_checkpoints = 0
+
+
+def _test_checkpoint() -> None:
+    global _checkpoints
+    wanted = os.environ.get(KILL_AT_ENV)
+    if not wanted:
+        return
+    _checkpoints += 1
+    if str(_checkpoints) == wanted:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def write_snapshot(rendered: RenderedVersion, folder: Path = SNAPSHOTS) -> tuple[Path, str | None]:

@@ -9,6 +9,7 @@ of every role for one ``major.minor`` release and its sha256.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -36,6 +37,25 @@ DEFAULT_MANIFEST_PATH = Path(__file__).resolve().parent.parent / "cuda_headers_m
 _KEY_RE = re.compile(r"^(\d+)\.(\d+)$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _ROLE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_FAMILY_RE = re.compile(r"^\d+$")
+# Every string of the manifest ends up in a pip command line, a cache path or a path
+# inside a wheel, so each is held to the grammar of what it names before anything uses
+# it: a name that does not fit is refused, never escaped.
+# A registry project name (PEP 508): letters and digits, with '.', '_' or '-' inside
+# only, so never an option ('-...') and never a path.
+_PACKAGE_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+# A public PEP 440 version as the index spells a release: a release number, optional
+# pre-, post- and dev-release parts. No '-' (a wheel name's field separator) and no
+# local '+...' part (the index holds none).
+_VERSION_RE = re.compile(r"^\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?$")
+# A wheel file name (PEP 427): {distribution}-{version}[-{build}]-{python}-{abi}-{platform}.whl,
+# each field of letters, digits, '_' and '.', the distribution's '-' escaped as '_'.
+_WHEEL_RE = re.compile(
+    r"^(?P<dist>[A-Za-z0-9](?:[A-Za-z0-9_.]*[A-Za-z0-9])?)-(?P<version>[A-Za-z0-9_.!+]+)"
+    r"(?:-\d[A-Za-z0-9_.]*)?(?:-[A-Za-z0-9_.]+){3}\.whl$"
+)
+# A path inside a wheel: relative, '/'-separated, plain names (no '.', '..', empty part).
+_MEMBER_PART_RE = re.compile(r"^[A-Za-z0-9_+][A-Za-z0-9_.+-]*$")
 
 # dumps() always writes this header, so it must carry every explanation the
 # file needs: comments written by hand would be lost on the next rewrite.
@@ -73,6 +93,54 @@ class UnknownVersionError(ManifestError):
     """A CUDA version that the manifest does not pin."""
 
 
+def normalize_package(name: str) -> str:
+    """A project name as the index compares it (PEP 503): 'Nvidia_CUDA.runtime' and
+    'nvidia-cuda-runtime' are one project."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def check_package(value: str, where: str) -> None:
+    if not _PACKAGE_RE.match(value):
+        raise ManifestError(
+            f"{where} is not a registry project name (letters, digits and '.-_' inside): "
+            f"{value!r}"
+        )
+
+
+def check_version(value: str, where: str) -> None:
+    if not _VERSION_RE.match(value):
+        raise ManifestError(f"{where} is not a release version such as '12.5.82': {value!r}")
+
+
+def check_wheel_name(wheel: str, package: str, version: str, where: str) -> None:
+    """A bare wheel file name (PEP 427) of exactly this package and version: it becomes a
+    file name in the cache and is compared with what pip downloaded."""
+    m = _WHEEL_RE.match(wheel)
+    if m is None:
+        raise ManifestError(
+            f"{where} is not a wheel file name ('<name>-<version>-<tags>.whl', no folders): "
+            f"{wheel!r}"
+        )
+    if normalize_package(m["dist"]) != normalize_package(package):
+        raise ManifestError(f"{where} {wheel!r} is not a wheel of the package {package!r}")
+    if m["version"] != version:
+        raise ManifestError(f"{where} {wheel!r} is not a wheel of version {version!r}")
+
+
+def check_member_path(value: str, where: str) -> None:
+    """A path inside a wheel: relative, '/'-separated, every part a plain name."""
+    if not all(_MEMBER_PART_RE.match(part) for part in value.split("/")):
+        raise ManifestError(
+            f"{where} is not a relative path inside the wheel ('a/b/c', no '..', "
+            f"no leading '/' or '.'): {value!r}"
+        )
+
+
+def _key_field(key: str) -> str:
+    # json quoting: the key is shown as TOML spells it, on one line whatever it holds.
+    return f"versions.{json.dumps(key)}"
+
+
 def parse_version_key(key: str) -> tuple[int, int]:
     """Split "12.5" into (12, 5); anything else is a ManifestError."""
     m = _KEY_RE.match(key) if isinstance(key, str) else None
@@ -102,7 +170,20 @@ class WheelPin:
         sha = fields["sha256"].lower()
         if not _SHA256_RE.match(sha):
             raise ManifestError(f"{where}.sha256 is not 64 hex digits: {fields['sha256']!r}")
-        return cls(fields["package"], fields["version"], fields["wheel"], sha)
+        pin = cls(fields["package"], fields["version"], fields["wheel"], sha)
+        pin.validate(where)
+        return pin
+
+    def validate(self, where: str) -> None:
+        """Refuse a pin whose strings could be read as anything but what they name."""
+        for name in ("package", "version", "wheel", "sha256"):
+            if not isinstance(getattr(self, name), str):
+                raise ManifestError(f"{where}.{name} must be a string")
+        check_package(self.package, f"{where}.package")
+        check_version(self.version, f"{where}.version")
+        check_wheel_name(self.wheel, self.package, self.version, f"{where}.wheel")
+        if not _SHA256_RE.match(self.sha256):
+            raise ManifestError(f"{where}.sha256 is not 64 lowercase hex digits: {self.sha256!r}")
 
 
 @dataclass(frozen=True)
@@ -144,7 +225,7 @@ class WheelKind:
         library = data.get("library")
         if library is not None and (not isinstance(library, str) or not library):
             raise ManifestError(f"{where}.library must be a non-empty string")
-        return cls(
+        kind = cls(
             role=role,
             package=strings["package"],
             include=strings["include"].rstrip("/"),
@@ -152,6 +233,19 @@ class WheelKind:
             unpack=_string_list(data.get("unpack", []), f"{where}.unpack"),
             library=library,
         )
+        kind.validate(where)
+        return kind
+
+    def validate(self, where: str) -> None:
+        if not isinstance(self.role, str) or not _ROLE_RE.match(self.role):
+            raise ManifestError(f"{where}: a wheel role is a lowercase word, not {self.role!r}")
+        check_package(self.package, f"{where}.package")
+        check_member_path(self.include, f"{where}.include")
+        for name in ("headers", "unpack"):
+            for n, value in enumerate(getattr(self, name)):
+                check_member_path(value, f"{where}.{name}[{n}]")
+        if self.library is not None:
+            check_member_path(self.library, f"{where}.library")
 
 
 @dataclass(frozen=True)
@@ -160,6 +254,15 @@ class Family:
     wheels: tuple[WheelKind, ...]
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _FAMILY_RE.match(self.name):
+            raise ManifestError(
+                f"families.{json.dumps(self.name)}: a family is a CUDA major number such as '12'"
+            )
+        for w in self.wheels:
+            w.validate(f"families.{self.name}.{w.role}")
+        roles = [w.role for w in self.wheels]
+        if len(set(roles)) != len(roles):
+            raise ManifestError(f"families.{self.name} names a wheel role twice")
         carriers = [w.role for w in self.wheels if w.library is not None]
         if len(carriers) != 1:
             raise ManifestError(
@@ -234,7 +337,7 @@ class VersionPin:
 
     @classmethod
     def from_toml(cls, key: str, data: Any) -> VersionPin:
-        where = f'versions."{key}"'
+        where = _key_field(key)
         if not isinstance(data, dict):
             raise ManifestError(f"{where} must be a table")
         family = data.get("family")
@@ -249,6 +352,14 @@ class VersionPin:
                 if role != "family"
             },
         )
+
+
+def _parse_key_field(key: Any) -> None:
+    """A version table's key, checked before anything is read under it."""
+    try:
+        parse_version_key(key)
+    except ManifestError as e:
+        raise ManifestError(f"{_key_field(key)}: {e}") from None
 
 
 def _string_list(data: Any, where: str) -> tuple[str, ...]:
@@ -285,7 +396,7 @@ class Manifest:
 
     def __post_init__(self) -> None:
         for key, pin in self.versions.items():
-            parse_version_key(key)
+            _parse_key_field(key)
             if pin.key != key:
                 raise ManifestError(f"version pin {pin.key!r} is filed under {key!r}")
             if pin.family not in self.families:
@@ -293,12 +404,21 @@ class Manifest:
                     f'versions."{key}".family is {pin.family!r}, '
                     f"which has no [families.{pin.family}] table"
                 )
-            roles = self.families[pin.family].roles
-            if tuple(pin.wheels) != roles:
+            family = self.families[pin.family]
+            if tuple(pin.wheels) != family.roles:
                 raise ManifestError(
                     f'versions."{key}" pins the wheels {", ".join(pin.wheels) or "none"}; '
-                    f"families.{pin.family} has {', '.join(roles)}, in that order"
+                    f"families.{pin.family} has {', '.join(family.roles)}, in that order"
                 )
+            for kind in family.wheels:
+                where = f"{_key_field(key)}.{kind.role}"
+                wheel = pin.wheels[kind.role]
+                wheel.validate(where)
+                if normalize_package(wheel.package) != normalize_package(kind.package):
+                    raise ManifestError(
+                        f"{where}.package is {wheel.package!r}, but "
+                        f"families.{pin.family}.{kind.role}.package is {kind.package!r}"
+                    )
 
     @classmethod
     def loads(cls, text: str, source: str = "<string>") -> Manifest:
@@ -315,7 +435,7 @@ class Manifest:
             raise ManifestError(f"{source}: unknown top-level keys: {', '.join(extra)}")
         families = {name: Family.from_toml(name, body) for name, body in fams.items()}
         for key in vers:
-            parse_version_key(key)
+            _parse_key_field(key)
         versions = {key: VersionPin.from_toml(key, body) for key, body in vers.items()}
         return cls(families=families, versions=versions)
 
