@@ -32,7 +32,7 @@ from ._convert import (
     pointer,
     ref,
 )
-from ._handles import Handle
+from ._handles import Handle, mark_destroyed
 from ._hostmem import HostMemory
 from .errors import CudaError
 
@@ -55,6 +55,7 @@ __all__ = [
     "callback_record",
     "callback_record_class",
     "cstring",
+    "destroyed",
     "device_function",
     "enum_value",
     "error",
@@ -355,6 +356,16 @@ def host_freed(value: Any) -> None:
 
 def _callbacks() -> Any:
     return sys.modules.get("cudart.callbacks")
+
+
+def destroyed(handle: Any, ctype: str, function: str) -> None:
+    """`function` destroyed `handle` (a DESTROYS effect): the handle object is marked
+    (cudart._handles.mark_destroyed), and a graph's or exec's callables only it held
+    are released."""
+    callbacks = _callbacks()
+    if callbacks is not None and ctype in callbacks._HOLDER_KINDS:
+        callbacks.holder_destroyed(ctype, handle)
+    mark_destroyed(handle, function)
 
 
 def holder_destroyed(handle: Any, ctype: str) -> None:

@@ -14,6 +14,7 @@ from ctypes import byref, c_char, c_void_p
 
 from ._handles import StreamHandle
 from ._hostmem import HostMemory
+from .errors import HandleDestroyedError
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
 TYPE_CHECKING = False
@@ -152,7 +153,8 @@ def handle(value: Any, cls: type, name: str) -> Any:
     Handle kinds are matched by class name, so one version's module's cudaStream_t
     passes where another version's is expected; a const handle also takes the kinds C
     converts to it implicitly (its `_accepts_`: cudaArray_const_t takes a cudaArray_t).
-    Another kind is a TypeError.
+    Another kind is a TypeError. A handle object a checked destroy ended is a
+    HandleDestroyedError (cudart._handles: the generated fast path sends it here).
     """
     if value is None or type(value) is int:
         return value
@@ -164,6 +166,8 @@ def handle(value: Any, cls: type, name: str) -> Any:
             or kind.__name__ == cls.__name__
             or kind.__name__ in getattr(cls, "_accepts_", ())
         ):
+            if getattr(kind, "_destroyed_by_", None) is not None:
+                raise _destroyed(value, name)
             return value
         raise TypeError(f"'{name}' must be a {cls.__name__}, not a {kind.__name__}")
     protocol = getattr(value, "__cuda_stream__", None)
@@ -179,6 +183,12 @@ def handle(value: Any, cls: type, name: str) -> Any:
             f"__cuda_stream__ or __int__, not {type(value).__name__}"
         )
     return address
+
+
+def _destroyed(value: Any, name: str) -> HandleDestroyedError:
+    return HandleDestroyedError(
+        type(value).__name__, value.value or 0, type(value)._destroyed_by_, name
+    )
 
 
 # The CUDA stream protocol (cuda.core's, which CuPy and PyTorch follow): __cuda_stream__()

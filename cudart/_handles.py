@@ -9,11 +9,28 @@ version's module's cudaStream_t equals another's at the same address.
 
 ctypes gives a handle, not an int, for a struct field or array item of a handle type,
 and that handle is a view of the field's memory: it reads what the field holds now.
+
+Lifetimes: a checked destroy or free that succeeds (generator/lifetimes.py's DESTROYS
+entries) moves the handle object it was given to a "destroyed" subclass of its class
+(`mark_destroyed`), whose `_destroyed_by_` names the function. The checked functions'
+fast path takes an argument as is only when its class IS the expected handle class, so
+a destroyed object always falls through to cudart._convert.handle, which refuses it
+(HandleDestroyedError): the live path pays nothing. The subclass keeps the name, the
+address, `==`, `hash` and isinstance, so the object stays the value it was.
+
+The mark is on the object, not on the address. C reuses addresses: a stream created
+after another was destroyed may get its address, and objects made elsewhere (the raw
+layer, cuda-bindings, `cudaStream_t(int(s))`, a struct field) may name a live handle at
+a once-destroyed address. A registry of destroyed addresses would have to be cleared by
+every create the process makes, including those it never sees, and would cost a lookup
+on every call; the object mark costs nothing and is never wrong about a new handle.
+Ints and other objects at the same address remain the caller's promise, as in C.
 Standard library only.
 """
 
 from __future__ import annotations
 
+import threading
 from ctypes import c_void_p
 
 
@@ -24,6 +41,10 @@ class Handle(c_void_p):
     # `const T` handle, its `T` twin (cudaArray_const_t accepts cudaArray_t). The
     # generator sets it from the model; cudart._convert.handle reads it.
     _accepts_: tuple[str, ...] = ()
+
+    # The function that destroyed the object: set on the destroyed subclasses only
+    # (mark_destroyed); cudart._convert.handle refuses an object whose class has one.
+    _destroyed_by_: str | None = None
 
     def __int__(self) -> int:
         return self.value or 0
@@ -38,7 +59,8 @@ class Handle(c_void_p):
         return hash((type(self).__name__, self.value or 0))
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.value or 0:#x}>"
+        dead = f" destroyed by {self._destroyed_by_}" if self._destroyed_by_ else ""
+        return f"<{type(self).__name__} {self.value or 0:#x}{dead}>"
 
     # bool(h): c_void_p's own, false when the address is NULL.
 
@@ -49,3 +71,41 @@ class StreamHandle(Handle):
 
     def __cuda_stream__(self) -> tuple[int, int]:
         return (0, self.value or 0)
+
+
+# (live class, function) -> its destroyed subclass; made once each, on first use.
+_destroyed_classes: dict[tuple[type, str], type] = {}
+_destroyed_lock = threading.Lock()
+
+
+def _destroyed_class(cls: type[Handle], function: str) -> type[Handle]:
+    with _destroyed_lock:
+        dead = _destroyed_classes.get((cls, function))
+        if dead is None:
+            namespace = {
+                "__module__": cls.__module__,
+                "__qualname__": cls.__qualname__,
+                "__doc__": f"A {cls.__name__} that {function} destroyed.",
+                "_destroyed_by_": function,
+            }
+            dead = _destroyed_classes[cls, function] = type(cls.__name__, (cls,), namespace)
+        return dead
+
+
+def mark_destroyed(value: object, function: str) -> bool:
+    """After `function` destroyed the handle `value`: mark the object destroyed (see the
+    module's docstring). Only live handle objects of ours with an address are marked:
+    ints, None, foreign objects and NULL (the default stream) are left as they are.
+    Returns whether it marked."""
+    if not isinstance(value, Handle) or not value.value:
+        return False
+    cls = type(value)
+    if cls._destroyed_by_ is not None:
+        return False  # already marked (the checked layer refuses it before any call)
+    value.__class__ = _destroyed_class(cls, function)
+    return True
+
+
+def destroyed_by(value: object) -> str | None:
+    """The function that destroyed the handle object `value`, or None while it lives."""
+    return value._destroyed_by_ if isinstance(value, Handle) else None

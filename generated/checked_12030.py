@@ -1832,6 +1832,8 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
     Parameters:
         extMem: External memory object to be destroyed
 
+    The handle object given as extMem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
@@ -1844,6 +1846,7 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
         raise _c.argument_error(exc, "cudaDestroyExternalMemory", ("extMem",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(extMem, "cudaExternalMemory_t", "cudaDestroyExternalMemory")
 
 
 def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) -> None:
@@ -1853,6 +1856,8 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
 
     Parameters:
         extSem: External semaphore to be destroyed
+
+    The handle object given as extSem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
 
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle.
 
@@ -1866,6 +1871,7 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
         raise _c.argument_error(exc, "cudaDestroyExternalSemaphore", ("extSem",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(extSem, "cudaExternalSemaphore_t", "cudaDestroyExternalSemaphore")
 
 
 def cudaDestroySurfaceObject(surfObject: int) -> None:
@@ -2882,6 +2888,8 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
     Parameters:
         event: Event to destroy
 
+    The handle object given as event is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure.
 
     C: cudaError_t cudaEventDestroy(cudaEvent_t event)
@@ -2894,6 +2902,7 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaEventDestroy", ("event",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(event, "cudaEvent_t", "cudaEventDestroy")
 
 
 def cudaEventElapsedTime(start: cudaEvent_t | _HandleLike, end: cudaEvent_t | _HandleLike) -> float:
@@ -3133,6 +3142,8 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
     Parameters:
         array: Pointer to array to free
 
+    The handle object given as array is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeArray(cudaArray_t array)
@@ -3145,6 +3156,7 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaFreeArray", ("array",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(array, "cudaArray_t", "cudaFreeArray")
 
 
 def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> None:
@@ -3205,6 +3217,8 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
     Parameters:
         mipmappedArray: Pointer to mipmapped array to free
 
+    The handle object given as mipmappedArray is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
@@ -3217,6 +3231,7 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
         raise _c.argument_error(exc, "cudaFreeMipmappedArray", ("mipmappedArray",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(mipmappedArray, "cudaMipmappedArray_t", "cudaFreeMipmappedArray")
 
 
 def cudaFuncGetAttributes(func: _PointerLike) -> cudaFuncAttributes:
@@ -5121,7 +5136,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
     Parameters:
         graph: Graph to destroy
 
-    The Python callables of host nodes that only graph held are released (cudart.callbacks).
+    The handle object given as graph is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only graph held are released.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5135,7 +5150,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroy", ("graph",)) from None
     if err:
         raise _error(err, _lib)
-    _c.holder_destroyed(graph, "cudaGraph_t")
+    _c.destroyed(graph, "cudaGraph_t", "cudaGraphDestroy")
 
 
 def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
@@ -5145,6 +5160,8 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
 
     Parameters:
         node: Node to remove
+
+    The handle object given as node is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5158,6 +5175,7 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroyNode", ("node",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(node, "cudaGraphNode_t", "cudaGraphDestroyNode")
 
 
 def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaEvent_t:
@@ -5319,7 +5337,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
     Parameters:
         graphExec: Executable graph to destroy
 
-    The Python callables of host nodes that only graphExec held are released (cudart.callbacks).
+    The handle object given as graphExec is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only graphExec held are released.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5333,7 +5351,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphExecDestroy", ("graphExec",)) from None
     if err:
         raise _error(err, _lib)
-    _c.holder_destroyed(graphExec, "cudaGraphExec_t")
+    _c.destroyed(graphExec, "cudaGraphExec_t", "cudaGraphExecDestroy")
 
 
 def cudaGraphExecEventRecordNodeSetEvent(
@@ -7581,6 +7599,8 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
     Parameters:
         resource: Resource to unregister
 
+    The handle object given as resource is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle, cudaErrorUnknown.
 
     C: cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource)
@@ -7593,6 +7613,7 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
         raise _c.argument_error(exc, "cudaGraphicsUnregisterResource", ("resource",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(resource, "cudaGraphicsResource_t", "cudaGraphicsUnregisterResource")
 
 
 def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t:
@@ -8569,6 +8590,8 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
 
     Destroys the specified memory pool.
 
+    The handle object given as memPool is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
@@ -8581,6 +8604,7 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaMemPoolDestroy", ("memPool",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(memPool, "cudaMemPool_t", "cudaMemPoolDestroy")
 
 
 def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
@@ -10940,6 +10964,8 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
     Parameters:
         stream: Stream identifier
 
+    The handle object given as stream is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaStreamDestroy(cudaStream_t stream)
@@ -10952,6 +10978,7 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaStreamDestroy", ("stream",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(stream, "cudaStream_t", "cudaStreamDestroy")
 
 
 def cudaStreamEndCapture(stream: cudaStream_t | _HandleLike) -> cudaGraph_t:

@@ -1850,6 +1850,8 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
     Parameters:
         extMem: External memory object to be destroyed
 
+    The handle object given as extMem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
@@ -1862,6 +1864,7 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
         raise _c.argument_error(exc, "cudaDestroyExternalMemory", ("extMem",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(extMem, "cudaExternalMemory_t", "cudaDestroyExternalMemory")
 
 
 def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) -> None:
@@ -1871,6 +1874,8 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
 
     Parameters:
         extSem: External semaphore to be destroyed
+
+    The handle object given as extSem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
 
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle.
 
@@ -1884,6 +1889,7 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
         raise _c.argument_error(exc, "cudaDestroyExternalSemaphore", ("extSem",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(extSem, "cudaExternalSemaphore_t", "cudaDestroyExternalSemaphore")
 
 
 def cudaDestroySurfaceObject(surfObject: int) -> None:
@@ -2581,6 +2587,8 @@ def cudaDeviceUnregisterAsyncNotification(
         device: The device from which to remove callback.
         callback: The callback instance to unregister from receiving async notifications.
 
+    The handle object given as callback is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorUnknown.
 
     C: cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)
@@ -2595,6 +2603,7 @@ def cudaDeviceUnregisterAsyncNotification(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(callback, "cudaAsyncCallbackHandle_t", "cudaDeviceUnregisterAsyncNotification")
 
 
 def cudaDriverGetVersion() -> int:
@@ -2970,6 +2979,8 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
     Parameters:
         event: Event to destroy
 
+    The handle object given as event is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure.
 
     C: cudaError_t cudaEventDestroy(cudaEvent_t event)
@@ -2982,6 +2993,7 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaEventDestroy", ("event",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(event, "cudaEvent_t", "cudaEventDestroy")
 
 
 def cudaEventElapsedTime(start: cudaEvent_t | _HandleLike, end: cudaEvent_t | _HandleLike) -> float:
@@ -3221,6 +3233,8 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
     Parameters:
         array: Pointer to array to free
 
+    The handle object given as array is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeArray(cudaArray_t array)
@@ -3233,6 +3247,7 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaFreeArray", ("array",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(array, "cudaArray_t", "cudaFreeArray")
 
 
 def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> None:
@@ -3293,6 +3308,8 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
     Parameters:
         mipmappedArray: Pointer to mipmapped array to free
 
+    The handle object given as mipmappedArray is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
@@ -3305,6 +3322,7 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
         raise _c.argument_error(exc, "cudaFreeMipmappedArray", ("mipmappedArray",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(mipmappedArray, "cudaMipmappedArray_t", "cudaFreeMipmappedArray")
 
 
 def cudaFuncGetAttributes(func: _PointerLike) -> cudaFuncAttributes:
@@ -5242,7 +5260,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
     Parameters:
         graph: Graph to destroy
 
-    The Python callables of host nodes that only graph held are released (cudart.callbacks).
+    The handle object given as graph is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only graph held are released.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5256,7 +5274,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroy", ("graph",)) from None
     if err:
         raise _error(err, _lib)
-    _c.holder_destroyed(graph, "cudaGraph_t")
+    _c.destroyed(graph, "cudaGraph_t", "cudaGraphDestroy")
 
 
 def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
@@ -5266,6 +5284,8 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
 
     Parameters:
         node: Node to remove
+
+    The handle object given as node is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5279,6 +5299,7 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroyNode", ("node",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(node, "cudaGraphNode_t", "cudaGraphDestroyNode")
 
 
 def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaEvent_t:
@@ -5440,7 +5461,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
     Parameters:
         graphExec: Executable graph to destroy
 
-    The Python callables of host nodes that only graphExec held are released (cudart.callbacks).
+    The handle object given as graphExec is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only graphExec held are released.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5454,7 +5475,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphExecDestroy", ("graphExec",)) from None
     if err:
         raise _error(err, _lib)
-    _c.holder_destroyed(graphExec, "cudaGraphExec_t")
+    _c.destroyed(graphExec, "cudaGraphExec_t", "cudaGraphExecDestroy")
 
 
 def cudaGraphExecEventRecordNodeSetEvent(
@@ -7706,6 +7727,8 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
     Parameters:
         resource: Resource to unregister
 
+    The handle object given as resource is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle, cudaErrorUnknown.
 
     C: cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource)
@@ -7718,6 +7741,7 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
         raise _c.argument_error(exc, "cudaGraphicsUnregisterResource", ("resource",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(resource, "cudaGraphicsResource_t", "cudaGraphicsUnregisterResource")
 
 
 def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t:
@@ -8694,6 +8718,8 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
 
     Destroys the specified memory pool.
 
+    The handle object given as memPool is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
@@ -8706,6 +8732,7 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaMemPoolDestroy", ("memPool",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(memPool, "cudaMemPool_t", "cudaMemPoolDestroy")
 
 
 def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
@@ -11065,6 +11092,8 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
     Parameters:
         stream: Stream identifier
 
+    The handle object given as stream is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaStreamDestroy(cudaStream_t stream)
@@ -11077,6 +11106,7 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaStreamDestroy", ("stream",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(stream, "cudaStream_t", "cudaStreamDestroy")
 
 
 def cudaStreamEndCapture(stream: cudaStream_t | _HandleLike) -> cudaGraph_t:

@@ -1965,6 +1965,8 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
     Parameters:
         extMem: External memory object to be destroyed
 
+    The handle object given as extMem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
@@ -1977,6 +1979,7 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
         raise _c.argument_error(exc, "cudaDestroyExternalMemory", ("extMem",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(extMem, "cudaExternalMemory_t", "cudaDestroyExternalMemory")
 
 
 def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) -> None:
@@ -1986,6 +1989,8 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
 
     Parameters:
         extSem: External semaphore to be destroyed
+
+    The handle object given as extSem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
 
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle.
 
@@ -1999,6 +2004,7 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
         raise _c.argument_error(exc, "cudaDestroyExternalSemaphore", ("extSem",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(extSem, "cudaExternalSemaphore_t", "cudaDestroyExternalSemaphore")
 
 
 def cudaDestroySurfaceObject(surfObject: int) -> None:
@@ -2938,6 +2944,8 @@ def cudaDeviceUnregisterAsyncNotification(
         device: The device from which to remove callback.
         callback: The callback instance to unregister from receiving async notifications.
 
+    The handle object given as callback is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorUnknown.
 
     C: cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)
@@ -2952,6 +2960,7 @@ def cudaDeviceUnregisterAsyncNotification(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(callback, "cudaAsyncCallbackHandle_t", "cudaDeviceUnregisterAsyncNotification")
 
 
 def cudaDriverGetVersion() -> int:
@@ -3327,6 +3336,8 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
     Parameters:
         event: Event to destroy
 
+    The handle object given as event is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure.
 
     C: cudaError_t cudaEventDestroy(cudaEvent_t event)
@@ -3339,6 +3350,7 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaEventDestroy", ("event",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(event, "cudaEvent_t", "cudaEventDestroy")
 
 
 def cudaEventElapsedTime(start: cudaEvent_t | _HandleLike, end: cudaEvent_t | _HandleLike) -> float:
@@ -3485,6 +3497,8 @@ def cudaExecutionCtxDestroy(ctx: cudaExecutionContext_t | _HandleLike) -> None:
     Parameters:
         ctx: Execution context to destroy (required parameter, see note below)
 
+    The handle object given as ctx is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorCudartUnloading, cudaErrorInitializationError.
 
     C: cudaError_t cudaExecutionCtxDestroy(cudaExecutionContext_t ctx)
@@ -3497,6 +3511,7 @@ def cudaExecutionCtxDestroy(ctx: cudaExecutionContext_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaExecutionCtxDestroy", ("ctx",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(ctx, "cudaExecutionContext_t", "cudaExecutionCtxDestroy")
 
 
 def cudaExecutionCtxGetDevResource(
@@ -3795,6 +3810,8 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
     Parameters:
         array: Pointer to array to free
 
+    The handle object given as array is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeArray(cudaArray_t array)
@@ -3807,6 +3824,7 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaFreeArray", ("array",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(array, "cudaArray_t", "cudaFreeArray")
 
 
 def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> None:
@@ -3867,6 +3885,8 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
     Parameters:
         mipmappedArray: Pointer to mipmapped array to free
 
+    The handle object given as mipmappedArray is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
@@ -3879,6 +3899,7 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
         raise _c.argument_error(exc, "cudaFreeMipmappedArray", ("mipmappedArray",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(mipmappedArray, "cudaMipmappedArray_t", "cudaFreeMipmappedArray")
 
 
 def cudaFuncGetAttributes(func: _PointerLike) -> cudaFuncAttributes:
@@ -5794,7 +5815,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
     Parameters:
         graph: Graph to destroy
 
-    The Python callables of host nodes that only graph held are released (cudart.callbacks).
+    The handle object given as graph is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only graph held are released.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5808,7 +5829,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroy", ("graph",)) from None
     if err:
         raise _error(err, _lib)
-    _c.holder_destroyed(graph, "cudaGraph_t")
+    _c.destroyed(graph, "cudaGraph_t", "cudaGraphDestroy")
 
 
 def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
@@ -5818,6 +5839,8 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
 
     Parameters:
         node: Node to remove
+
+    The handle object given as node is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5831,6 +5854,7 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroyNode", ("node",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(node, "cudaGraphNode_t", "cudaGraphDestroyNode")
 
 
 def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaEvent_t:
@@ -5992,7 +6016,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
     Parameters:
         graphExec: Executable graph to destroy
 
-    The Python callables of host nodes that only graphExec held are released (cudart.callbacks).
+    The handle object given as graphExec is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only graphExec held are released.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6006,7 +6030,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphExecDestroy", ("graphExec",)) from None
     if err:
         raise _error(err, _lib)
-    _c.holder_destroyed(graphExec, "cudaGraphExec_t")
+    _c.destroyed(graphExec, "cudaGraphExec_t", "cudaGraphExecDestroy")
 
 
 def cudaGraphExecEventRecordNodeSetEvent(
@@ -8265,6 +8289,8 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
     Parameters:
         resource: Resource to unregister
 
+    The handle object given as resource is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle, cudaErrorUnknown.
 
     C: cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource)
@@ -8277,6 +8303,7 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
         raise _c.argument_error(exc, "cudaGraphicsUnregisterResource", ("resource",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(resource, "cudaGraphicsResource_t", "cudaGraphicsUnregisterResource")
 
 
 def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t:
@@ -9227,6 +9254,8 @@ def cudaLibraryUnload(library: cudaLibrary_t | _HandleLike) -> None:
     Parameters:
         library: Library to unload
 
+    The handle object given as library is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue.
 
     C: cudaError_t cudaLibraryUnload(cudaLibrary_t library)
@@ -9239,6 +9268,7 @@ def cudaLibraryUnload(library: cudaLibrary_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaLibraryUnload", ("library",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(library, "cudaLibrary_t", "cudaLibraryUnload")
 
 
 def cudaLogsCurrent(flags: int) -> int:
@@ -9375,6 +9405,8 @@ def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | _HandleLike) -
     Parameters:
         callback: The callback instance to unregister from receiving log messages
 
+    The handle object given as callback is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)
@@ -9387,6 +9419,7 @@ def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | _HandleLike) -
         raise _c.argument_error(exc, "cudaLogsUnregisterCallback", ("callback",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(callback, "cudaLogsCallbackHandle", "cudaLogsUnregisterCallback")
 
 
 def cudaMalloc(size: int) -> int:
@@ -9911,6 +9944,8 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
 
     Destroys the specified memory pool.
 
+    The handle object given as memPool is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
@@ -9923,6 +9958,7 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaMemPoolDestroy", ("memPool",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(memPool, "cudaMemPool_t", "cudaMemPoolDestroy")
 
 
 def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
@@ -12343,6 +12379,8 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
     Parameters:
         stream: Stream identifier
 
+    The handle object given as stream is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaStreamDestroy(cudaStream_t stream)
@@ -12355,6 +12393,7 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaStreamDestroy", ("stream",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(stream, "cudaStream_t", "cudaStreamDestroy")
 
 
 def cudaStreamEndCapture(stream: cudaStream_t | _HandleLike) -> cudaGraph_t:

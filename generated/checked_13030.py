@@ -2003,6 +2003,8 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
     Parameters:
         extMem: External memory object to be destroyed
 
+    The handle object given as extMem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
@@ -2015,6 +2017,7 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
         raise _c.argument_error(exc, "cudaDestroyExternalMemory", ("extMem",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(extMem, "cudaExternalMemory_t", "cudaDestroyExternalMemory")
 
 
 def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) -> None:
@@ -2024,6 +2027,8 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
 
     Parameters:
         extSem: External semaphore to be destroyed
+
+    The handle object given as extSem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
 
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle.
 
@@ -2037,6 +2042,7 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
         raise _c.argument_error(exc, "cudaDestroyExternalSemaphore", ("extSem",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(extSem, "cudaExternalSemaphore_t", "cudaDestroyExternalSemaphore")
 
 
 def cudaDestroySurfaceObject(surfObject: int) -> None:
@@ -2976,6 +2982,8 @@ def cudaDeviceUnregisterAsyncNotification(
         device: The device from which to remove callback.
         callback: The callback instance to unregister from receiving async notifications.
 
+    The handle object given as callback is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorUnknown.
 
     C: cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)
@@ -2990,6 +2998,7 @@ def cudaDeviceUnregisterAsyncNotification(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(callback, "cudaAsyncCallbackHandle_t", "cudaDeviceUnregisterAsyncNotification")
 
 
 def cudaDriverGetVersion() -> int:
@@ -3365,6 +3374,8 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
     Parameters:
         event: Event to destroy
 
+    The handle object given as event is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure.
 
     C: cudaError_t cudaEventDestroy(cudaEvent_t event)
@@ -3377,6 +3388,7 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaEventDestroy", ("event",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(event, "cudaEvent_t", "cudaEventDestroy")
 
 
 def cudaEventElapsedTime(start: cudaEvent_t | _HandleLike, end: cudaEvent_t | _HandleLike) -> float:
@@ -3523,6 +3535,8 @@ def cudaExecutionCtxDestroy(ctx: cudaExecutionContext_t | _HandleLike) -> None:
     Parameters:
         ctx: Execution context to destroy (required parameter, see note below)
 
+    The handle object given as ctx is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorCudartUnloading, cudaErrorInitializationError.
 
     C: cudaError_t cudaExecutionCtxDestroy(cudaExecutionContext_t ctx)
@@ -3535,6 +3549,7 @@ def cudaExecutionCtxDestroy(ctx: cudaExecutionContext_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaExecutionCtxDestroy", ("ctx",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(ctx, "cudaExecutionContext_t", "cudaExecutionCtxDestroy")
 
 
 def cudaExecutionCtxGetDevResource(
@@ -3833,6 +3848,8 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
     Parameters:
         array: Pointer to array to free
 
+    The handle object given as array is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeArray(cudaArray_t array)
@@ -3845,6 +3862,7 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaFreeArray", ("array",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(array, "cudaArray_t", "cudaFreeArray")
 
 
 def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> None:
@@ -3905,6 +3923,8 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
     Parameters:
         mipmappedArray: Pointer to mipmapped array to free
 
+    The handle object given as mipmappedArray is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
@@ -3917,6 +3937,7 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
         raise _c.argument_error(exc, "cudaFreeMipmappedArray", ("mipmappedArray",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(mipmappedArray, "cudaMipmappedArray_t", "cudaFreeMipmappedArray")
 
 
 def cudaFuncGetAttributes(func: _PointerLike) -> cudaFuncAttributes:
@@ -5857,7 +5878,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
     Parameters:
         graph: Graph to destroy
 
-    The Python callables of host nodes that only graph held are released (cudart.callbacks).
+    The handle object given as graph is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only graph held are released.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5871,7 +5892,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroy", ("graph",)) from None
     if err:
         raise _error(err, _lib)
-    _c.holder_destroyed(graph, "cudaGraph_t")
+    _c.destroyed(graph, "cudaGraph_t", "cudaGraphDestroy")
 
 
 def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
@@ -5881,6 +5902,8 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
 
     Parameters:
         node: Node to remove
+
+    The handle object given as node is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5894,6 +5917,7 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroyNode", ("node",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(node, "cudaGraphNode_t", "cudaGraphDestroyNode")
 
 
 def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaEvent_t:
@@ -6055,7 +6079,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
     Parameters:
         graphExec: Executable graph to destroy
 
-    The Python callables of host nodes that only graphExec held are released (cudart.callbacks).
+    The handle object given as graphExec is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only graphExec held are released.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6069,7 +6093,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphExecDestroy", ("graphExec",)) from None
     if err:
         raise _error(err, _lib)
-    _c.holder_destroyed(graphExec, "cudaGraphExec_t")
+    _c.destroyed(graphExec, "cudaGraphExec_t", "cudaGraphExecDestroy")
 
 
 def cudaGraphExecEventRecordNodeSetEvent(
@@ -8359,6 +8383,8 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
     Parameters:
         resource: Resource to unregister
 
+    The handle object given as resource is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle, cudaErrorUnknown.
 
     C: cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource)
@@ -8371,6 +8397,7 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
         raise _c.argument_error(exc, "cudaGraphicsUnregisterResource", ("resource",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(resource, "cudaGraphicsResource_t", "cudaGraphicsUnregisterResource")
 
 
 def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t:
@@ -9355,6 +9382,8 @@ def cudaLibraryUnload(library: cudaLibrary_t | _HandleLike) -> None:
     Parameters:
         library: Library to unload
 
+    The handle object given as library is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue.
 
     C: cudaError_t cudaLibraryUnload(cudaLibrary_t library)
@@ -9367,6 +9396,7 @@ def cudaLibraryUnload(library: cudaLibrary_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaLibraryUnload", ("library",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(library, "cudaLibrary_t", "cudaLibraryUnload")
 
 
 def cudaLogsCurrent(flags: int) -> int:
@@ -9503,6 +9533,8 @@ def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | _HandleLike) -
     Parameters:
         callback: The callback instance to unregister from receiving log messages
 
+    The handle object given as callback is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)
@@ -9515,6 +9547,7 @@ def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | _HandleLike) -
         raise _c.argument_error(exc, "cudaLogsUnregisterCallback", ("callback",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(callback, "cudaLogsCallbackHandle", "cudaLogsUnregisterCallback")
 
 
 def cudaMalloc(size: int) -> int:
@@ -10039,6 +10072,8 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
 
     Destroys the specified memory pool.
 
+    The handle object given as memPool is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
@@ -10051,6 +10086,7 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaMemPoolDestroy", ("memPool",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(memPool, "cudaMemPool_t", "cudaMemPoolDestroy")
 
 
 def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
@@ -12585,6 +12621,8 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
     Parameters:
         stream: Stream identifier
 
+    The handle object given as stream is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorExternalDevice.
 
     C: cudaError_t cudaStreamDestroy(cudaStream_t stream)
@@ -12597,6 +12635,7 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaStreamDestroy", ("stream",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(stream, "cudaStream_t", "cudaStreamDestroy")
 
 
 def cudaStreamEndCapture(stream: cudaStream_t | _HandleLike) -> cudaGraph_t:

@@ -2013,6 +2013,8 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
     Parameters:
         extMem: External memory object to be destroyed
 
+    The handle object given as extMem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
@@ -2025,6 +2027,7 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
         raise _c.argument_error(exc, "cudaDestroyExternalMemory", ("extMem",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(extMem, "cudaExternalMemory_t", "cudaDestroyExternalMemory")
 
 
 def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) -> None:
@@ -2034,6 +2037,8 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
 
     Parameters:
         extSem: External semaphore to be destroyed
+
+    The handle object given as extSem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
 
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle.
 
@@ -2047,6 +2052,7 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
         raise _c.argument_error(exc, "cudaDestroyExternalSemaphore", ("extSem",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(extSem, "cudaExternalSemaphore_t", "cudaDestroyExternalSemaphore")
 
 
 def cudaDestroySurfaceObject(surfObject: int) -> None:
@@ -2986,6 +2992,8 @@ def cudaDeviceUnregisterAsyncNotification(
         device: The device from which to remove callback.
         callback: The callback instance to unregister from receiving async notifications.
 
+    The handle object given as callback is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorUnknown.
 
     C: cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)
@@ -3000,6 +3008,7 @@ def cudaDeviceUnregisterAsyncNotification(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(callback, "cudaAsyncCallbackHandle_t", "cudaDeviceUnregisterAsyncNotification")
 
 
 def cudaDriverGetVersion() -> int:
@@ -3375,6 +3384,8 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
     Parameters:
         event: Event to destroy
 
+    The handle object given as event is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure.
 
     C: cudaError_t cudaEventDestroy(cudaEvent_t event)
@@ -3387,6 +3398,7 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaEventDestroy", ("event",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(event, "cudaEvent_t", "cudaEventDestroy")
 
 
 def cudaEventElapsedTime(start: cudaEvent_t | _HandleLike, end: cudaEvent_t | _HandleLike) -> float:
@@ -3533,6 +3545,8 @@ def cudaExecutionCtxDestroy(ctx: cudaExecutionContext_t | _HandleLike) -> None:
     Parameters:
         ctx: Execution context to destroy (required parameter, see note below)
 
+    The handle object given as ctx is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorCudartUnloading, cudaErrorInitializationError.
 
     C: cudaError_t cudaExecutionCtxDestroy(cudaExecutionContext_t ctx)
@@ -3545,6 +3559,7 @@ def cudaExecutionCtxDestroy(ctx: cudaExecutionContext_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaExecutionCtxDestroy", ("ctx",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(ctx, "cudaExecutionContext_t", "cudaExecutionCtxDestroy")
 
 
 def cudaExecutionCtxGetDevResource(
@@ -3843,6 +3858,8 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
     Parameters:
         array: Pointer to array to free
 
+    The handle object given as array is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeArray(cudaArray_t array)
@@ -3855,6 +3872,7 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaFreeArray", ("array",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(array, "cudaArray_t", "cudaFreeArray")
 
 
 def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> None:
@@ -3915,6 +3933,8 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
     Parameters:
         mipmappedArray: Pointer to mipmapped array to free
 
+    The handle object given as mipmappedArray is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
@@ -3927,6 +3947,7 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
         raise _c.argument_error(exc, "cudaFreeMipmappedArray", ("mipmappedArray",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(mipmappedArray, "cudaMipmappedArray_t", "cudaFreeMipmappedArray")
 
 
 def cudaFuncGetAttributes(func: _PointerLike) -> cudaFuncAttributes:
@@ -5867,7 +5888,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
     Parameters:
         graph: Graph to destroy
 
-    The Python callables of host nodes that only graph held are released (cudart.callbacks).
+    The handle object given as graph is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only graph held are released.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5881,7 +5902,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroy", ("graph",)) from None
     if err:
         raise _error(err, _lib)
-    _c.holder_destroyed(graph, "cudaGraph_t")
+    _c.destroyed(graph, "cudaGraph_t", "cudaGraphDestroy")
 
 
 def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
@@ -5891,6 +5912,8 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
 
     Parameters:
         node: Node to remove
+
+    The handle object given as node is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5904,6 +5927,7 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphDestroyNode", ("node",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(node, "cudaGraphNode_t", "cudaGraphDestroyNode")
 
 
 def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | _HandleLike) -> cudaEvent_t:
@@ -6065,7 +6089,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
     Parameters:
         graphExec: Executable graph to destroy
 
-    The Python callables of host nodes that only graphExec held are released (cudart.callbacks).
+    The handle object given as graphExec is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only graphExec held are released.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6079,7 +6103,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaGraphExecDestroy", ("graphExec",)) from None
     if err:
         raise _error(err, _lib)
-    _c.holder_destroyed(graphExec, "cudaGraphExec_t")
+    _c.destroyed(graphExec, "cudaGraphExec_t", "cudaGraphExecDestroy")
 
 
 def cudaGraphExecEventRecordNodeSetEvent(
@@ -8369,6 +8393,8 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
     Parameters:
         resource: Resource to unregister
 
+    The handle object given as resource is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidResourceHandle, cudaErrorUnknown.
 
     C: cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource)
@@ -8381,6 +8407,7 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
         raise _c.argument_error(exc, "cudaGraphicsUnregisterResource", ("resource",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(resource, "cudaGraphicsResource_t", "cudaGraphicsUnregisterResource")
 
 
 def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaGraphicsResource_t:
@@ -9365,6 +9392,8 @@ def cudaLibraryUnload(library: cudaLibrary_t | _HandleLike) -> None:
     Parameters:
         library: Library to unload
 
+    The handle object given as library is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue.
 
     C: cudaError_t cudaLibraryUnload(cudaLibrary_t library)
@@ -9377,6 +9406,7 @@ def cudaLibraryUnload(library: cudaLibrary_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaLibraryUnload", ("library",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(library, "cudaLibrary_t", "cudaLibraryUnload")
 
 
 def cudaLogsCurrent(flags: int) -> int:
@@ -9513,6 +9543,8 @@ def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | _HandleLike) -
     Parameters:
         callback: The callback instance to unregister from receiving log messages
 
+    The handle object given as callback is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)
@@ -9525,6 +9557,7 @@ def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | _HandleLike) -
         raise _c.argument_error(exc, "cudaLogsUnregisterCallback", ("callback",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(callback, "cudaLogsCallbackHandle", "cudaLogsUnregisterCallback")
 
 
 def cudaMalloc(size: int) -> int:
@@ -10087,6 +10120,8 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
 
     Destroys the specified memory pool.
 
+    The handle object given as memPool is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
@@ -10099,6 +10134,7 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaMemPoolDestroy", ("memPool",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(memPool, "cudaMemPool_t", "cudaMemPoolDestroy")
 
 
 def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
@@ -12635,6 +12671,8 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
     Parameters:
         stream: Stream identifier
 
+    The handle object given as stream is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidResourceHandle.
 
     C: cudaError_t cudaStreamDestroy(cudaStream_t stream)
@@ -12647,6 +12685,7 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
         raise _c.argument_error(exc, "cudaStreamDestroy", ("stream",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(stream, "cudaStream_t", "cudaStreamDestroy")
 
 
 def cudaStreamEndCapture(stream: cudaStream_t | _HandleLike) -> cudaGraph_t:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .attributes import undecided as undecided_attributes
+from .lifetimes import undecided as undecided_lifetimes
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
 from .files import write_atomically
 from .manifest import Manifest
@@ -95,6 +96,8 @@ def render_version(
         progress(f"[{key}] doc names {line}")
     for line in undecided_attributes(model):
         progress(f"[{key}] no attribute value type (add it to generator/attributes.py): {line}")
+    for name in undecided_lifetimes({f.name for f in model.functions}):
+        progress(f"[{key}] destroy-like, undecided (generator/lifetimes.py NOT_MARKED): {name}")
     return RenderedVersion(
         key=key,
         files={

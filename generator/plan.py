@@ -73,7 +73,9 @@ class Effect(StrEnum):
     (generator/lifetimes.py decides; `effect_of` names the other parameter)."""
 
     FREES = "frees"  # frees host memory: a HostMemory argument is marked released
-    DESTROYS = "destroys"  # a graph or exec destroyed: callables only it held are released
+    # A handle destroyed: the object is marked (cudart.HandleDestroyedError on reuse); a
+    # graph's or exec's callables only it held are released.
+    DESTROYS = "destroys"
     COPIES = "copies"  # a graph or exec now also holds `effect_of`'s callables (a C copy)
     HELD_BY = "held_by"  # a host node record's callable belongs to graph/exec/node `effect_of`
     NODE_OF = "node_of"  # a host node of graph `effect_of` (for later cudaGraphHostNodeSetParams)

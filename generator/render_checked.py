@@ -382,10 +382,11 @@ _SEVERAL_ATTRIBUTES = _Output(
 )
 
 # What a successful call records, per Effect: formats over n (the parameter's Python
-# name, converted or the output), ctype (its handle class), of / of_ctype (the other's).
+# name, converted or the output), ctype (its handle class), of / of_ctype (the other's),
+# function (the checked function's name).
 _EFFECTS: dict[Effect, str] = {
     Effect.FREES: "_c.host_freed({n})",
-    Effect.DESTROYS: '_c.holder_destroyed({n}, "{ctype}")',
+    Effect.DESTROYS: '_c.destroyed({n}, "{ctype}", "{function}")',
     Effect.COPIES: '_c.holder_copied({n}, "{ctype}", {of}, "{of_ctype}")',
     Effect.HELD_BY: '_c.callback_held(_{n}_token, {of}, "{of_ctype}", _lib)',
     Effect.NODE_OF: "_c.host_node_added({n}, {of})",
@@ -394,11 +395,17 @@ _EFFECTS: dict[Effect, str] = {
 _EFFECT_DOCS: dict[Effect, str] = {
     Effect.FREES: "A cudart.HostMemory given as {n} is marked released: using it again raises.",
     Effect.DESTROYS: (
-        "The Python callables of host nodes that only {n} held are released (cudart.callbacks)."
+        "The handle object given as {n} is marked destroyed: passing it to the checked API "
+        "again raises cudart.HandleDestroyedError (an int is the caller's promise)."
     ),
     Effect.COPIES: "{n} holds the Python callables of {of}'s host nodes too, until destroyed.",
     Effect.HELD_BY: "A Python callable in {n} stays registered until {holder} destroyed.",
     Effect.NODE_OF: "",
+}
+# What destroying a graph or exec also does (cudart.callbacks' holders).
+_DESTROYS_CALLABLES = {
+    "cudaGraph_t": "The Python callables of host nodes that only {n} held are released.",
+    "cudaGraphExec_t": "The Python callables of host nodes that only {n} held are released.",
 }
 # Who holds a host node record's callable, by the holder parameter's handle class.
 _HOLDER_DOCS = {
@@ -454,6 +461,7 @@ class _Function:
             ctype=p.ctype,
             of=other.py_name if other else None,
             of_ctype=other.ctype if other else None,
+            function=self.plan.name,
         )
 
     def param(self, p: ParamPlan) -> _Param:
@@ -650,7 +658,10 @@ class _Function:
         of = self.py_name(p.effect_of) if p.effect_of else ""
         other = next((q for q in self.plan.params if q.name == p.effect_of), None)
         holder = _HOLDER_DOCS.get(other.ctype if other else "", "").format(of=of)
-        return _EFFECT_DOCS[p.effect].format(n=p.py_name, of=of, holder=holder)
+        text = _EFFECT_DOCS[p.effect].format(n=p.py_name, of=of, holder=holder)
+        if p.effect is Effect.DESTROYS and p.ctype in _DESTROYS_CALLABLES:
+            text += " " + _DESTROYS_CALLABLES[p.ctype].format(n=p.py_name)
+        return text
 
     def doc(self, signature: str, returns: str) -> str:
         plan = self.plan
