@@ -27,12 +27,13 @@ from ._convert import (
     cstring,
     device_function,
     handle,
+    integer_handle,
     is_python_callable,
     kernel_args,
     pointer,
     ref,
 )
-from ._handles import Handle, mark_destroyed
+from ._handles import Handle, integer_handle_class, mark_destroyed
 from ._hostmem import HostMemory
 from .errors import CudaError
 
@@ -68,6 +69,8 @@ __all__ = [
     "host_memory",
     "host_memory_like",
     "host_node_added",
+    "integer_handle",
+    "integer_handle_of",
     "kernel_args",
     "pointer",
     "ref",
@@ -356,6 +359,12 @@ def host_freed(value: Any) -> None:
 
 def _callbacks() -> Any:
     return sys.modules.get("cudart.callbacks")
+
+
+def integer_handle_of(value: int, kind: str) -> int:
+    """What a create returns for an integer handle (cudaTextureObject_t, ...): an int
+    of the kind's IntegerHandle class, which a checked destroy can mark."""
+    return integer_handle_class(kind)(value)
 
 
 def destroyed(handle: Any, ctype: str, function: str) -> None:

@@ -12,7 +12,7 @@ import _ctypes  # CFuncPtr, the base of ctypes function pointers (ctypes._CFuncP
 import ctypes
 from ctypes import byref, c_char, c_void_p
 
-from ._handles import StreamHandle
+from ._handles import IntegerHandle, StreamHandle
 from ._hostmem import HostMemory
 from .errors import HandleDestroyedError
 
@@ -186,9 +186,28 @@ def handle(value: Any, cls: type, name: str) -> Any:
 
 
 def _destroyed(value: Any, name: str) -> HandleDestroyedError:
-    return HandleDestroyedError(
-        type(value).__name__, value.value or 0, type(value)._destroyed_by_, name
-    )
+    address = int(value) if isinstance(value, IntegerHandle) else value.value or 0
+    return HandleDestroyedError(type(value).__name__, address, type(value)._destroyed_by_, name)
+
+
+def integer_handle(value: Any, kind: str, name: str) -> int:
+    """An integer handle argument (cudaTextureObject_t, ...): an int of C's unsigned
+    64 bits (a plain int is the caller's promise, as in C); one of ours (IntegerHandle)
+    must be of `kind` and not destroyed."""
+    if type(value) is int and 0 <= value < 1 << 64:
+        return value
+    if isinstance(value, IntegerHandle):
+        if type(value).__name__ != kind:
+            raise TypeError(f"'{name}' must be a {kind}, not a {type(value).__name__}")
+        if value._destroyed_by_ is not None:
+            raise _destroyed(value, name)
+        return value
+    if isinstance(value, (float, complex)) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"'{name}' must be a {kind} (an int), not {type(value).__name__}")
+    number = value.__index__()
+    if not 0 <= number < 1 << 64:
+        raise OverflowError(f"'{name}' is {number}: a {kind} is an unsigned 64-bit integer")
+    return int(number)
 
 
 # The CUDA stream protocol (cuda.core's, which CuPy and PyTorch follow): __cuda_stream__()

@@ -33,6 +33,9 @@ from __future__ import annotations
 import threading
 from ctypes import c_void_p
 
+# Guards the made-once classes below (integer handle kinds, destroyed subclasses).
+_destroyed_lock = threading.Lock()
+
 
 class Handle(c_void_p):
     """An opaque CUDA handle: a value made of its kind (the class name) and address."""
@@ -65,6 +68,33 @@ class Handle(c_void_p):
     # bool(h): c_void_p's own, false when the address is NULL.
 
 
+class IntegerHandle(int):
+    """A handle C declares as an integer (cudaTextureObject_t, cudaSurfaceObject_t):
+    an int, so it passes wherever one does (kernel arguments, ctypes), of a subclass
+    named after its typedef (`integer_handle_class`), so that a checked destroy can
+    mark it like any handle object (generator/lifetimes.py's INTEGER_HANDLES)."""
+
+    __slots__ = ()
+    _destroyed_by_: str | None = None
+
+    def __repr__(self) -> str:
+        dead = f" destroyed by {self._destroyed_by_}" if self._destroyed_by_ else ""
+        return f"<{type(self).__name__} {int(self):#x}{dead}>"
+
+
+_integer_classes: dict[str, type[IntegerHandle]] = {}
+
+
+def integer_handle_class(kind: str) -> type[IntegerHandle]:
+    """The one IntegerHandle subclass of a typedef name, for every version's module."""
+    with _destroyed_lock:
+        cls = _integer_classes.get(kind)
+        if cls is None:
+            namespace = {"__module__": __name__, "__slots__": (), "__doc__": f"A {kind}."}
+            cls = _integer_classes[kind] = type(kind, (IntegerHandle,), namespace)
+        return cls
+
+
 class StreamHandle(Handle):
     """A cudaStream_t: also the CUDA stream protocol, which PyTorch, CuPy and
     cuda-bindings accept for a stream."""
@@ -75,10 +105,9 @@ class StreamHandle(Handle):
 
 # (live class, function) -> its destroyed subclass; made once each, on first use.
 _destroyed_classes: dict[tuple[type, str], type] = {}
-_destroyed_lock = threading.Lock()
 
 
-def _destroyed_class(cls: type[Handle], function: str) -> type[Handle]:
+def _destroyed_class(cls: type, function: str) -> type:
     with _destroyed_lock:
         dead = _destroyed_classes.get((cls, function))
         if dead is None:
@@ -88,6 +117,8 @@ def _destroyed_class(cls: type[Handle], function: str) -> type[Handle]:
                 "__doc__": f"A {cls.__name__} that {function} destroyed.",
                 "_destroyed_by_": function,
             }
+            if issubclass(cls, IntegerHandle):
+                namespace["__slots__"] = ()
             dead = _destroyed_classes[cls, function] = type(cls.__name__, (cls,), namespace)
         return dead
 
@@ -97,7 +128,10 @@ def mark_destroyed(value: object, function: str) -> bool:
     module's docstring). Only live handle objects of ours with an address are marked:
     ints, None, foreign objects and NULL (the default stream) are left as they are.
     Returns whether it marked."""
-    if not isinstance(value, Handle) or not value.value:
+    if isinstance(value, Handle):
+        if not value.value:
+            return False
+    elif not isinstance(value, IntegerHandle) or not value:
         return False
     cls = type(value)
     if cls._destroyed_by_ is not None:
@@ -108,4 +142,4 @@ def mark_destroyed(value: object, function: str) -> bool:
 
 def destroyed_by(value: object) -> str | None:
     """The function that destroyed the handle object `value`, or None while it lives."""
-    return value._destroyed_by_ if isinstance(value, Handle) else None
+    return value._destroyed_by_ if isinstance(value, (Handle, IntegerHandle)) else None

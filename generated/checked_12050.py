@@ -1795,7 +1795,7 @@ def cudaCreateSurfaceObject(pResDesc: _PointerLike) -> int:
         ) from None
     if err:
         raise _error(err, _lib)
-    return pSurfObject.value
+    return _c.integer_handle_of(pSurfObject.value, "cudaSurfaceObject_t")
 
 
 def cudaCreateTextureObject(
@@ -1832,7 +1832,7 @@ def cudaCreateTextureObject(
         ) from None
     if err:
         raise _error(err, _lib)
-    return pTexObject.value
+    return _c.integer_handle_of(pTexObject.value, "cudaTextureObject_t")
 
 
 def cudaCtxResetPersistingL2Cache() -> None:
@@ -1908,16 +1908,20 @@ def cudaDestroySurfaceObject(surfObject: int) -> None:
     Parameters:
         surfObject: Surface object to destroy
 
+    The handle object given as surfObject is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)
     """
+    surfObject = _c.integer_handle(surfObject, "cudaSurfaceObject_t", "surfObject")
     try:
         err = _cudaDestroySurfaceObject(surfObject)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaDestroySurfaceObject", ("surfObject",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(surfObject, "cudaSurfaceObject_t", "cudaDestroySurfaceObject")
 
 
 def cudaDestroyTextureObject(texObject: int) -> None:
@@ -1928,16 +1932,20 @@ def cudaDestroyTextureObject(texObject: int) -> None:
     Parameters:
         texObject: Texture object to destroy
 
+    The handle object given as texObject is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
     """
+    texObject = _c.integer_handle(texObject, "cudaTextureObject_t", "texObject")
     try:
         err = _cudaDestroyTextureObject(texObject)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaDestroyTextureObject", ("texObject",)) from None
     if err:
         raise _error(err, _lib)
+    _c.destroyed(texObject, "cudaTextureObject_t", "cudaDestroyTextureObject")
 
 
 def cudaDeviceCanAccessPeer(device: int, peerDevice: int) -> int:
@@ -4105,6 +4113,7 @@ def cudaGetSurfaceObjectResourceDesc(surfObject: int) -> cudaResourceDesc:
 
     C: cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject)
     """
+    surfObject = _c.integer_handle(surfObject, "cudaSurfaceObject_t", "surfObject")
     pResDesc = cudaResourceDesc()
     try:
         err = _cudaGetSurfaceObjectResourceDesc(pResDesc, surfObject)
@@ -4186,6 +4195,7 @@ def cudaGetTextureObjectResourceDesc(texObject: int) -> cudaResourceDesc:
 
     C: cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject)
     """
+    texObject = _c.integer_handle(texObject, "cudaTextureObject_t", "texObject")
     pResDesc = cudaResourceDesc()
     try:
         err = _cudaGetTextureObjectResourceDesc(pResDesc, texObject)
@@ -4213,6 +4223,7 @@ def cudaGetTextureObjectResourceViewDesc(texObject: int) -> cudaResourceViewDesc
 
     C: cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *pResViewDesc, cudaTextureObject_t texObject)
     """
+    texObject = _c.integer_handle(texObject, "cudaTextureObject_t", "texObject")
     pResViewDesc = cudaResourceViewDesc()
     try:
         err = _cudaGetTextureObjectResourceViewDesc(pResViewDesc, texObject)
@@ -4240,6 +4251,7 @@ def cudaGetTextureObjectTextureDesc(texObject: int) -> cudaTextureDesc:
 
     C: cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *pTexDesc, cudaTextureObject_t texObject)
     """
+    texObject = _c.integer_handle(texObject, "cudaTextureObject_t", "texObject")
     pTexDesc = cudaTextureDesc()
     try:
         err = _cudaGetTextureObjectTextureDesc(pTexDesc, texObject)

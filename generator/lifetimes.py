@@ -14,6 +14,10 @@ show their effect (`pHost[size]:host_memory`, `graph:handle@destroys`).
   (a HostMemory passed to it is marked released), and which call ends a handle's life
   (DESTROYS: the handle object passed to it is marked destroyed, cudart._handles, and
   the checked layer refuses it from then on with cudart.HandleDestroyedError).
+* INTEGER_HANDLES: integer typedefs whose values are handles (texture and surface
+  objects). Their parameters take the kind INTEGER_HANDLE: the checked layer returns
+  an int subclass named after the typedef (cudart._handles.IntegerHandle), which a
+  DESTROYS entry marks like any handle object.
 * NOT_MARKED: every other function whose name says it ends something (DESTROY_LIKE),
   with why no object is marked. tests/test_lifetimes.py fails on a function of any
   version that DESTROY_LIKE matches and neither table decides, and `generate` reports
@@ -29,6 +33,7 @@ import dataclasses
 import re
 
 from .ctypes_map import RenderError
+from .model import Pointer, TypedefRef
 from .plan import Effect, FunctionPlan, ParamKind, ParamPlan, Role
 
 # (function as declared, output) -> (the input that sizes it, why it is host memory).
@@ -43,6 +48,12 @@ HOST_MEMORY: dict[tuple[str, str], tuple[str, str]] = {
         "pHost",
         "with UVA the device address of cudaHostAlloc memory is pHost's own",
     ),
+}
+
+# Integer typedef -> why its values are handles (objects the runtime creates and destroys).
+INTEGER_HANDLES: dict[str, str] = {
+    "cudaTextureObject_t": "made by cudaCreateTextureObject, ended by cudaDestroyTextureObject",
+    "cudaSurfaceObject_t": "made by cudaCreateSurfaceObject, ended by cudaDestroySurfaceObject",
 }
 
 # (function as declared, parameter) -> (effect, the other parameter or None, why).
@@ -106,6 +117,16 @@ EFFECTS: dict[tuple[str, str], tuple[Effect, str | None, str]] = {
         None,
         "the registration handle ends with the registration",
     ),
+    ("cudaDestroyTextureObject", "texObject"): (
+        Effect.DESTROYS,
+        None,
+        "the texture object is destroyed (an INTEGER_HANDLES value)",
+    ),
+    ("cudaDestroySurfaceObject", "surfObject"): (
+        Effect.DESTROYS,
+        None,
+        "the surface object is destroyed (an INTEGER_HANDLES value)",
+    ),
     ("cudaGraphInstantiate", "pGraphExec"): (Effect.COPIES, "graph", "copies graph's nodes"),
     ("cudaGraphInstantiateWithFlags", "pGraphExec"): (
         Effect.COPIES,
@@ -152,12 +173,6 @@ NOT_MARKED: dict[str, str] = {
     "cudaFreeAsync": "frees device memory in stream order: an int address, no object",
     "cudaHostUnregister": "unpins the caller's memory, which stays the caller's to use",
     "cudaIpcCloseMemHandle": "unmaps an int device address: no object carries it",
-    "cudaDestroyTextureObject": (
-        "cudaTextureObject_t is an unsigned long long: an int, which carries no state"
-    ),
-    "cudaDestroySurfaceObject": (
-        "cudaSurfaceObject_t is an unsigned long long: an int, which carries no state"
-    ),
     "cudaUserObjectRelease": (
         "drops count references: the caller's others and graphs' may keep it alive"
     ),
@@ -193,8 +208,11 @@ def undecided(names: list[str] | set[str]) -> list[str]:
     return sorted(n for n in names if DESTROY_LIKE.search(n) and n not in decided)
 
 
-# The effects that decide a destroy-like function, and the parameter kind each takes.
-_ENDS = {Effect.DESTROYS: ParamKind.HANDLE, Effect.FREES: ParamKind.POINTER}
+# The effects that decide a destroy-like function, and the parameter kinds each takes.
+_ENDS = {
+    Effect.DESTROYS: (ParamKind.HANDLE, ParamKind.INTEGER_HANDLE),
+    Effect.FREES: (ParamKind.POINTER,),
+}
 
 # A host node record's callable belongs to what the call changes: an executable graph
 # before a graph before a node (cudaGraphExecHostNodeSetParams names both the exec and
@@ -224,15 +242,24 @@ def _apply(plan: FunctionPlan) -> FunctionPlan:
         else:
             raise RenderError(f"HOST_MEMORY: {name}.{size} is neither a size nor a pointer")
         changed[output] = dataclasses.replace(p, kind=kind, py_type=annotation, partner=size)
+    for c in plan.function.params:
+        typedef = _integer_handle(c.type)
+        p = params[c.name]
+        if typedef is None:
+            continue
+        if p.kind is not ParamKind.SCALAR or p.role not in (Role.IN, Role.OUT):
+            raise RenderError(f"INTEGER_HANDLES: {name}.{c.name} is not a scalar input or output")
+        changed[c.name] = dataclasses.replace(p, kind=ParamKind.INTEGER_HANDLE, ctype=typedef)
     for (function, param), (effect, other, _) in EFFECTS.items():
         if function != name:
             continue
         p = _param(plan, params, param)
         if other is not None:
             _param(plan, params, other)
-        kind = _ENDS.get(effect)
-        if kind is not None and (p.role is not Role.IN or p.kind is not kind):
-            raise RenderError(f"EFFECTS: {name}.{param} is not a {kind} input ({effect})")
+        kinds = _ENDS.get(effect)
+        p = changed[param]
+        if kinds is not None and (p.role is not Role.IN or p.kind not in kinds):
+            raise RenderError(f"EFFECTS: {name}.{param} is not a {kinds[0]} input ({effect})")
         changed[param] = dataclasses.replace(changed[param], effect=effect, effect_of=other)
     for p in plan.params:
         if p.kind is ParamKind.CALLBACK_RECORD:
@@ -252,6 +279,13 @@ def _apply(plan: FunctionPlan) -> FunctionPlan:
     if changed == params:
         return plan
     return dataclasses.replace(plan, params=tuple(changed[p.name] for p in plan.params))
+
+
+def _integer_handle(t: object) -> str | None:
+    """The INTEGER_HANDLES typedef a parameter passes (T) or returns (T *), if any."""
+    if isinstance(t, Pointer):
+        t = t.pointee
+    return t.name if isinstance(t, TypedefRef) and t.name in INTEGER_HANDLES else None
 
 
 def _param(plan: FunctionPlan, params: dict[str, ParamPlan], name: str) -> ParamPlan:

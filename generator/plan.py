@@ -54,6 +54,9 @@ class ParamKind(StrEnum):
     ATTRIBUTE = "attribute"
     DEVICE_FUNCTION = "device_function"  # `const void *func`: a Function, cudaKernel_t, address
     KERNEL_ARGS = "kernel_args"  # `void **args` beside it (`partner`): packed, or a tuple of values
+    # An integer typedef that is a handle (cudaTextureObject_t: lifetimes.INTEGER_HANDLES):
+    # an int subclass named after it, which a destroy can mark (also an output).
+    INTEGER_HANDLE = "integer_handle"
     # Outputs (roles OUT, INOUT, COUNT).
     ENUM = "enum"  # an enum value, returned as the enum class's member
     ADDRESS = "address"  # a `void *` or pointer written by the call, returned as an int
@@ -95,6 +98,7 @@ INPUT_KINDS = frozenset(
         ParamKind.ATTRIBUTE,
         ParamKind.DEVICE_FUNCTION,
         ParamKind.KERNEL_ARGS,
+        ParamKind.INTEGER_HANDLE,
     }
 )
 OUTPUT_KINDS = frozenset(ParamKind) - {

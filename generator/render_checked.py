@@ -304,6 +304,13 @@ def _in_kernel_args(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[st
     )
 
 
+def _in_integer_handle(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # Always converted (no hot path takes one): an int is range-checked, one of ours
+    # (cudart._handles.IntegerHandle) checked for its kind and for a destroy.
+    n = p.py_name
+    return p.py_type, (f'{n} = _c.integer_handle({n}, "{p.ctype}", {n!r})',)
+
+
 _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.HANDLE: _in_handle,
     ParamKind.POINTER: _in_pointer,
@@ -317,6 +324,7 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.ATTRIBUTE: _in_attribute,
     ParamKind.DEVICE_FUNCTION: _in_device_function,
     ParamKind.KERNEL_ARGS: _in_kernel_args,
+    ParamKind.INTEGER_HANDLE: _in_integer_handle,
 }
 _RELEASED = frozenset({ParamKind.CALLBACK, ParamKind.CALLBACK_RECORD})
 
@@ -372,6 +380,8 @@ _OUTPUTS: dict[ParamKind, _Output] = {
     # (converted, so still the HostMemory) pointer input it maps.
     ParamKind.HOST_MEMORY: _Output("_c.host_memory({n}.value, {partner})"),
     ParamKind.MAPPED_HOST_MEMORY: _Output("_c.host_memory_like({n}.value, {partner})"),
+    # An int subclass named after the typedef, which a destroy can mark.
+    ParamKind.INTEGER_HANDLE: _Output('_c.integer_handle_of({n}.value, "{ctype}")'),
 }
 
 # ATTRIBUTE for several attributes at once (cudaMemRangeGetAttributes): storage for each

@@ -21,7 +21,13 @@ from conftest import probe_each_version
 
 import cudart
 from cudart import HandleDestroyedError, _convert, callbacks
-from cudart._handles import Handle, destroyed_by, mark_destroyed
+from cudart._handles import (
+    Handle,
+    IntegerHandle,
+    destroyed_by,
+    integer_handle_class,
+    mark_destroyed,
+)
 from generator import lifetimes
 from generator.plan import Effect
 
@@ -60,6 +66,13 @@ def record(monkeypatch, module, name: str, status: int = 0, writes: int | None =
     return recorder
 
 
+# The integer handles' destroys (annotated `int`): their kinds.
+INTEGER_KINDS = {
+    "cudaDestroyTextureObject": "cudaTextureObject_t",
+    "cudaDestroySurfaceObject": "cudaSurfaceObject_t",
+}
+
+
 def entries(module):
     """(function, parameter, handle class) of each DESTROYS entry the version has."""
     found = []
@@ -67,8 +80,11 @@ def entries(module):
         fn = getattr(module, function, None)
         if fn is None:
             continue
-        kind = fn.__annotations__[param].split(" | ")[0]
-        found.append((function, param, getattr(module, kind)))
+        if function in INTEGER_KINDS:
+            cls = integer_handle_class(INTEGER_KINDS[function])
+        else:
+            cls = getattr(module, fn.__annotations__[param].split(" | ")[0])
+        found.append((function, param, cls))
     return found
 
 
@@ -80,9 +96,10 @@ def call(module, function: str, param: str, value):
 def test_every_version_has_its_destroys(checked):
     names = {function for function, _, _ in entries(checked)}
     assert {"cudaStreamDestroy", "cudaEventDestroy", "cudaFreeArray", "cudaGraphDestroyNode"} <= names
-    assert len(names) >= 11
+    assert {"cudaDestroyTextureObject", "cudaDestroySurfaceObject"} <= names
+    assert len(names) >= 13
     for _, _, cls in entries(checked):
-        assert issubclass(cls, Handle)
+        assert issubclass(cls, (Handle, IntegerHandle))
 
 
 def test_a_destroy_marks_the_object_and_its_reuse_is_refused(checked, monkeypatch):
@@ -129,14 +146,15 @@ def test_ints_other_objects_null_and_foreign_handles_stay_the_callers_promise(
         null = cls()
         call(checked, function, param, null)
         call(checked, function, param, null)
-        call(checked, function, param, None)
+        if issubclass(cls, Handle):  # an integer handle is never None (ctypes refuses it)
+            call(checked, function, param, None)
         assert type(null) is cls
-        # A plain c_void_p is not one of ours: it carries no state.
-        plain = ctypes.c_void_p(0x6000)
+        # A plain c_void_p (an int, for an integer handle) is not ours: no state.
+        plain = ctypes.c_void_p(0x6000) if issubclass(cls, Handle) else 0x6000
         call(checked, function, param, plain)
         call(checked, function, param, plain)
-        assert type(plain) is ctypes.c_void_p
-        assert len(recorder.calls) == 10
+        assert type(plain) in (ctypes.c_void_p, int)
+        assert len(recorder.calls) == (10 if issubclass(cls, Handle) else 9)
 
 
 def test_a_failed_destroy_does_not_mark(checked, monkeypatch):
@@ -219,8 +237,10 @@ def test_marking_is_once_per_object_and_classes_are_shared():
     assert mark_destroyed(a, "cudaEventDestroy") and mark_destroyed(b, "cudaEventDestroy")
     assert type(a) is type(b)  # one destroyed class per (kind, function)
     assert not mark_destroyed(a, "cudaEventDestroy")  # already
-    for value in (0x3, None, rt.cudaEvent_t(), ctypes.c_void_p(5), object()):
+    for value in (0x3, None, rt.cudaEvent_t(), ctypes.c_void_p(5), object(), True):
         assert not mark_destroyed(value, "cudaEventDestroy")
+    texture = integer_handle_class("cudaTextureObject_t")
+    assert not mark_destroyed(texture(0), "cudaDestroyTextureObject")
     # The raw layer takes what it is given: a marked object is still a c_void_p to ctypes.
     assert type(rt.cudaEventQuery(a)) is int
 
@@ -239,10 +259,10 @@ def test_the_fast_path_is_unchanged(checked):
 PROBE = """
 import ctypes, importlib, inspect, json
 import cudart
-from cudart._handles import destroyed_by
+from cudart._handles import destroyed_by, integer_handle_class
 rt = cudart.sys
 checked = importlib.import_module(f"cudart.checked_{rt.CUDA_VERSION}")
-entries = json.loads(%r)
+entries, integer_kinds = json.loads(%r)
 # Each handle points at zeroed memory: a runtime that read through it reads zeros.
 memory = (ctypes.c_char * 4096)()
 results = {}
@@ -250,8 +270,12 @@ for function, param in entries:
     fn = getattr(checked, function, None)
     if fn is None or function not in rt._FUNCTIONS:
         continue
-    cls = getattr(checked, fn.__annotations__[param].split(" | ")[0])
-    handle = cls(ctypes.addressof(memory))
+    if function in integer_kinds:
+        cls = integer_handle_class(integer_kinds[function])
+        handle = cls(1)  # texture and surface objects are small ids
+    else:
+        cls = getattr(checked, fn.__annotations__[param].split(" | ")[0])
+        handle = cls(ctypes.addressof(memory))
     args = {n: handle if n == param else 0 for n in inspect.signature(fn).parameters}
     try:
         fn(**args)
@@ -264,11 +288,51 @@ print(json.dumps(results))
 
 
 def test_a_destroy_the_real_library_refuses_does_not_mark(header_sets):
-    results = probe_each_version(PROBE % json.dumps(DESTROYS), header_sets)
+    results = probe_each_version(PROBE % json.dumps([DESTROYS, INTEGER_KINDS]), header_sets)
     assert len(results) == len(VERSIONS)
     for key, found in results.items():
-        assert "cudaStreamDestroy" in found and len(found) >= 11, key
+        assert "cudaStreamDestroy" in found and len(found) >= 13, key
         for function, (outcome, by, same_class) in found.items():
             # No GPU: each destroy fails in C, and nothing is marked.
             assert outcome.startswith("CudaError"), (key, function, outcome)
             assert by is None and same_class, (key, function)
+
+
+# ---------------------------------------------------------------- integer handles
+
+
+def test_texture_and_surface_objects_are_ints_of_their_kind(checked, monkeypatch):
+    texture_kind = integer_handle_class("cudaTextureObject_t")
+    surface_kind = integer_handle_class("cudaSurfaceObject_t")
+    record(monkeypatch, checked, "cudaCreateTextureObject", writes=7)
+    record(monkeypatch, checked, "cudaCreateSurfaceObject", writes=7)
+    get = record(monkeypatch, checked, "cudaGetTextureObjectResourceDesc")
+    record(monkeypatch, checked, "cudaDestroyTextureObject")
+    texture = checked.cudaCreateTextureObject(
+        checked.cudaResourceDesc(), checked.cudaTextureDesc(), None
+    )
+    surface = checked.cudaCreateSurfaceObject(checked.cudaResourceDesc())
+    # An int (kernel arguments, ctypes take it), of a kind the checked layer knows.
+    assert type(texture) is texture_kind and type(surface) is surface_kind
+    assert texture == 7 == surface and repr(texture) == "<cudaTextureObject_t 0x7>"
+    assert type(integer_handle_class("cudaTextureObject_t")) is type(texture_kind)
+    with pytest.raises(TypeError, match="must be a cudaTextureObject_t, not a cudaSurfaceObject_t"):
+        checked.cudaGetTextureObjectResourceDesc(surface)
+    for bad, error in ((-1, OverflowError), (1 << 64, OverflowError), (1.0, TypeError)):
+        with pytest.raises(error, match="texObject"):
+            checked.cudaGetTextureObjectResourceDesc(bad)
+    checked.cudaGetTextureObjectResourceDesc(texture)
+    checked.cudaDestroyTextureObject(texture)
+    assert repr(texture) == "<cudaTextureObject_t 0x7 destroyed by cudaDestroyTextureObject>"
+    with pytest.raises(HandleDestroyedError, match="cudaTextureObject_t 0x7"):
+        checked.cudaGetTextureObjectResourceDesc(texture)
+    checked.cudaGetTextureObjectResourceDesc(7)  # the int: the caller's promise
+    assert len(get.calls) == 2
+
+
+def test_a_destroyed_texture_object_is_still_an_int_for_a_kernel():
+    from cudart._launch import Signature  # noqa: F401  (the packer accepts int subclasses)
+
+    texture = integer_handle_class("cudaTextureObject_t")(9)
+    mark_destroyed(texture, "cudaDestroyTextureObject")
+    assert isinstance(texture, int) and int(texture) == 9 and texture + 1 == 10

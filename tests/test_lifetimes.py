@@ -59,14 +59,26 @@ REVIEWED_EFFECTS = {
     ("cudaExecutionCtxDestroy", "ctx"): ("destroys", None),
     ("cudaLogsUnregisterCallback", "callback"): ("destroys", None),
     ("cudaDeviceUnregisterAsyncNotification", "callback"): ("destroys", None),
+    ("cudaDestroyTextureObject", "texObject"): ("destroys", None),
+    ("cudaDestroySurfaceObject", "surfObject"): ("destroys", None),
+}
+REVIEWED_INTEGER_HANDLES = {"cudaTextureObject_t", "cudaSurfaceObject_t"}
+# Every parameter of an integer handle type, in every version: a handle, not a number.
+INTEGER_HANDLE_PARAMS = {
+    "cudaCreateTextureObject": "pTexObject:integer_handle",
+    "cudaDestroyTextureObject": "texObject:integer_handle@destroys",
+    "cudaGetTextureObjectResourceDesc": "texObject:integer_handle",
+    "cudaGetTextureObjectTextureDesc": "texObject:integer_handle",
+    "cudaGetTextureObjectResourceViewDesc": "texObject:integer_handle",
+    "cudaCreateSurfaceObject": "pSurfObject:integer_handle",
+    "cudaDestroySurfaceObject": "surfObject:integer_handle@destroys",
+    "cudaGetSurfaceObjectResourceDesc": "surfObject:integer_handle",
 }
 # Destroy-like functions that mark nothing (lifetimes.NOT_MARKED has each one's reason).
 REVIEWED_NOT_MARKED = {
     "cudaFreeAsync",
     "cudaHostUnregister",
     "cudaIpcCloseMemHandle",
-    "cudaDestroyTextureObject",
-    "cudaDestroySurfaceObject",
     "cudaUserObjectRelease",
     "cudaGraphReleaseUserObject",
     "cudaDeviceReset",
@@ -95,9 +107,11 @@ def test_tables_as_reviewed_each_entry_with_a_reason():
     assert {k: v[0] for k, v in lifetimes.HOST_MEMORY.items()} == REVIEWED_HOST_MEMORY
     assert {k: (str(v[0]), v[1]) for k, v in lifetimes.EFFECTS.items()} == REVIEWED_EFFECTS
     assert set(lifetimes.NOT_MARKED) == REVIEWED_NOT_MARKED
+    assert set(lifetimes.INTEGER_HANDLES) == REVIEWED_INTEGER_HANDLES
     reasons = [v[1] for v in lifetimes.HOST_MEMORY.values()]
     reasons += [v[2] for v in lifetimes.EFFECTS.values()]
     reasons += list(lifetimes.NOT_MARKED.values())
+    reasons += list(lifetimes.INTEGER_HANDLES.values())
     assert all(len(r) > 10 for r in reasons)
 
 
@@ -141,6 +155,11 @@ def test_every_version_applies_every_entry(key):
         assert f"{param}:" in lines[function] and expected in lines[function]
     for function, text in HELD_BY.items():
         assert text in lines[function]
+    for function, text in INTEGER_HANDLE_PARAMS.items():
+        assert text in lines[function]
+    assert "integer_handle" not in "".join(
+        line for name, line in lines.items() if name not in INTEGER_HANDLE_PARAMS
+    )
     assert "host_memory" not in lines["cudaMalloc"] and "@" not in lines["cudaMalloc"]
 
 
@@ -171,6 +190,10 @@ def test_an_entry_that_no_longer_fits_is_refused(newest_plans, monkeypatch):
     monkeypatch.setitem(lifetimes.EFFECTS, ("cudaFreeArray", "array"), (Effect.FREES, None, "x"))
     with pytest.raises(RenderError, match="cudaFreeArray.array is not a pointer input"):
         lifetimes.apply([newest_plans["cudaFreeArray"]])
+    # An integer handle typedef that a function takes other than as a scalar.
+    monkeypatch.setitem(lifetimes.INTEGER_HANDLES, "cudaStream_t", "x")
+    with pytest.raises(RenderError, match="cudaStreamQuery.stream is not a scalar input"):
+        lifetimes.apply([newest_plans["cudaStreamQuery"]])
 
 
 @pytest.fixture(params=VERSIONS, ids=[f"checked_{v}" for v in VERSIONS])
