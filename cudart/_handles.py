@@ -111,7 +111,7 @@ def _destroyed_class(cls: type, function: str) -> type:
     with _destroyed_lock:
         dead = _destroyed_classes.get((cls, function))
         if dead is None:
-            namespace = {
+            namespace: dict[str, object] = {
                 "__module__": cls.__module__,
                 "__qualname__": cls.__qualname__,
                 "__doc__": f"A {cls.__name__} that {function} destroyed.",

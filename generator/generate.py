@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .attributes import undecided as undecided_attributes
-from .lifetimes import undecided as undecided_lifetimes
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
 from .files import write_atomically
+from .lifetimes import undecided as undecided_lifetimes
 from .manifest import Manifest
 from .model import ApiModel
 from .parse import SHIMS, ParseInput, parse, system_include_dirs

@@ -95,7 +95,12 @@ def call(module, function: str, param: str, value):
 
 def test_every_version_has_its_destroys(checked):
     names = {function for function, _, _ in entries(checked)}
-    assert {"cudaStreamDestroy", "cudaEventDestroy", "cudaFreeArray", "cudaGraphDestroyNode"} <= names
+    assert {
+        "cudaStreamDestroy",
+        "cudaEventDestroy",
+        "cudaFreeArray",
+        "cudaGraphDestroyNode",
+    } <= names
     assert {"cudaDestroyTextureObject", "cudaDestroySurfaceObject"} <= names
     assert len(names) >= 13
     for _, _, cls in entries(checked):
@@ -129,9 +134,7 @@ def test_a_destroy_marks_the_object_and_its_reuse_is_refused(checked, monkeypatc
         assert len(recorder.calls) == 1, f"{function}: the dangling handle reached C"
 
 
-def test_ints_other_objects_null_and_foreign_handles_stay_the_callers_promise(
-    checked, monkeypatch
-):
+def test_ints_other_objects_null_and_foreign_handles_stay_the_callers_promise(checked, monkeypatch):
     for function, param, cls in entries(checked):
         recorder = record(monkeypatch, checked, function)
         dead = cls(0x5000)

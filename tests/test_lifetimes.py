@@ -184,7 +184,9 @@ def test_an_entry_that_no_longer_fits_is_refused(newest_plans, monkeypatch):
     with pytest.raises(RenderError, match="cudaGraphDestroy has no parameter g"):
         lifetimes.apply([newest_plans["cudaGraphDestroy"]])
     # DESTROYS takes a handle input, FREES a pointer input: anything else is refused.
-    monkeypatch.setitem(lifetimes.EFFECTS, ("cudaStreamCreate", "pStream"), (Effect.DESTROYS, None, "x"))
+    monkeypatch.setitem(
+        lifetimes.EFFECTS, ("cudaStreamCreate", "pStream"), (Effect.DESTROYS, None, "x")
+    )
     with pytest.raises(RenderError, match="cudaStreamCreate.pStream is not a handle input"):
         lifetimes.apply([newest_plans["cudaStreamCreate"]])
     monkeypatch.setitem(lifetimes.EFFECTS, ("cudaFreeArray", "array"), (Effect.FREES, None, "x"))

@@ -92,9 +92,7 @@ def test_graph_exec_and_node():
     exec_ = cudart.cudaGraphInstantiate(graph, 0)
     cudart.cudaGraphLaunch(exec_, 0)
     cudart.cudaDeviceSynchronize()
-    refused(
-        cudart.cudaGraphExecDestroy, exec_, uses=[lambda e: cudart.cudaGraphLaunch(e, 0)]
-    )
+    refused(cudart.cudaGraphExecDestroy, exec_, uses=[lambda e: cudart.cudaGraphLaunch(e, 0)])
     refused(
         cudart.cudaGraphDestroy,
         graph,
@@ -137,6 +135,50 @@ def test_mipmapped_array():
         mipmapped,
         uses=[lambda m: cudart.cudaGetMipmappedArrayLevel(m, 0)],
     )
+
+
+def _array_resource(flags):
+    array = cudart.cudaMallocArray(_float_desc(), 64, 64, flags)
+    resource = cudart.cudaResourceDesc()
+    resource.resType = cudart.cudaResourceTypeArray
+    resource.res.array.array = array
+    return array, resource
+
+
+def test_texture_object():
+    array, resource = _array_resource(0)
+    try:
+        texture = cudart.cudaCreateTextureObject(resource, cudart.cudaTextureDesc(), None)
+        assert isinstance(texture, int) and type(texture).__name__ == "cudaTextureObject_t"
+        assert cudart.cudaGetTextureObjectResourceDesc(texture).resType == (
+            cudart.cudaResourceTypeArray
+        )
+        refused(
+            cudart.cudaDestroyTextureObject,
+            texture,
+            uses=[
+                cudart.cudaGetTextureObjectResourceDesc,
+                cudart.cudaGetTextureObjectTextureDesc,
+            ],
+        )
+    finally:
+        cudart.cudaFreeArray(array)
+
+
+def test_surface_object():
+    array, resource = _array_resource(cudart.cudaArraySurfaceLoadStore)
+    try:
+        surface = cudart.cudaCreateSurfaceObject(resource)
+        assert type(surface).__name__ == "cudaSurfaceObject_t"
+        with pytest.raises(TypeError, match="cudaTextureObject_t"):
+            cudart.cudaDestroyTextureObject(surface)  # the wrong kind, refused before C
+        refused(
+            cudart.cudaDestroySurfaceObject,
+            surface,
+            uses=[cudart.cudaGetSurfaceObjectResourceDesc],
+        )
+    finally:
+        cudart.cudaFreeArray(array)
 
 
 def test_library(rt):
