@@ -12,7 +12,7 @@ import _ctypes  # CFuncPtr, the base of ctypes function pointers (ctypes._CFuncP
 import ctypes
 from ctypes import byref, c_char, c_void_p
 
-from ._handles import IntegerHandle, StreamHandle
+from ._handles import DESTROYED_CLASSES, IntegerHandle, StreamHandle
 from ._hostmem import HostMemory
 from .errors import HandleDestroyedError
 
@@ -166,7 +166,7 @@ def handle(value: Any, cls: type, name: str) -> Any:
             or kind.__name__ == cls.__name__
             or kind.__name__ in getattr(cls, "_accepts_", ())
         ):
-            if getattr(kind, "_destroyed_by_", None) is not None:
+            if kind in DESTROYED_CLASSES:
                 raise _destroyed(value, name)
             return value
         raise TypeError(f"'{name}' must be a {cls.__name__}, not a {kind.__name__}")

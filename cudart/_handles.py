@@ -105,6 +105,9 @@ class StreamHandle(Handle):
 
 # (live class, function) -> its destroyed subclass; made once each, on first use.
 _destroyed_classes: dict[tuple[type, str], type] = {}
+# The same classes, for the conversion's check: a set lookup by identity costs a live
+# handle less than reading `_destroyed_by_` through its class's MRO.
+DESTROYED_CLASSES: set[type] = set()
 
 
 def _destroyed_class(cls: type, function: str) -> type:
@@ -120,6 +123,7 @@ def _destroyed_class(cls: type, function: str) -> type:
             if issubclass(cls, IntegerHandle):
                 namespace["__slots__"] = ()
             dead = _destroyed_classes[cls, function] = type(cls.__name__, (cls,), namespace)
+            DESTROYED_CLASSES.add(dead)
         return dead
 
 
