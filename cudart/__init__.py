@@ -24,6 +24,7 @@ from .errors import (
     CudaError,
     CudartError,
     FunctionNotFoundError,
+    HandleDestroyedError,
     LibraryNotFoundError,
 )
 
@@ -35,6 +36,7 @@ __all__ = [
     "CudaError",
     "CudartError",
     "FunctionNotFoundError",
+    "HandleDestroyedError",
     "HostMemory",
     "LibraryNotFoundError",
     "available_versions",

@@ -29,6 +29,7 @@ from ._convert import (  # size relations: generator/sizes.py
     device_function,
     elements,
     handle,
+    integer_handle,
     is_python_callable,
     kernel_args,
     pointer,
@@ -36,7 +37,7 @@ from ._convert import (  # size relations: generator/sizes.py
     rows,
     span,
 )
-from ._handles import Handle
+from ._handles import Handle, integer_handle_class, mark_destroyed
 from ._hostmem import HostMemory
 from .errors import CudaError
 
@@ -59,6 +60,7 @@ __all__ = [
     "callback_record",
     "callback_record_class",
     "cstring",
+    "destroyed",
     "device_function",
     "enum_value",
     "error",
@@ -71,6 +73,8 @@ __all__ = [
     "host_memory",
     "host_memory_like",
     "host_node_added",
+    "integer_handle",
+    "integer_handle_of",
     "kernel_args",
     "pointer",
     "ref",
@@ -360,6 +364,22 @@ def host_freed(value: Any) -> None:
 
 def _callbacks() -> Any:
     return sys.modules.get("cudart.callbacks")
+
+
+def integer_handle_of(value: int, kind: str) -> int:
+    """What a create returns for an integer handle (cudaTextureObject_t, ...): an int
+    of the kind's IntegerHandle class, which a checked destroy can mark."""
+    return integer_handle_class(kind)(value)
+
+
+def destroyed(handle: Any, ctype: str, function: str) -> None:
+    """`function` destroyed `handle` (a DESTROYS effect): the handle object is marked
+    (cudart._handles.mark_destroyed), and a graph's or exec's callables only it held
+    are released."""
+    callbacks = _callbacks()
+    if callbacks is not None and ctype in callbacks._HOLDER_KINDS:
+        callbacks.holder_destroyed(ctype, handle)
+    mark_destroyed(handle, function)
 
 
 def holder_destroyed(handle: Any, ctype: str) -> None:

@@ -12,8 +12,9 @@ import _ctypes  # CFuncPtr, the base of ctypes function pointers (ctypes._CFuncP
 import ctypes
 from ctypes import byref, c_char, c_void_p
 
-from ._handles import StreamHandle
+from ._handles import DESTROYED_CLASSES, IntegerHandle, StreamHandle
 from ._hostmem import HostMemory
+from .errors import HandleDestroyedError
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
 TYPE_CHECKING = False
@@ -246,7 +247,8 @@ def handle(value: Any, cls: type, name: str) -> Any:
     Handle kinds are matched by class name, so one version's module's cudaStream_t
     passes where another version's is expected; a const handle also takes the kinds C
     converts to it implicitly (its `_accepts_`: cudaArray_const_t takes a cudaArray_t).
-    Another kind is a TypeError.
+    Another kind is a TypeError. A handle object a checked destroy ended is a
+    HandleDestroyedError (cudart._handles: the generated fast path sends it here).
     """
     if value is None or type(value) is int:
         return value
@@ -258,6 +260,8 @@ def handle(value: Any, cls: type, name: str) -> Any:
             or kind.__name__ == cls.__name__
             or kind.__name__ in getattr(cls, "_accepts_", ())
         ):
+            if kind in DESTROYED_CLASSES:
+                raise _destroyed(value, name)
             return value
         raise TypeError(f"'{name}' must be a {cls.__name__}, not a {kind.__name__}")
     protocol = getattr(value, "__cuda_stream__", None)
@@ -273,6 +277,31 @@ def handle(value: Any, cls: type, name: str) -> Any:
             f"__cuda_stream__ or __int__, not {type(value).__name__}"
         )
     return address
+
+
+def _destroyed(value: Any, name: str) -> HandleDestroyedError:
+    address = int(value) if isinstance(value, IntegerHandle) else value.value or 0
+    return HandleDestroyedError(type(value).__name__, address, type(value)._destroyed_by_, name)
+
+
+def integer_handle(value: Any, kind: str, name: str) -> int:
+    """An integer handle argument (cudaTextureObject_t, ...): an int of C's unsigned
+    64 bits (a plain int is the caller's promise, as in C); one of ours (IntegerHandle)
+    must be of `kind` and not destroyed."""
+    if type(value) is int and 0 <= value < 1 << 64:
+        return value
+    if isinstance(value, IntegerHandle):
+        if type(value).__name__ != kind:
+            raise TypeError(f"'{name}' must be a {kind}, not a {type(value).__name__}")
+        if value._destroyed_by_ is not None:
+            raise _destroyed(value, name)
+        return value
+    if isinstance(value, (float, complex)) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"'{name}' must be a {kind} (an int), not {type(value).__name__}")
+    number = value.__index__()
+    if not 0 <= number < 1 << 64:
+        raise OverflowError(f"'{name}' is {number}: a {kind} is an unsigned 64-bit integer")
+    return int(number)
 
 
 # The CUDA stream protocol (cuda.core's, which CuPy and PyTorch follow): __cuda_stream__()

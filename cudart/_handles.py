@@ -9,12 +9,32 @@ version's module's cudaStream_t equals another's at the same address.
 
 ctypes gives a handle, not an int, for a struct field or array item of a handle type,
 and that handle is a view of the field's memory: it reads what the field holds now.
+
+Lifetimes: a checked destroy or free that succeeds (generator/lifetimes.py's DESTROYS
+entries) moves the handle object it was given to a "destroyed" subclass of its class
+(`mark_destroyed`), whose `_destroyed_by_` names the function. The checked functions'
+fast path takes an argument as is only when its class IS the expected handle class, so
+a destroyed object always falls through to cudart._convert.handle, which refuses it
+(HandleDestroyedError): the live path pays nothing. The subclass keeps the name, the
+address, `==`, `hash` and isinstance, so the object stays the value it was.
+
+The mark is on the object, not on the address. C reuses addresses: a stream created
+after another was destroyed may get its address, and objects made elsewhere (the raw
+layer, cuda-bindings, `cudaStream_t(int(s))`, a struct field) may name a live handle at
+a once-destroyed address. A registry of destroyed addresses would have to be cleared by
+every create the process makes, including those it never sees, and would cost a lookup
+on every call; the object mark costs nothing and is never wrong about a new handle.
+Ints and other objects at the same address remain the caller's promise, as in C.
 Standard library only.
 """
 
 from __future__ import annotations
 
+import threading
 from ctypes import c_void_p
+
+# Guards the made-once classes below (integer handle kinds, destroyed subclasses).
+_destroyed_lock = threading.Lock()
 
 
 class Handle(c_void_p):
@@ -24,6 +44,10 @@ class Handle(c_void_p):
     # `const T` handle, its `T` twin (cudaArray_const_t accepts cudaArray_t). The
     # generator sets it from the model; cudart._convert.handle reads it.
     _accepts_: tuple[str, ...] = ()
+
+    # The function that destroyed the object: set on the destroyed subclasses only
+    # (mark_destroyed); cudart._convert.handle refuses an object whose class has one.
+    _destroyed_by_: str | None = None
 
     def __int__(self) -> int:
         return self.value or 0
@@ -38,9 +62,37 @@ class Handle(c_void_p):
         return hash((type(self).__name__, self.value or 0))
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.value or 0:#x}>"
+        dead = f" destroyed by {self._destroyed_by_}" if self._destroyed_by_ else ""
+        return f"<{type(self).__name__} {self.value or 0:#x}{dead}>"
 
     # bool(h): c_void_p's own, false when the address is NULL.
+
+
+class IntegerHandle(int):
+    """A handle C declares as an integer (cudaTextureObject_t, cudaSurfaceObject_t):
+    an int, so it passes wherever one does (kernel arguments, ctypes), of a subclass
+    named after its typedef (`integer_handle_class`), so that a checked destroy can
+    mark it like any handle object (generator/lifetimes.py's INTEGER_HANDLES)."""
+
+    __slots__ = ()
+    _destroyed_by_: str | None = None
+
+    def __repr__(self) -> str:
+        dead = f" destroyed by {self._destroyed_by_}" if self._destroyed_by_ else ""
+        return f"<{type(self).__name__} {int(self):#x}{dead}>"
+
+
+_integer_classes: dict[str, type[IntegerHandle]] = {}
+
+
+def integer_handle_class(kind: str) -> type[IntegerHandle]:
+    """The one IntegerHandle subclass of a typedef name, for every version's module."""
+    with _destroyed_lock:
+        cls = _integer_classes.get(kind)
+        if cls is None:
+            namespace = {"__module__": __name__, "__slots__": (), "__doc__": f"A {kind}."}
+            cls = _integer_classes[kind] = type(kind, (IntegerHandle,), namespace)
+        return cls
 
 
 class StreamHandle(Handle):
@@ -49,3 +101,49 @@ class StreamHandle(Handle):
 
     def __cuda_stream__(self) -> tuple[int, int]:
         return (0, self.value or 0)
+
+
+# (live class, function) -> its destroyed subclass; made once each, on first use.
+_destroyed_classes: dict[tuple[type, str], type] = {}
+# The same classes, for the conversion's check: a set lookup by identity costs a live
+# handle less than reading `_destroyed_by_` through its class's MRO.
+DESTROYED_CLASSES: set[type] = set()
+
+
+def _destroyed_class(cls: type, function: str) -> type:
+    with _destroyed_lock:
+        dead = _destroyed_classes.get((cls, function))
+        if dead is None:
+            namespace: dict[str, object] = {
+                "__module__": cls.__module__,
+                "__qualname__": cls.__qualname__,
+                "__doc__": f"A {cls.__name__} that {function} destroyed.",
+                "_destroyed_by_": function,
+            }
+            if issubclass(cls, IntegerHandle):
+                namespace["__slots__"] = ()
+            dead = _destroyed_classes[cls, function] = type(cls.__name__, (cls,), namespace)
+            DESTROYED_CLASSES.add(dead)
+        return dead
+
+
+def mark_destroyed(value: object, function: str) -> bool:
+    """After `function` destroyed the handle `value`: mark the object destroyed (see the
+    module's docstring). Only live handle objects of ours with an address are marked:
+    ints, None, foreign objects and NULL (the default stream) are left as they are.
+    Returns whether it marked."""
+    if isinstance(value, Handle):
+        if not value.value:
+            return False
+    elif not isinstance(value, IntegerHandle) or not value:
+        return False
+    cls = type(value)
+    if cls._destroyed_by_ is not None:
+        return False  # already marked (the checked layer refuses it before any call)
+    value.__class__ = _destroyed_class(cls, function)
+    return True
+
+
+def destroyed_by(value: object) -> str | None:
+    """The function that destroyed the handle object `value`, or None while it lives."""
+    return value._destroyed_by_ if isinstance(value, (Handle, IntegerHandle)) else None

@@ -21,6 +21,31 @@ class BindingsVersionError(CudartError, ImportError):
     """No generated bindings fit the loaded runtime, or a forced version does not exist."""
 
 
+class HandleDestroyedError(CudartError, ValueError):
+    """A handle object that a checked destroy or free (cudaStreamDestroy, cudaFreeArray,
+    ...) ended was passed to the checked API again.
+
+    Raised before the call, so C never sees the dangling handle. `kind` is the handle's
+    C type, `address` its address, `destroyed_by` the function that ended it and
+    `parameter` where it was passed. Only the object the destroy was given carries the
+    mark: an int, or another handle object made of the same address, is the caller's
+    promise, as in C.
+    """
+
+    def __init__(self, kind: str, address: int, destroyed_by: str, parameter: str) -> None:
+        super().__init__(kind, address, destroyed_by, parameter)
+        self.kind = kind
+        self.address = address
+        self.destroyed_by = destroyed_by
+        self.parameter = parameter
+
+    def __str__(self) -> str:
+        return (
+            f"'{self.parameter}' is the {self.kind} {self.address:#x} that "
+            f"{self.destroyed_by} destroyed: a destroyed handle cannot be used again"
+        )
+
+
 class CudaError(Exception):
     """A CUDA runtime call returned an error code.
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from .attributes import undecided as undecided_attributes
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
 from .files import folder_mode, process_alive, write_atomically
+from .lifetimes import undecided as undecided_lifetimes
 from .manifest import Manifest
 from .model import ApiModel
 from .parse import SHIMS, ParseInput, parse, system_include_dirs
@@ -98,6 +99,8 @@ def render_version(
         progress(f"[{key}] doc names {line}")
     for line in undecided_attributes(model):
         progress(f"[{key}] no attribute value type (add it to generator/attributes.py): {line}")
+    for name in undecided_lifetimes({f.name for f in model.functions}):
+        progress(f"[{key}] destroy-like, undecided (generator/lifetimes.py NOT_MARKED): {name}")
     return RenderedVersion(
         key=key,
         files={

@@ -10,8 +10,18 @@ show their effect (`pHost[size]:host_memory`, `graph:handle@destroys`).
   is not host-accessible and stays an int.
 * EFFECTS: what a successful call changes in cudart.callbacks' record of which graph
   or executable graph holds which Python callables (host nodes), so destroying them
-  through the checked layer releases the callables, and which call frees host memory
-  (a HostMemory passed to it is marked released).
+  through the checked layer releases the callables, which call frees host memory
+  (a HostMemory passed to it is marked released), and which call ends a handle's life
+  (DESTROYS: the handle object passed to it is marked destroyed, cudart._handles, and
+  the checked layer refuses it from then on with cudart.HandleDestroyedError).
+* INTEGER_HANDLES: integer typedefs whose values are handles (texture and surface
+  objects). Their parameters take the kind INTEGER_HANDLE: the checked layer returns
+  an int subclass named after the typedef (cudart._handles.IntegerHandle), which a
+  DESTROYS entry marks like any handle object.
+* NOT_MARKED: every other function whose name says it ends something (DESTROY_LIKE),
+  with why no object is marked. tests/test_lifetimes.py fails on a function of any
+  version that DESTROY_LIKE matches and neither table decides, and `generate` reports
+  it, so a new version's destroy cannot slip through unmarked.
 
 A table entry for a function a version lacks is skipped; one whose parameters do not
 match the function is a RenderError, so a header change cannot go unnoticed.
@@ -20,8 +30,10 @@ match the function is a RenderError, so a header change cannot go unnoticed.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from .ctypes_map import RenderError
+from .model import Pointer, TypedefRef
 from .plan import Effect, FunctionPlan, ParamKind, ParamPlan, Role
 
 # (function as declared, output) -> (the input that sizes it, why it is host memory).
@@ -38,12 +50,83 @@ HOST_MEMORY: dict[tuple[str, str], tuple[str, str]] = {
     ),
 }
 
+# Integer typedef -> why its values are handles (objects the runtime creates and destroys).
+INTEGER_HANDLES: dict[str, str] = {
+    "cudaTextureObject_t": "made by cudaCreateTextureObject, ended by cudaDestroyTextureObject",
+    "cudaSurfaceObject_t": "made by cudaCreateSurfaceObject, ended by cudaDestroySurfaceObject",
+}
+
 # (function as declared, parameter) -> (effect, the other parameter or None, why).
 EFFECTS: dict[tuple[str, str], tuple[Effect, str | None, str]] = {
     ("cudaFreeHost", "ptr"): (Effect.FREES, None, "frees cudaHostAlloc/cudaMallocHost memory"),
     ("cudaFree", "devPtr"): (Effect.FREES, None, "frees cudaMallocManaged memory too"),
     ("cudaGraphDestroy", "graph"): (Effect.DESTROYS, None, "the graph's nodes go with it"),
     ("cudaGraphExecDestroy", "graphExec"): (Effect.DESTROYS, None, "its copied nodes go"),
+    # Handles a successful call ends: using one again hands C a dangling pointer (a
+    # second cudaStreamDestroy / cudaEventDestroy segfaults).
+    ("cudaStreamDestroy", "stream"): (Effect.DESTROYS, None, "the stream is destroyed"),
+    ("cudaEventDestroy", "event"): (Effect.DESTROYS, None, "the event is destroyed"),
+    ("cudaGraphDestroyNode", "node"): (
+        Effect.DESTROYS,
+        None,
+        "removes the node from its graph and frees it",
+    ),
+    ("cudaMemPoolDestroy", "memPool"): (
+        Effect.DESTROYS,
+        None,
+        "the pool handle ends (its memory goes once its allocations are freed)",
+    ),
+    ("cudaFreeArray", "array"): (Effect.DESTROYS, None, "frees the CUDA array"),
+    ("cudaFreeMipmappedArray", "mipmappedArray"): (
+        Effect.DESTROYS,
+        None,
+        "frees the mipmapped array",
+    ),
+    ("cudaDestroyExternalMemory", "extMem"): (
+        Effect.DESTROYS,
+        None,
+        "the imported memory object is destroyed",
+    ),
+    ("cudaDestroyExternalSemaphore", "extSem"): (
+        Effect.DESTROYS,
+        None,
+        "the imported semaphore is destroyed",
+    ),
+    ("cudaGraphicsUnregisterResource", "resource"): (
+        Effect.DESTROYS,
+        None,
+        "unregistering frees the graphics resource handle",
+    ),
+    ("cudaLibraryUnload", "library"): (
+        Effect.DESTROYS,
+        None,
+        "the library and the kernels got from it are unloaded",
+    ),
+    ("cudaExecutionCtxDestroy", "ctx"): (
+        Effect.DESTROYS,
+        None,
+        "the execution (green) context is destroyed",
+    ),
+    ("cudaLogsUnregisterCallback", "callback"): (
+        Effect.DESTROYS,
+        None,
+        "the registration handle ends with the registration",
+    ),
+    ("cudaDeviceUnregisterAsyncNotification", "callback"): (
+        Effect.DESTROYS,
+        None,
+        "the registration handle ends with the registration",
+    ),
+    ("cudaDestroyTextureObject", "texObject"): (
+        Effect.DESTROYS,
+        None,
+        "the texture object is destroyed (an INTEGER_HANDLES value)",
+    ),
+    ("cudaDestroySurfaceObject", "surfObject"): (
+        Effect.DESTROYS,
+        None,
+        "the surface object is destroyed (an INTEGER_HANDLES value)",
+    ),
     ("cudaGraphInstantiate", "pGraphExec"): (Effect.COPIES, "graph", "copies graph's nodes"),
     ("cudaGraphInstantiateWithFlags", "pGraphExec"): (
         Effect.COPIES,
@@ -78,6 +161,59 @@ EFFECTS: dict[tuple[str, str], tuple[Effect, str | None, str]] = {
     ),
 }
 
+# A function whose name says it ends something: each must be decided, in EFFECTS (as
+# DESTROYS or FREES) or in NOT_MARKED. Broad on purpose: a false match costs one entry.
+DESTROY_LIKE = re.compile(
+    r"Destroy|Free|Unload|Unregister|Release|Close|Reset|Trim|Remove|Delete|Detach"
+    r"|Disconnect|Exit|Return|Drop|Dispose|Invalidate|Uninit|Finaliz"
+)
+
+# Function -> why a successful call marks no object.
+NOT_MARKED: dict[str, str] = {
+    "cudaFreeAsync": "frees device memory in stream order: an int address, no object",
+    "cudaHostUnregister": "unpins the caller's memory, which stays the caller's to use",
+    "cudaIpcCloseMemHandle": "unmaps an int device address: no object carries it",
+    "cudaUserObjectRelease": (
+        "drops count references: the caller's others and graphs' may keep it alive"
+    ),
+    "cudaGraphReleaseUserObject": "drops a graph's references; the caller's may remain",
+    "cudaDeviceReset": (
+        "ends every handle of the device at once; finding each object would need a "
+        "registry of every live handle, paid by every create"
+    ),
+    "cudaThreadExit": "cudaDeviceReset's deprecated name: the same reason",
+    "cudaCtxResetPersistingL2Cache": "resets cache lines: no handle ends",
+    "cudaDeviceGraphMemTrim": "returns unused graph memory to the OS: no handle ends",
+    "cudaMemPoolTrimTo": "returns the pool's unused memory to the OS: the pool lives",
+    "cudaGraphRemoveDependencies": "removes edges between nodes that live on",
+    "cudaGraphRemoveDependencies_v2": "removes edges between nodes that live on",
+    "cudaGraphAddMemFreeNode": "adds a node that frees memory when the graph runs",
+    "cudaGraphMemFreeNodeGetParams": "reads a free node's address",
+    "cudaGLUnregisterBufferObject": "a GL buffer is a GL name (an int), no object",
+    "cudaEGLStreamConsumerDisconnect": (
+        "the connection is the caller's storage passed by address (a ref), not a handle"
+    ),
+    "cudaEGLStreamProducerDisconnect": (
+        "the connection is the caller's storage passed by address (a ref), not a handle"
+    ),
+    "cudaEGLStreamConsumerReleaseFrame": "hands a frame back; connection and resource live",
+    "cudaEGLStreamProducerReturnFrame": "takes a frame back; connection and resource live",
+}
+
+
+def undecided(names: list[str] | set[str]) -> list[str]:
+    """The destroy-like functions among `names` that neither EFFECTS nor NOT_MARKED
+    decides (DESTROY_LIKE)."""
+    decided = {f for (f, _), (e, _, _) in EFFECTS.items() if e in _ENDS} | set(NOT_MARKED)
+    return sorted(n for n in names if DESTROY_LIKE.search(n) and n not in decided)
+
+
+# The effects that decide a destroy-like function, and the parameter kinds each takes.
+_ENDS = {
+    Effect.DESTROYS: (ParamKind.HANDLE, ParamKind.INTEGER_HANDLE),
+    Effect.FREES: (ParamKind.POINTER,),
+}
+
 # A host node record's callable belongs to what the call changes: an executable graph
 # before a graph before a node (cudaGraphExecHostNodeSetParams names both the exec and
 # the node of the graph it was made from; only the exec runs the new callable).
@@ -106,12 +242,24 @@ def _apply(plan: FunctionPlan) -> FunctionPlan:
         else:
             raise RenderError(f"HOST_MEMORY: {name}.{size} is neither a size nor a pointer")
         changed[output] = dataclasses.replace(p, kind=kind, py_type=annotation, partner=size)
+    for c in plan.function.params:
+        typedef = _integer_handle(c.type)
+        p = params[c.name]
+        if typedef is None:
+            continue
+        if p.kind is not ParamKind.SCALAR or p.role not in (Role.IN, Role.OUT):
+            raise RenderError(f"INTEGER_HANDLES: {name}.{c.name} is not a scalar input or output")
+        changed[c.name] = dataclasses.replace(p, kind=ParamKind.INTEGER_HANDLE, ctype=typedef)
     for (function, param), (effect, other, _) in EFFECTS.items():
         if function != name:
             continue
         p = _param(plan, params, param)
         if other is not None:
             _param(plan, params, other)
+        kinds = _ENDS.get(effect)
+        p = changed[param]
+        if kinds is not None and (p.role is not Role.IN or p.kind not in kinds):
+            raise RenderError(f"EFFECTS: {name}.{param} is not a {kinds[0]} input ({effect})")
         changed[param] = dataclasses.replace(changed[param], effect=effect, effect_of=other)
     for p in plan.params:
         if p.kind is ParamKind.CALLBACK_RECORD:
@@ -131,6 +279,13 @@ def _apply(plan: FunctionPlan) -> FunctionPlan:
     if changed == params:
         return plan
     return dataclasses.replace(plan, params=tuple(changed[p.name] for p in plan.params))
+
+
+def _integer_handle(t: object) -> str | None:
+    """The INTEGER_HANDLES typedef a parameter passes (T) or returns (T *), if any."""
+    if isinstance(t, Pointer):
+        t = t.pointee
+    return t.name if isinstance(t, TypedefRef) and t.name in INTEGER_HANDLES else None
 
 
 def _param(plan: FunctionPlan, params: dict[str, ParamPlan], name: str) -> ParamPlan:

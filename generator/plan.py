@@ -64,6 +64,9 @@ class ParamKind(StrEnum):
     ATTRIBUTE = "attribute"
     DEVICE_FUNCTION = "device_function"  # `const void *func`: a Function, cudaKernel_t, address
     KERNEL_ARGS = "kernel_args"  # `void **args` beside it (`partner`): packed, or a tuple of values
+    # An integer typedef that is a handle (cudaTextureObject_t: lifetimes.INTEGER_HANDLES):
+    # an int subclass named after it, which a destroy can mark (also an output).
+    INTEGER_HANDLE = "integer_handle"
     # Outputs (roles OUT, INOUT, COUNT).
     ENUM = "enum"  # an enum value, returned as the enum class's member
     ADDRESS = "address"  # a `void *` or pointer written by the call, returned as an int
@@ -83,7 +86,9 @@ class Effect(StrEnum):
     (generator/lifetimes.py decides; `effect_of` names the other parameter)."""
 
     FREES = "frees"  # frees host memory: a HostMemory argument is marked released
-    DESTROYS = "destroys"  # a graph or exec destroyed: callables only it held are released
+    # A handle destroyed: the object is marked (cudart.HandleDestroyedError on reuse); a
+    # graph's or exec's callables only it held are released.
+    DESTROYS = "destroys"
     COPIES = "copies"  # a graph or exec now also holds `effect_of`'s callables (a C copy)
     HELD_BY = "held_by"  # a host node record's callable belongs to graph/exec/node `effect_of`
     NODE_OF = "node_of"  # a host node of graph `effect_of` (for later cudaGraphHostNodeSetParams)
@@ -103,6 +108,7 @@ INPUT_KINDS = frozenset(
         ParamKind.ATTRIBUTE,
         ParamKind.DEVICE_FUNCTION,
         ParamKind.KERNEL_ARGS,
+        ParamKind.INTEGER_HANDLE,
     }
 )
 OUTPUT_KINDS = frozenset(ParamKind) - {

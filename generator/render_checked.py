@@ -323,6 +323,13 @@ def _in_kernel_args(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[st
     )
 
 
+def _in_integer_handle(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # Always converted (no hot path takes one): an int is range-checked, one of ours
+    # (cudart._handles.IntegerHandle) checked for its kind and for a destroy.
+    n = p.py_name
+    return p.py_type, (f'{n} = _c.integer_handle({n}, "{p.ctype}", {n!r})',)
+
+
 _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.HANDLE: _in_handle,
     ParamKind.POINTER: _in_pointer,
@@ -336,6 +343,7 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.ATTRIBUTE: _in_attribute,
     ParamKind.DEVICE_FUNCTION: _in_device_function,
     ParamKind.KERNEL_ARGS: _in_kernel_args,
+    ParamKind.INTEGER_HANDLE: _in_integer_handle,
 }
 _RELEASED = frozenset({ParamKind.CALLBACK, ParamKind.CALLBACK_RECORD})
 
@@ -391,6 +399,8 @@ _OUTPUTS: dict[ParamKind, _Output] = {
     # (converted, so still the HostMemory) pointer input it maps.
     ParamKind.HOST_MEMORY: _Output("_c.host_memory({n}.value, {partner})"),
     ParamKind.MAPPED_HOST_MEMORY: _Output("_c.host_memory_like({n}.value, {partner})"),
+    # An int subclass named after the typedef, which a destroy can mark.
+    ParamKind.INTEGER_HANDLE: _Output('_c.integer_handle_of({n}.value, "{ctype}")'),
 }
 
 # ATTRIBUTE for several attributes at once (cudaMemRangeGetAttributes): storage for each
@@ -401,10 +411,11 @@ _SEVERAL_ATTRIBUTES = _Output(
 )
 
 # What a successful call records, per Effect: formats over n (the parameter's Python
-# name, converted or the output), ctype (its handle class), of / of_ctype (the other's).
+# name, converted or the output), ctype (its handle class), of / of_ctype (the other's),
+# function (the checked function's name).
 _EFFECTS: dict[Effect, str] = {
     Effect.FREES: "_c.host_freed({n})",
-    Effect.DESTROYS: '_c.holder_destroyed({n}, "{ctype}")',
+    Effect.DESTROYS: '_c.destroyed({n}, "{ctype}", "{function}")',
     Effect.COPIES: '_c.holder_copied({n}, "{ctype}", {of}, "{of_ctype}")',
     Effect.HELD_BY: '_c.callback_held(_{n}_token, {of}, "{of_ctype}", _lib)',
     Effect.NODE_OF: "_c.host_node_added({n}, {of})",
@@ -413,11 +424,17 @@ _EFFECTS: dict[Effect, str] = {
 _EFFECT_DOCS: dict[Effect, str] = {
     Effect.FREES: "A cudart.HostMemory given as {n} is marked released: using it again raises.",
     Effect.DESTROYS: (
-        "The Python callables of host nodes that only {n} held are released (cudart.callbacks)."
+        "The handle object given as {n} is marked destroyed: passing it to the checked API "
+        "again raises cudart.HandleDestroyedError (an int is the caller's promise)."
     ),
     Effect.COPIES: "{n} holds the Python callables of {of}'s host nodes too, until destroyed.",
     Effect.HELD_BY: "A Python callable in {n} stays registered until {holder} destroyed.",
     Effect.NODE_OF: "",
+}
+# What destroying a graph or exec also does (cudart.callbacks' holders).
+_DESTROYS_CALLABLES = {
+    "cudaGraph_t": "The Python callables of host nodes that only {n} held are released.",
+    "cudaGraphExec_t": "The Python callables of host nodes that only {n} held are released.",
 }
 # Who holds a host node record's callable, by the holder parameter's handle class.
 _HOLDER_DOCS = {
@@ -496,6 +513,7 @@ class _Function:
             ctype=p.ctype,
             of=other.py_name if other else None,
             of_ctype=other.ctype if other else None,
+            function=self.plan.name,
         )
 
     def param(self, p: ParamPlan) -> _Param:
@@ -692,7 +710,10 @@ class _Function:
         of = self.py_name(p.effect_of) if p.effect_of else ""
         other = next((q for q in self.plan.params if q.name == p.effect_of), None)
         holder = _HOLDER_DOCS.get(other.ctype if other else "", "").format(of=of)
-        return _EFFECT_DOCS[p.effect].format(n=p.py_name, of=of, holder=holder)
+        text = _EFFECT_DOCS[p.effect].format(n=p.py_name, of=of, holder=holder)
+        if p.effect is Effect.DESTROYS and p.ctype in _DESTROYS_CALLABLES:
+            text += " " + _DESTROYS_CALLABLES[p.ctype].format(n=p.py_name)
+        return text
 
     def doc(self, signature: str, returns: str) -> str:
         plan = self.plan

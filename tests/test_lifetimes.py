@@ -46,6 +46,55 @@ REVIEWED_EFFECTS = {
     ("cudaGraphExecUpdate", "hGraphExec"): ("copies", "hGraph"),
     ("cudaGraphExecChildGraphNodeSetParams", "hGraphExec"): ("copies", "childGraph"),
     ("cudaGraphAddHostNode", "pGraphNode"): ("node_of", "graph"),
+    ("cudaStreamDestroy", "stream"): ("destroys", None),
+    ("cudaEventDestroy", "event"): ("destroys", None),
+    ("cudaGraphDestroyNode", "node"): ("destroys", None),
+    ("cudaMemPoolDestroy", "memPool"): ("destroys", None),
+    ("cudaFreeArray", "array"): ("destroys", None),
+    ("cudaFreeMipmappedArray", "mipmappedArray"): ("destroys", None),
+    ("cudaDestroyExternalMemory", "extMem"): ("destroys", None),
+    ("cudaDestroyExternalSemaphore", "extSem"): ("destroys", None),
+    ("cudaGraphicsUnregisterResource", "resource"): ("destroys", None),
+    ("cudaLibraryUnload", "library"): ("destroys", None),
+    ("cudaExecutionCtxDestroy", "ctx"): ("destroys", None),
+    ("cudaLogsUnregisterCallback", "callback"): ("destroys", None),
+    ("cudaDeviceUnregisterAsyncNotification", "callback"): ("destroys", None),
+    ("cudaDestroyTextureObject", "texObject"): ("destroys", None),
+    ("cudaDestroySurfaceObject", "surfObject"): ("destroys", None),
+}
+REVIEWED_INTEGER_HANDLES = {"cudaTextureObject_t", "cudaSurfaceObject_t"}
+# Every parameter of an integer handle type, in every version: a handle, not a number.
+INTEGER_HANDLE_PARAMS = {
+    "cudaCreateTextureObject": "pTexObject:integer_handle",
+    "cudaDestroyTextureObject": "texObject:integer_handle@destroys",
+    "cudaGetTextureObjectResourceDesc": "texObject:integer_handle",
+    "cudaGetTextureObjectTextureDesc": "texObject:integer_handle",
+    "cudaGetTextureObjectResourceViewDesc": "texObject:integer_handle",
+    "cudaCreateSurfaceObject": "pSurfObject:integer_handle",
+    "cudaDestroySurfaceObject": "surfObject:integer_handle@destroys",
+    "cudaGetSurfaceObjectResourceDesc": "surfObject:integer_handle",
+}
+# Destroy-like functions that mark nothing (lifetimes.NOT_MARKED has each one's reason).
+REVIEWED_NOT_MARKED = {
+    "cudaFreeAsync",
+    "cudaHostUnregister",
+    "cudaIpcCloseMemHandle",
+    "cudaUserObjectRelease",
+    "cudaGraphReleaseUserObject",
+    "cudaDeviceReset",
+    "cudaThreadExit",
+    "cudaCtxResetPersistingL2Cache",
+    "cudaDeviceGraphMemTrim",
+    "cudaMemPoolTrimTo",
+    "cudaGraphRemoveDependencies",
+    "cudaGraphRemoveDependencies_v2",
+    "cudaGraphAddMemFreeNode",
+    "cudaGraphMemFreeNodeGetParams",
+    "cudaGLUnregisterBufferObject",
+    "cudaEGLStreamConsumerDisconnect",
+    "cudaEGLStreamProducerDisconnect",
+    "cudaEGLStreamConsumerReleaseFrame",
+    "cudaEGLStreamProducerReturnFrame",
 }
 HELD_BY = {
     "cudaGraphAddHostNode": "pNodeParams:callback_record@held_by(graph)",
@@ -57,9 +106,37 @@ HELD_BY = {
 def test_tables_as_reviewed_each_entry_with_a_reason():
     assert {k: v[0] for k, v in lifetimes.HOST_MEMORY.items()} == REVIEWED_HOST_MEMORY
     assert {k: (str(v[0]), v[1]) for k, v in lifetimes.EFFECTS.items()} == REVIEWED_EFFECTS
+    assert set(lifetimes.NOT_MARKED) == REVIEWED_NOT_MARKED
+    assert set(lifetimes.INTEGER_HANDLES) == REVIEWED_INTEGER_HANDLES
     reasons = [v[1] for v in lifetimes.HOST_MEMORY.values()]
     reasons += [v[2] for v in lifetimes.EFFECTS.values()]
+    reasons += list(lifetimes.NOT_MARKED.values())
+    reasons += list(lifetimes.INTEGER_HANDLES.values())
     assert all(len(r) > 10 for r in reasons)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_destroy_like_function_is_decided(version):
+    """A new version's Destroy/Free/Unload/Unregister/Release/... function fails here
+    until generator/lifetimes.py decides it: DESTROYS (marks the handle) or NOT_MARKED."""
+    functions = set(importlib.import_module(f"cudart.sys_{version}")._FUNCTIONS)
+    assert lifetimes.undecided(functions) == []
+    assert len([f for f in functions if lifetimes.DESTROY_LIKE.search(f)]) >= 30
+
+
+def test_the_decision_list_is_neither_stale_nor_blind():
+    everywhere = set().union(
+        *(importlib.import_module(f"cudart.sys_{v}")._FUNCTIONS for v in VERSIONS)
+    )
+    decided = {f for f, _ in lifetimes.EFFECTS} | set(lifetimes.NOT_MARKED)
+    assert decided <= everywhere  # no entry for a function no version has
+    # Each entry of NOT_MARKED is destroy-like (else it is no decision), and a new
+    # destroy-like name is undecided until someone adds it.
+    assert all(lifetimes.DESTROY_LIKE.search(f) for f in lifetimes.NOT_MARKED)
+    new = ["cudaWidgetDestroy", "cudaFreeWidget", "cudaWidgetUnregister", "cudaGetWidget"]
+    assert lifetimes.undecided(new) == sorted(new[:3])
+    # A COPIES entry does not decide a destroy-like function (only DESTROYS / FREES).
+    assert lifetimes.undecided(["cudaGraphInstantiate"]) == []
 
 
 @pytest.mark.parametrize("key", version_keys())
@@ -72,10 +149,17 @@ def test_every_version_applies_every_entry(key):
         kind = "host_memory" if size == "size" else "mapped_host_memory"
         assert f"{output}[{size}]:{kind}" in lines[function]
     for (function, param), (effect, of) in REVIEWED_EFFECTS.items():
+        if function not in lines and effect == "destroys":
+            continue  # a destroy of later versions only (cudaLibraryUnload: 12.8+)
         expected = f"@{effect}({of})" if of else f"@{effect}"
         assert f"{param}:" in lines[function] and expected in lines[function]
     for function, text in HELD_BY.items():
         assert text in lines[function]
+    for function, text in INTEGER_HANDLE_PARAMS.items():
+        assert text in lines[function]
+    assert "integer_handle" not in "".join(
+        line for name, line in lines.items() if name not in INTEGER_HANDLE_PARAMS
+    )
     assert "host_memory" not in lines["cudaMalloc"] and "@" not in lines["cudaMalloc"]
 
 
@@ -99,6 +183,19 @@ def test_an_entry_that_no_longer_fits_is_refused(newest_plans, monkeypatch):
     monkeypatch.setitem(lifetimes.EFFECTS, ("cudaGraphDestroy", "g"), (Effect.DESTROYS, None, "x"))
     with pytest.raises(RenderError, match="cudaGraphDestroy has no parameter g"):
         lifetimes.apply([newest_plans["cudaGraphDestroy"]])
+    # DESTROYS takes a handle input, FREES a pointer input: anything else is refused.
+    monkeypatch.setitem(
+        lifetimes.EFFECTS, ("cudaStreamCreate", "pStream"), (Effect.DESTROYS, None, "x")
+    )
+    with pytest.raises(RenderError, match="cudaStreamCreate.pStream is not a handle input"):
+        lifetimes.apply([newest_plans["cudaStreamCreate"]])
+    monkeypatch.setitem(lifetimes.EFFECTS, ("cudaFreeArray", "array"), (Effect.FREES, None, "x"))
+    with pytest.raises(RenderError, match="cudaFreeArray.array is not a pointer input"):
+        lifetimes.apply([newest_plans["cudaFreeArray"]])
+    # An integer handle typedef that a function takes other than as a scalar.
+    monkeypatch.setitem(lifetimes.INTEGER_HANDLES, "cudaStream_t", "x")
+    with pytest.raises(RenderError, match="cudaStreamQuery.stream is not a scalar input"):
+        lifetimes.apply([newest_plans["cudaStreamQuery"]])
 
 
 @pytest.fixture(params=VERSIONS, ids=[f"checked_{v}" for v in VERSIONS])
@@ -109,8 +206,15 @@ def checked(request):
 def test_generated_functions_record_only_after_success(checked):
     source = inspect.getsource(checked.cudaGraphDestroy)
     assert source.index("raise _error(err, _lib)") < source.index(
-        '_c.holder_destroyed(graph, "cudaGraph_t")'
+        '_c.destroyed(graph, "cudaGraph_t", "cudaGraphDestroy")'
     )
+    for (function, param), (effect, _) in REVIEWED_EFFECTS.items():
+        if effect != "destroys" or not hasattr(checked, function):
+            continue
+        source = inspect.getsource(getattr(checked, function))
+        line = next(x for x in source.splitlines() if "_c.destroyed(" in x)
+        assert line.strip().startswith(f"_c.destroyed({param}, ") and f'"{function}")' in line
+        assert source.index("raise _error(err, _lib)") < source.index(line)
     assert '_c.holder_copied(pGraphExec, "cudaGraphExec_t", graph, "cudaGraph_t")' in (
         inspect.getsource(checked.cudaGraphInstantiate)
     )
