@@ -25,6 +25,9 @@ class Module:
         self._names: tuple[str, ...] | None = None
         self._globals: dict[str, Global] = {}
         self._typed: dict[tuple[str, str], Function] = {}  # (name, declared types)
+        # Name expression -> lowered (mangled) name, for an image cudart.compile made:
+        # get_function("axpy<float>") finds the instantiation NVRTC named.
+        self.lowered_names: dict[str, str] = {}
 
     @property
     def closed(self) -> bool:
@@ -45,6 +48,7 @@ class Module:
         int"`, or a sequence of ctypes types): launches and `pack` then refuse values
         of the wrong kind. A C++ kernel's mangled name declares them already.
         """
+        name = self.lowered_names.get(name, name)
         if signature is not None:
             return self._typed_function(name, signature)
         loader = self._live_loader()
