@@ -27,9 +27,15 @@ import tempfile
 import threading
 
 from ._loader import format_version, load_nvrtc
-from .errors import CompileError, CudartError
+from .errors import CompileError, CudaError, CudartError
 
 __all__ = ["CACHE_ENV", "cache_folder", "compile", "nvrtc_version"]
+
+# For type checkers only: importing typing costs milliseconds a first compile avoids.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
 
 CACHE_ENV = "CUDART_KERNEL_CACHE"
 _OFF = frozenset({"0", "off", "no", "false"})
@@ -134,16 +140,16 @@ def _current_arch() -> int:
 def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     source: str | bytes,
     *,
-    name_expressions=(),
-    options=(),
-    headers=None,
-    arch=None,
+    name_expressions: Iterable[str] = (),
+    options: Iterable[str] = (),
+    headers: Mapping[str, str | bytes] | None = None,
+    arch: str | int | tuple[int, int] | None = None,
     output: str = "cubin",
     load: bool = True,
     cache: bool | None = None,
     name: str = "program.cu",
     route: str = "auto",
-):
+) -> Any:
     """Compile CUDA C++ `source` with NVRTC.
 
     Returns the loaded module (cudart.load_module on the image), or with load=False
@@ -170,9 +176,9 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     if isinstance(name_expressions, str) or isinstance(options, str):
         raise TypeError("name_expressions and options are sequences of str, not one str")
     expressions = tuple(name_expressions)
-    options = tuple(options)
-    headers = dict(headers or {})
-    if any(o.startswith(("-arch", "--gpu-architecture")) for o in options):
+    given = tuple(options)
+    sources = dict(headers or {})
+    if any(o.startswith(("-arch", "--gpu-architecture")) for o in given):
         raise ValueError("give the architecture as arch=..., not as an -arch option")
     number = _arch_number(arch) if arch is not None else _current_arch()
     suffix = _arch_suffix(arch)
@@ -181,12 +187,12 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     raw, checked = _bindings()
     version = nvrtc_version()
 
-    key = _cache_key(source, headers, options, expressions, version, arch_option, output, name)
+    key = _cache_key(source, sources, given, expressions, version, arch_option, output, name)
     folder = cache_folder() if cache is not False else None
     entry = _cache_read(folder, key) if folder else None
     if entry is None:
         image, lowered = _compile(
-            raw, checked, source, name, headers, options + (arch_option,), expressions, output
+            raw, checked, source, name, sources, given + (arch_option,), expressions, output
         )
         if folder:
             _cache_write(folder, key, image, lowered)
@@ -196,9 +202,30 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
         return image
     from .kernels import load_module
 
-    module = load_module(image, route=route)
+    try:
+        module = load_module(image, route=route)
+    except CudaError as exc:
+        if output == "ptx":
+            exc.add_note(_ptx_note(version))
+        raise
     module.lowered_names.update(lowered)
     return module
+
+
+def _ptx_note(version: int) -> str:
+    """Why a driver may refuse PTX: NVIDIA's rule is that PTX loads on a driver at
+    least as new as the compiler that wrote it."""
+    import cudart
+
+    try:
+        driver = format_version(cudart.cudaDriverGetVersion())
+    except Exception:
+        driver = "?"
+    return (
+        f"PTX from NVRTC {format_version(version)} needs a driver of CUDA "
+        f"{format_version(version)} or newer (this one: CUDA {driver}): compile to a cubin "
+        "(output='cubin'), or use an NVRTC no newer than the driver"
+    )
 
 
 def _cache_key(source, headers, options, expressions, version, arch_option, output, name) -> str:

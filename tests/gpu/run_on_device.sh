@@ -27,6 +27,11 @@ run() {  # label, then env assignments
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
 PYTEST_ARGS=("$@")
+# The machine's NVRTC where the loader's path lacks it: its toolkit, by cudart's
+# $CUDA_HOME step.
+if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda ]; then
+    export CUDA_HOME=/usr/local/cuda
+fi
 nvrtc12=
 for wheel in .device/nvrtc/*.whl; do
     [ -e "$wheel" ] || continue
