@@ -291,3 +291,96 @@ def test_loader_finds_the_installed_wheel_and_picks_its_module():
     major, minor = ctypes.c_int(), ctypes.c_int()
     assert raw.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)) == 0
     assert major.value * 1000 + minor.value * 10 == library.version
+
+
+# ---------------------------------------------------------------- generic parts
+
+
+def test_status_enum_is_read_from_the_model(report):
+    """The status enum is the one the functions return (nvrtcResult here, cudaError_t
+    for the runtime): what the checked layer raises on, and how its classes are named."""
+    from generator.status import status_enum
+
+    status = status_enum(report.model)
+    assert status is not None
+    assert (status.result, status.enum, status.success) == (
+        "nvrtcResult",
+        "nvrtcResult",
+        "NVRTC_SUCCESS",
+    )
+    assert status.base_class == "NvrtcError"
+    assert status.class_name("NVRTC_ERROR_OUT_OF_MEMORY") == "NvrtcErrorOutOfMemory"
+    checked = importlib.import_module(report.module_name.replace("nvrtc_", "nvrtc_checked_"))
+    assert checked.NvrtcErrorInvalidOption.__mro__[1] is cudart.NvrtcError
+
+
+def test_status_enum_of_the_runtime_naming():
+    from generator.model import (
+        ApiModel,
+        Builtin,
+        Enum,
+        Enumerator,
+        EnumRef,
+        Function,
+        Typedef,
+        TypedefRef,
+    )
+    from generator.status import status_enum
+
+    model = ApiModel(
+        cuda_version=1,
+        enums=[
+            Enum(
+                "cudaError",
+                Builtin("int"),
+                (Enumerator("cudaSuccess", 0), Enumerator("cudaErrorMemoryAllocation", 2)),
+            ),
+            Enum("cudaOther", Builtin("int"), (Enumerator("cudaOtherA", 0),)),
+        ],
+        typedefs=[Typedef("cudaError_t", EnumRef("cudaError"))],
+        functions=[
+            Function("cudaA", TypedefRef("cudaError_t"), ()),
+            Function("cudaB", TypedefRef("cudaError_t"), ()),
+            Function("cudaC", EnumRef("cudaOther"), ()),
+        ],
+    )
+    status = status_enum(model)
+    assert status is not None
+    assert (status.result, status.enum, status.success) == (
+        "cudaError_t",
+        "cudaError",
+        "cudaSuccess",
+    )
+    assert status.base_class == "CudaError"
+    assert status.class_name("cudaErrorMemoryAllocation") == "CudaErrorMemoryAllocation"
+    assert status_enum(ApiModel(cuda_version=1)) is None
+
+
+_FAMILY = """
+[families.12.runtime]
+package = "rt"
+include = "inc"
+headers = ["a.h"]
+library = "lib/libcudart.so.12"
+[families.12.nvrtc]
+package = "nv"
+include = "inc2"
+headers = ["nvrtc.h"]
+surface = "nvrtc"
+{library}
+"""
+
+
+def test_each_surface_has_exactly_one_library():
+    from generator.manifest import Manifest, ManifestError
+
+    manifest = Manifest.loads(_FAMILY.format(library='library = "lib/libnvrtc.so.12"'))
+    family = manifest.families["12"]
+    assert family.surfaces == ("runtime", "nvrtc")
+    assert family.runtime.role == "runtime"
+    assert family.library_wheel("nvrtc").library == "lib/libnvrtc.so.12"
+    assert Manifest.loads(manifest.dumps()).families == manifest.families
+    with pytest.raises(ManifestError, match="exactly one wheel of the nvrtc surface"):
+        Manifest.loads(_FAMILY.format(library=""))
+    with pytest.raises(ManifestError, match="surface is a lowercase word"):
+        Manifest.loads(_FAMILY.format(library='library = "x"').replace('"nvrtc"', '"NV RTC"'))
