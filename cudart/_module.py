@@ -41,8 +41,9 @@ class Module:
     def get_function(self, name: str, signature=None) -> Function:
         """The kernel `name`: its name in the image (mangled, for a C++ kernel), or for
         a C++ kernel its source name (`square`, `ns::fill<int>`) where one kernel has
-        it, or its signature (`square(float*, int)`). An ambiguous name raises
-        AmbiguousKernelNameError, which lists the candidates.
+        it, or its signature (`square(float*, int)`), or a name expression the
+        module was compiled with (cudart.compile: `axpy<float>`). An ambiguous name
+        raises AmbiguousKernelNameError, which lists the candidates.
 
         `signature` declares the parameter types (C text, `"float, float*, float*,
         int"`, or a sequence of ctypes types): launches and `pack` then refuse values
