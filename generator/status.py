@@ -2,7 +2,9 @@
 
 The CUDA runtime's functions return cudaError_t, NVRTC's nvrtcResult. Which enum that
 is comes from the model alone: the enum (through its typedefs) that most functions
-return and that has a zero enumerator (the success). The checked layer raises on every
+return and whose zero enumerator is named a success (cudaSuccess, NVRTC_SUCCESS,
+CUBLAS_STATUS_SUCCESS: NVIDIA's libraries all say so). Any other enum a function
+returns is a value, as C returns it. The checked layer raises on every
 other value; resolve.py and render_checked.py read it from here, nowhere else.
 """
 
@@ -50,9 +52,15 @@ def _camel(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
+def _success(enum) -> str | None:
+    return next(
+        (k.name for k in enum.enumerators if k.value == 0 and "success" in k.name.lower()), None
+    )
+
+
 def status_enum(model: ApiModel) -> StatusEnum | None:
     """The family's status enum, or None where no function returns an enum with a
-    zero enumerator (a header set without one has no failures to raise)."""
+    success (a header set without one has no failures to raise)."""
     typedefs = {t.name: t.target for t in model.typedefs}
     enums = {e.name: e for e in model.enums}
 
@@ -68,7 +76,7 @@ def status_enum(model: ApiModel) -> StatusEnum | None:
     counts: Counter[tuple[str, str]] = Counter()
     for f in model.functions:
         enum = enum_of(f.result)
-        if enum is not None and any(k.value == 0 for k in enums[enum].enumerators):
+        if enum is not None and _success(enums[enum]) is not None:
             spelling = f.result.name if isinstance(f.result, TypedefRef | EnumRef) else enum
             counts[(spelling, enum)] += 1
     if not counts:
@@ -76,5 +84,5 @@ def status_enum(model: ApiModel) -> StatusEnum | None:
     # Most functions, then the name, so a tie never depends on declaration order.
     (result, enum), _ = max(counts.items(), key=lambda item: (item[1], item[0]))
     members = enums[enum].enumerators
-    success = next(k.name for k in members if k.value == 0)
+    success = _success(enums[enum]) or ""
     return StatusEnum(result, enum, success, tuple((k.name, k.value) for k in members))
