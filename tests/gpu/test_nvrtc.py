@@ -162,5 +162,7 @@ def test_default_arch_is_the_device(rt, nvrtc_found):
     device = cudart.cudaGetDevice()
     major = cudart.cudaDeviceGetAttribute(cudart.cudaDevAttrComputeCapabilityMajor, device)
     minor = cudart.cudaDeviceGetAttribute(cudart.cudaDevAttrComputeCapabilityMinor, device)
-    ptx = cudart.compile(AXPY, name_expressions=["axpy<int>"], output="ptx", load=False)
+    ptx = cudart.compile(
+        AXPY, name_expressions=["axpy<int>"], output="ptx", load=False, cache=False
+    )
     assert f".target sm_{major}{minor}".encode() in ptx
