@@ -20,6 +20,7 @@ GROUPS = [
     ("Kernel launches and copies", ("launch.", "memcpy.")),
     ("Import and memory", ("import", "memory")),
     ("Generator", ("generator",)),
+    ("Compiling with NVRTC", ("compile.",)),
 ]
 
 

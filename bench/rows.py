@@ -931,6 +931,123 @@ def row_generator(ctx: Context) -> Row:
     return row
 
 
+# ------------------------------------------------------------------------ compile
+
+_COMPILE_SOURCE = r"""
+template <typename T>
+__global__ void axpy(T a, const T* x, T* y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] += a * x[i];
+}
+"""
+
+
+def row_compile(ctx: Context) -> list[Row]:
+    """cudart.compile against CuPy's RawModule: a cold compile (nothing cached), a
+    cached one (the on-disk cache primed, a fresh module object), and on a GPU the first
+    launch of the compiled kernel (compile from the cache + load + launch + sync)."""
+    cold = Row("compile.cold", "compile axpy<float> with NVRTC, nothing cached", "s", "cudart")
+    warm = Row("compile.cached", "compile axpy<float>, on-disk cache primed", "s", "cudart")
+    first = Row("compile.first_launch", "cached compile, load and first launch", "s", "cudart")
+    rows = [cold, warm, first]
+    try:
+        import cudart
+
+        version = cudart.nvrtc.nvrtc_version()
+    except Exception as exc:
+        return [r.skip_row(f"no NVRTC: {_reason(exc)}") for r in rows]
+    gpu = ctx.runtime.has_gpu
+    arch = None if gpu else "sm_90"
+    folder = Path(tempfile.mkdtemp(prefix="kernels-", dir=ctx.build))
+    counter = iter(range(1 << 30))
+    repeats = max(3, ctx.s.repeats // 4)
+
+    def source(unique: bool) -> str:
+        # A comment of its own makes every cold compile a different program to each
+        # tool's caches (CuPy keeps compiled modules in memory too).
+        return _COMPILE_SOURCE + (f"// {next(counter)}\n" if unique else "")
+
+    def ours(cache: bool, unique: bool, launch: bool) -> Callable[[], float]:
+        def run() -> float:
+            os.environ["CUDART_KERNEL_CACHE"] = str(folder)
+            t0 = time.perf_counter_ns()
+            module = cudart.compile(
+                source(unique),
+                name_expressions=["axpy<float>"],
+                arch=arch,
+                load=gpu,
+                cache=cache,
+            )
+            if launch:
+                fn = module.get_function("axpy<float>")
+                fn.launch(1, 32, 2.0, 0, 0, 0)
+                cudart.cudaDeviceSynchronize()
+            elapsed = (time.perf_counter_ns() - t0) / 1e9
+            if gpu:
+                module.close()
+            return elapsed
+
+        return run
+
+    def theirs(unique: bool, launch: bool) -> Callable[[], float]:
+        cp = ctx.cupy()
+        os.environ["CUPY_CACHE_DIR"] = str(folder / "cupy")
+
+        def run() -> float:
+            t0 = time.perf_counter_ns()
+            module = cp.RawModule(code=source(unique), name_expressions=["axpy<float>"])
+            fn = module.get_function("axpy<float>")
+            if launch:
+                fn((1,), (32,), (cp.float32(2.0), 0, 0, cp.int32(0)))
+                cp.cuda.Device().synchronize()
+            return (time.perf_counter_ns() - t0) / 1e9
+
+        return run
+
+    saved = {k: os.environ.get(k) for k in ("CUDART_KERNEL_CACHE", "CUPY_CACHE_DIR")}
+    try:
+        _compile_rows(
+            ctx,
+            [(cold, False, True, False), (warm, True, False, False), (first, True, False, True)],
+            gpu,
+            ours,
+            theirs,
+            repeats,
+            version,
+            arch,
+        )
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return rows
+
+
+def _compile_rows(ctx, plans, gpu, ours, theirs, repeats, version, arch) -> None:
+    for row, cache, unique, launch in plans:
+        if launch and not gpu:
+            row.skip_row("needs a GPU")
+            continue
+        runs = {"cudart": ours(cache, unique, launch)}
+        if gpu:
+            try:
+                runs["CuPy RawModule"] = theirs(unique, launch)
+            except Exception as exc:
+                row.skipped("CuPy RawModule", _reason(exc))
+        else:
+            row.skipped("CuPy RawModule", "CuPy compiles for the current device: needs a GPU")
+        for name, samples in measure.interleaved(runs, repeats).items():
+            row.measured(name, samples)
+        row.order(["cudart", "CuPy RawModule"])
+        row.note(
+            f"NVRTC {format_version(version)}, arch {arch or 'of the device'}; wall time of "
+            "the call, cache in a temporary folder"
+        )
+
+
 # ------------------------------------------------------------------------ registry
 
 # (tags, function): --only cpu runs rows tagged cpu, --only gpu rows tagged gpu. The
@@ -944,4 +1061,5 @@ ROWS: list[tuple[frozenset, Callable[[Context], Row | list[Row]]]] = [
     (frozenset({"cpu", "gpu"}), row_import),
     (frozenset({"cpu", "gpu"}), row_memory),
     (frozenset({"cpu"}), row_generator),
+    (frozenset({"cpu", "gpu"}), row_compile),
 ]

@@ -21,17 +21,21 @@ from ._binding import CudaDeprecationWarning, per_thread_default_stream
 from ._loader import LIBRARY_ENV, format_version, load_runtime
 from .errors import (
     BindingsVersionError,
+    CompileError,
     CudaError,
     CudartError,
     FunctionNotFoundError,
     HandleDestroyedError,
     LibraryNotFoundError,
+    NvrtcError,
+    NvrtcNotFoundError,
 )
 
 # The package's own API. Every other public name is the checked API of the selected
 # version, resolved on first access by __getattr__ below.
 __all__ = [
     "BindingsVersionError",
+    "CompileError",
     "CudaDeprecationWarning",
     "CudaError",
     "CudartError",
@@ -39,8 +43,11 @@ __all__ = [
     "HandleDestroyedError",
     "HostMemory",
     "LibraryNotFoundError",
+    "NvrtcError",
+    "NvrtcNotFoundError",
     "available_versions",
     "check",
+    "compile",
     "load_module",
     "load_runtime",
     "per_thread_default_stream",
@@ -202,7 +209,7 @@ _NOT_API = frozenset(
 
 
 # Helpers beyond the generated API, imported on first use to keep `import cudart` cheap.
-_SUBMODULES = frozenset({"kernels", "occupancy", "callbacks"})
+_SUBMODULES = frozenset({"kernels", "occupancy", "callbacks", "nvrtc"})
 
 
 def __getattr__(name: str):
@@ -217,6 +224,15 @@ def __getattr__(name: str):
 
         globals()[name] = HostMemory
         return HostMemory
+    if name == "compile":  # NVRTC: loaded on the first compile, not here
+        from .nvrtc import compile
+
+        globals()[name] = compile
+        return compile
+    if name.startswith("NvrtcError"):  # NvrtcErrorInvalidOption, ...: of the loaded NVRTC
+        from .nvrtc import _bindings
+
+        return getattr(_bindings()[1], name)
     if name == "load_module":
         from .kernels import load_module
 

@@ -5,6 +5,7 @@
 # exact types, import cudart.checked_<version>.
 from . import callbacks as callbacks
 from . import kernels as kernels
+from . import nvrtc as nvrtc
 from . import occupancy as occupancy
 from ._binding import CudaDeprecationWarning as CudaDeprecationWarning
 from ._binding import per_thread_default_stream as per_thread_default_stream
@@ -14,6 +15,9 @@ from ._latest import sys as sys
 from ._loader import load_runtime as load_runtime
 from .errors import (
     BindingsVersionError as BindingsVersionError,
+)
+from .errors import (
+    CompileError as CompileError,
 )
 from .errors import (
     CudaError as CudaError,
@@ -27,7 +31,14 @@ from .errors import (
 from .errors import (
     LibraryNotFoundError as LibraryNotFoundError,
 )
+from .errors import (
+    NvrtcError as NvrtcError,
+)
+from .errors import (
+    NvrtcNotFoundError as NvrtcNotFoundError,
+)
 from .kernels import load_module as load_module
+from .nvrtc import compile as compile
 
 FORCE_ENV: str
 

@@ -13,8 +13,8 @@ import os
 import threading
 import warnings
 
-from ._contract import is_deprecated, unpack
-from ._loader import format_version, load_runtime
+from ._contract import DEFAULT_LIBRARY, is_deprecated, library_of_namespace, unpack
+from ._loader import format_version, load_library
 from .errors import BindingsVersionError, FunctionNotFoundError
 
 # The per-thread default stream switch: ours, and cuda-python's, honoured so that one
@@ -102,6 +102,7 @@ def bind_on_first_lookup(
     instead; `docs` gives each function's __doc__ (the module's _DOCS)."""
     module = namespace["__name__"]
     bindings_version = namespace["CUDA_VERSION"]
+    library = library_of_namespace(namespace)
     # The map in force (legacy or per-thread symbols): one place decides what is bound.
     symbols = namespace["SYMBOLS"]
     replacements = replacements or {}
@@ -122,6 +123,7 @@ def bind_on_first_lookup(
             deprecated=is_deprecated(flags),
             replacement=replacements.get(name),
             doc=docs.get(name),
+            library=library,
         )
         namespace[name] = bound
         return bound
@@ -143,11 +145,13 @@ def bind_symbol(
     deprecated: bool = False,
     replacement: str | None = None,
     doc: str | None = None,
+    library: str = DEFAULT_LIBRARY,
 ):
     """The loaded libcudart's `symbol` as the ctypes function `name`, or, where the
     library does not export it, a function raising FunctionNotFoundError. `doc`, if
-    given, is its __doc__, which help() shows."""
-    runtime = load_runtime()
+    given, is its __doc__, which help() shows. `library` is the raw module's LIBRARY
+    (cudart._contract): another library than libcudart (libnvrtc) binds the same way."""
+    runtime = load_library(library)
     if bindings_version // 1000 != runtime.version // 1000:
         return _other_major(name, module, bindings_version, runtime)
     try:

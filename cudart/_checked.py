@@ -15,7 +15,7 @@ from ctypes import ArgumentError, byref
 
 from . import _hostmem
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
-from ._contract import symbol_of
+from ._contract import library_of_namespace, symbol_of
 from ._convert import (  # size relations: generator/sizes.py
     POINTER_SIZE,
     AttributeTable,
@@ -65,6 +65,8 @@ __all__ = [
     "enum_value",
     "error",
     "error_class",
+    "status_error",
+    "status_error_class",
     "handle",
     "callback_held",
     "holder_copied",
@@ -130,6 +132,7 @@ class _Unbound:
             self.argtypes,
             self.lib.__name__,
             self.lib.CUDA_VERSION,
+            library=library_of_namespace(vars(self.lib)),
         )
         self.namespace["_" + self.name] = fn
         return fn(*args)
@@ -172,12 +175,70 @@ def error_class(code: int, enum: Any) -> type[CudaError]:
     return cls
 
 
-def error_class_named(name: str, enum: Any) -> type[CudaError]:
-    """`CudaErrorMemoryAllocation` -> its class; AttributeError for an unknown name."""
+def error_class_named(name: str, enum: Any, base: type[Exception] = CudaError) -> type[Any]:
+    """`CudaErrorMemoryAllocation` -> its class; AttributeError for an unknown name.
+    Another family's (`NvrtcErrorInvalidOption`, base NvrtcError) by its enum."""
+    if base is not CudaError:
+        for member in enum:
+            if _camel(member.name) == name:
+                return status_error_class(int(member), enum, base)
+        raise AttributeError(name)
     member = getattr(enum, "cuda" + name[4:], None) if name.startswith("Cuda") else None
     if member is None:
         raise AttributeError(name)
     return error_class(int(member), enum)
+
+
+# ---------------------------------------------------------------- other families' errors
+#
+# A header family other than the runtime (NVRTC) has its own status enum and exception
+# base (generator/status.py decides which): one subclass per (base, code), named the way
+# the generator names them for type checkers.
+
+_status_classes: dict[tuple[type, int], type] = {}
+
+
+def _camel(name: str) -> str:
+    if "_" in name or name.isupper():
+        return "".join(w.capitalize() for w in name.split("_") if w)
+    return name[:1].upper() + name[1:]
+
+
+def status_error_class(code: int, enum: Any, base: type[Exception]) -> type[Any]:
+    cls = _status_classes.get((base, code))
+    if cls is not None:
+        return cls
+    try:
+        member = enum(code)
+    except ValueError:
+        return base
+    with _classes_lock:
+        cls = _status_classes.get((base, code))
+        if cls is None:
+            cls = type(
+                _camel(member.name),
+                (base,),
+                {"__module__": "cudart", "__doc__": f"{member.name} ({code})."},
+            )
+            _status_classes[(base, code)] = cls
+    return cls
+
+
+def status_error(enum: Any, base: type[Exception], message_function: str | None) -> Any:
+    """The `_error(code, lib)` of a checked module whose family's status is `enum`:
+    the subclass of `base` for the code, with the library's message for it."""
+
+    def error(code: int, lib: Any) -> Exception:
+        cls = status_error_class(code, enum, base)
+        try:
+            member: Any = enum(code)
+            name = member.name
+        except ValueError:
+            member, name = code, f"{enum.__name__} {code}"
+        message = getattr(lib, message_function)(code) if message_function else None
+        return cls(member, name, message.decode(errors="replace") if message else "")
+
+    return error
 
 
 def error(code: int, lib: Any) -> CudaError:

@@ -15,6 +15,8 @@ A raw module (`cudart.sys_<version>`) defines
     _REPLACEMENTS       deprecated name -> what its header says to use instead
     _DOCS               public name -> the bound function's __doc__ (prototype, header docs)
     __getattr__, __dir__  from cudart._binding.bind_on_first_lookup
+    LIBRARY             only where it is not libcudart: the library its functions bind
+                        to, by its header family's name ("nvrtc": cudart._loader.load_library)
 
 For type checkers only (under `if TYPE_CHECKING:`), a raw module also declares each
 function with parameters typed by what its ctypes argtype accepts (RawPointer below for
@@ -49,6 +51,15 @@ if TYPE_CHECKING:
         | CFuncPtr
         | _CArgObject
     )
+
+# A raw module without LIBRARY binds to libcudart.
+DEFAULT_LIBRARY = "runtime"
+
+
+def library_of_namespace(namespace: dict) -> str:
+    """Which library a raw module's functions bind to (its LIBRARY, or libcudart)."""
+    return namespace.get("LIBRARY", DEFAULT_LIBRARY)
+
 
 # The layout of one _FUNCTIONS entry, in order.
 ENTRY_FIELDS = ("symbol", "restype", "argtypes", "flags")

@@ -59,25 +59,34 @@ def format_version(version: int) -> str:
 
 def candidates() -> list[tuple[str, str]]:
     """(path or soname, how it was found), in search order."""
+    return _candidates(LIBRARY_ENV, WHEEL_LIBRARIES, SONAMES, "the nvidia runtime wheel")
+
+
+def _candidates(
+    env_name: str,
+    wheel_libraries: tuple[tuple[str, str], ...],
+    sonames: tuple[str, ...],
+    wheel: str,
+) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    explicit = os.environ.get(LIBRARY_ENV)
+    explicit = os.environ.get(env_name)
     if explicit:
-        return [(explicit, f"${LIBRARY_ENV}")]
+        return [(explicit, f"${env_name}")]
     for root in _nvidia_roots():
-        for folder, name in WHEEL_LIBRARIES:
+        for folder, name in wheel_libraries:
             path = os.path.join(root, folder, name)
             if os.path.isfile(path):
-                found.append((path, "the nvidia runtime wheel"))
+                found.append((path, wheel))
     for env in TOOLKIT_ENVS:
         home = os.environ.get(env)
         if not home:
             continue
         for sub in TOOLKIT_LIB_DIRS:
-            for name in SONAMES:
+            for name in sonames:
                 path = os.path.join(home, sub, name)
                 if os.path.isfile(path):
                     found.append((path, f"${env}"))
-    found.extend((name, "the system loader") for name in SONAMES)
+    found.extend((name, "the system loader") for name in sonames)
     return found
 
 
@@ -138,7 +147,10 @@ def _holds_installed_wheel(folder: str) -> bool:
         names = os.listdir(folder)
     except OSError:
         return False
-    return any(n.startswith(WHEEL_DIST_PREFIX) and n.endswith(".dist-info") for n in names)
+    return any(
+        n.startswith((WHEEL_DIST_PREFIX, NVRTC_DIST_PREFIX)) and n.endswith(".dist-info")
+        for n in names
+    )
 
 
 _lock = threading.Lock()
@@ -185,3 +197,86 @@ def _runtime_version(cdll: ctypes.CDLL, path: str) -> int:
     if status != 0:
         raise LibraryNotFoundError(f"cudaRuntimeGetVersion failed in {path} (error {status})")
     return version.value
+
+
+# ---------------------------------------------------------------- NVRTC
+#
+# libnvrtc, for cudart.compile: found like libcudart (its own variable, the NVRTC
+# wheels, the toolkit, the system loader), and loaded only when first used, so a
+# machine without it imports cudart and uses the runtime as before.
+
+NVRTC_LIBRARY_ENV = "CUDART_NVRTC_LIBRARY"
+NVRTC_WHEEL_LIBRARIES = (
+    ("cu13/lib", "libnvrtc.so.13"),
+    ("cuda_nvrtc/lib", "libnvrtc.so.12"),
+)
+NVRTC_DIST_PREFIX = "nvidia_cuda_nvrtc"
+NVRTC_SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so")
+# How to get it, in the error that says it is missing (pyproject.toml's extras).
+NVRTC_INSTALL = (
+    "Install NVRTC with `pip install 'cudart[cu12]'` (or 'cudart[cu13]'; the wheels "
+    "nvidia-cuda-nvrtc-cu12 / nvidia-cuda-nvrtc), or use a CUDA toolkit's through "
+    f"$CUDA_HOME, or set ${NVRTC_LIBRARY_ENV} to libnvrtc's path"
+)
+
+
+def nvrtc_candidates() -> list[tuple[str, str]]:
+    """(path or soname, how it was found) for libnvrtc, in search order."""
+    return _candidates(
+        NVRTC_LIBRARY_ENV, NVRTC_WHEEL_LIBRARIES, NVRTC_SONAMES, "the nvidia nvrtc wheel"
+    )
+
+
+_nvrtc: Runtime | None = None
+
+
+def load_nvrtc() -> Runtime:
+    """The process's libnvrtc, loaded on first call (its version: nvrtcVersion, e.g. 12050)."""
+    global _nvrtc
+    if _nvrtc is not None:
+        return _nvrtc
+    with _lock:
+        if _nvrtc is None:
+            _nvrtc = _load_nvrtc_first()
+    return _nvrtc
+
+
+def _load_nvrtc_first() -> Runtime:
+    from .errors import NvrtcNotFoundError
+
+    tried = []
+    for path, how in nvrtc_candidates():
+        try:
+            cdll = ctypes.CDLL(path)
+        except OSError as exc:
+            tried.append(f"{path} ({how}): {exc}")
+            if how == f"${NVRTC_LIBRARY_ENV}":
+                break
+            continue
+        return Runtime(path, how, cdll, _nvrtc_version(cdll, path))
+    raise NvrtcNotFoundError(
+        "libnvrtc not found. " + NVRTC_INSTALL + ". Tried: " + "; ".join(tried)
+    )
+
+
+def _nvrtc_version(cdll: ctypes.CDLL, path: str) -> int:
+    from .errors import NvrtcNotFoundError
+
+    try:
+        fn = cdll["nvrtcVersion"]
+    except AttributeError:
+        raise NvrtcNotFoundError(f"{path} is not libnvrtc: no nvrtcVersion") from None
+    fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    fn.restype = ctypes.c_int
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    status = fn(ctypes.byref(major), ctypes.byref(minor))
+    if status != 0:
+        raise NvrtcNotFoundError(f"nvrtcVersion failed in {path} (error {status})")
+    return major.value * 1000 + minor.value * 10
+
+
+def load_library(name: str) -> Runtime:
+    """The library a generated module's LIBRARY names ("runtime" when it names none)."""
+    if name == "nvrtc":
+        return load_nvrtc()
+    return load_runtime()

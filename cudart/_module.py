@@ -25,6 +25,9 @@ class Module:
         self._names: tuple[str, ...] | None = None
         self._globals: dict[str, Global] = {}
         self._typed: dict[tuple[str, str], Function] = {}  # (name, declared types)
+        # Name expression -> lowered (mangled) name, for an image cudart.compile made:
+        # get_function("axpy<float>") finds the instantiation NVRTC named.
+        self.lowered_names: dict[str, str] = {}
 
     @property
     def closed(self) -> bool:
@@ -38,13 +41,15 @@ class Module:
     def get_function(self, name: str, signature=None) -> Function:
         """The kernel `name`: its name in the image (mangled, for a C++ kernel), or for
         a C++ kernel its source name (`square`, `ns::fill<int>`) where one kernel has
-        it, or its signature (`square(float*, int)`). An ambiguous name raises
-        AmbiguousKernelNameError, which lists the candidates.
+        it, or its signature (`square(float*, int)`), or a name expression the
+        module was compiled with (cudart.compile: `axpy<float>`). An ambiguous name
+        raises AmbiguousKernelNameError, which lists the candidates.
 
         `signature` declares the parameter types (C text, `"float, float*, float*,
         int"`, or a sequence of ctypes types): launches and `pack` then refuse values
         of the wrong kind. A C++ kernel's mangled name declares them already.
         """
+        name = self.lowered_names.get(name, name)
         if signature is not None:
             return self._typed_function(name, signature)
         loader = self._live_loader()

@@ -67,3 +67,49 @@ class CudaError(Exception):
 
 class NameNotFoundError(CudartError, LookupError):
     """A loaded kernel image (cudart.kernels) has no kernel or global of that name."""
+
+
+class NvrtcNotFoundError(LibraryNotFoundError):
+    """No libnvrtc could be found or loaded (cudart.compile needs it); the message says
+    how to install it and lists every place tried."""
+
+
+class NvrtcError(Exception):
+    """An NVRTC call returned an error code.
+
+    `code` is the nvrtcResult member (an int where the bindings do not know it), `name`
+    its enumerator name and `message` what nvrtcGetErrorString says of it. Each code
+    has its own subclass: NVRTC_ERROR_INVALID_OPTION raises NvrtcErrorInvalidOption.
+    """
+
+    def __init__(self, code, name: str = "", message: str = "") -> None:
+        super().__init__(code, name, message)
+        self.code = code
+        self.name = name
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.name} ({int(self.code)}): {self.message}"
+
+
+class CompileError(CudartError):
+    """NVRTC could not compile a program (cudart.compile).
+
+    `log` is NVRTC's whole program log, `options` the options compiled with, `line`
+    the source line the log's first error points at (None where it names none) and
+    `line_number` its number (1-based).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        log: str,
+        options: tuple[str, ...],
+        line: str | None = None,
+        line_number: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.log = log
+        self.options = options
+        self.line = line
+        self.line_number = line_number

@@ -995,9 +995,9 @@ _cudaMemRangeAttribute_values: _c.AttributeTable[int | list[int]] = _c.Attribute
 
 
 def __getattr__(name: str) -> type[CudaError]:
-    # The CudaError subclasses (CudaErrorMemoryAllocation, ...) are made on first use.
+    # The CudaError subclasses, one per code, are made on first use.
     if name.startswith("CudaError"):
-        return _c.error_class_named(name, _lib.cudaError)
+        return _c.error_class_named(name, _lib.cudaError, CudaError)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

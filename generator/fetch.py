@@ -21,6 +21,7 @@ user's index, proxy and certificate settings apply unchanged.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import re
@@ -35,7 +36,7 @@ from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
 from .files import folder_mode, process_alive
-from .manifest import Manifest, VersionPin, WheelKind, WheelPin, parse_version_key
+from .manifest import DEFAULT_SURFACE, Manifest, VersionPin, WheelKind, WheelPin, parse_version_key
 
 __all__ = [
     "ChecksumMismatchError",
@@ -489,15 +490,27 @@ def _wanted(kind: WheelKind) -> tuple[Callable[[str], bool], tuple[str, ...]]:
     if kind.library is not None:
         required += (kind.library,)
     library = kind.library
+    companions = kind.companions
 
     def wanted(name: str) -> bool:
-        return name == library or any(t(name) for t in tests)
+        return (
+            name == library
+            or any(t(name) for t in tests)
+            or any(fnmatch.fnmatchcase(name, c) for c in companions)
+        )
 
     return wanted, required
 
 
-def fetch_version(manifest: Manifest, key: str, progress: Progress = print_to_stderr) -> HeaderSet:
-    """Make the headers and libcudart of a pinned CUDA version available locally."""
+def fetch_version(
+    manifest: Manifest,
+    key: str,
+    progress: Progress = print_to_stderr,
+    surface: str = DEFAULT_SURFACE,
+) -> HeaderSet:
+    """Make the headers and library of one surface of a pinned CUDA version available
+    locally: libcudart and the runtime's headers by default, or another header family's
+    (nvrtc: nvrtc.h and libnvrtc)."""
     pin = manifest.get(key)
     family = manifest.families[pin.family]
     root = cache_root()
@@ -506,14 +519,17 @@ def fetch_version(manifest: Manifest, key: str, progress: Progress = print_to_st
     include_dirs: list[Path] = []
     headers: list[Path] = []
     library = None
-    for kind in family.wheels:
+    kinds = family.surface_wheels(surface)
+    if not kinds:
+        raise FetchError(f"families.{family.name} has no {surface!r} surface")
+    for kind in kinds:
         wanted, required = _wanted(kind)
         unpacked = _extract(pin.wheel(kind.role), wanted, required, root, progress)
         include_dirs.append(unpacked / kind.include)
         headers += [unpacked / kind.include / h for h in kind.headers]
         if kind.library is not None:
             library = unpacked / kind.library
-    assert library is not None  # Family guarantees one wheel names it
+    assert library is not None  # Family guarantees one wheel of each surface names it
     return HeaderSet(
         key=key, include_dirs=tuple(include_dirs), headers=tuple(headers), library=library
     )

@@ -7,6 +7,7 @@ workers or on which finished first.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import multiprocessing
 import os
@@ -16,13 +17,13 @@ import signal
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from .attributes import undecided as undecided_attributes
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
 from .files import folder_mode, process_alive, write_atomically
 from .lifetimes import undecided as undecided_lifetimes
-from .manifest import Manifest
+from .manifest import DEFAULT_SURFACE, Manifest
 from .model import ApiModel
 from .parse import SHIMS, ParseInput, parse, system_include_dirs
 from .render import (
@@ -71,44 +72,74 @@ def parse_version(headers: HeaderSet) -> ApiModel:
 def render_version(
     manifest: Manifest, key: str, progress: Progress = print_to_stderr
 ) -> RenderedVersion:
-    """The raw module (sys_<ver>.py), the checked one (checked_<ver>.py) and the
-    output-shape snapshot of one version of the manifest."""
+    """The raw and checked modules of every surface of one version of the manifest
+    (sys_<ver>.py and checked_<ver>.py for the runtime, <surface>_<ver>.py and
+    <surface>_checked_<ver>.py for another header family) and the runtime's
+    output-shape snapshot (tests/test_checked.py holds it)."""
     pin = manifest.get(key)
-    headers = fetch_version(manifest, key, progress)
-    progress(f"[{key}] parsing {', '.join(h.name for h in headers.headers)}")
+    family = manifest.families[pin.family]
+    files: dict[str, str] = {}
+    snapshot = ""
+    for surface in family.surfaces:
+        rendered_files, lines = _render_surface(manifest, key, surface, progress)
+        files.update(rendered_files)
+        if surface == DEFAULT_SURFACE:
+            snapshot = lines
+    return RenderedVersion(key=key, files=files, snapshot=snapshot)
+
+
+def _render_surface(
+    manifest: Manifest, key: str, surface: str, progress: Progress
+) -> tuple[dict[str, str], str]:
+    pin = manifest.get(key)
+    family = manifest.families[pin.family]
+    headers = fetch_version(manifest, key, progress, surface)
+    tag = key if surface == DEFAULT_SURFACE else f"{key} {surface}"
+    progress(f"[{tag}] parsing {', '.join(h.name for h in headers.headers)}")
     model = parse_version(headers)
-    if model.cuda_version != pin.number:
-        raise ValueError(
-            f"the {key} headers define CUDART_VERSION {model.cuda_version}, not {pin.number}"
-        )
+    if surface == DEFAULT_SURFACE:
+        if model.cuda_version != pin.number:
+            raise ValueError(
+                f"the {key} headers define CUDART_VERSION {model.cuda_version}, not {pin.number}"
+            )
+    else:
+        # Another header family (nvrtc.h) defines no version macro: it is the CUDA
+        # version its wheel was pinned for.
+        model = dataclasses.replace(model, cuda_version=pin.number)
     progress(
-        f"[{key}] rendering: {len(model.functions)} functions, {len(model.enums)} enums, "
+        f"[{tag}] rendering: {len(model.functions)} functions, {len(model.enums)} enums, "
         f"{len(model.records)} records, {len(model.macros)} macros"
     )
+    roles = {w.role for w in family.surface_wheels(surface)}
+    library = PurePosixPath(family.library_wheel(surface).library or "").name
     context = RenderContext(
         version_key=key,
-        sources=tuple(f"{w.package}=={w.version} ({role} wheel)" for role, w in pin.wheels.items()),
+        sources=tuple(
+            f"{w.package}=={w.version} ({role} wheel)"
+            for role, w in pin.wheels.items()
+            if role in roles
+        ),
+        surface=surface,
+        api="runtime" if surface == DEFAULT_SURFACE else surface.upper(),
+        library=library.split(".so")[0],
     )
     plans = resolve(model)
     # What the exceptions table decided rather than the header's docs, every time.
     for line in table_uses(plans):
-        progress(f"[{key}] from the exceptions table: {line}")
+        progress(f"[{tag}] from the exceptions table: {line}")
     for name, why in model.unbound_inline:
-        progress(f"[{key}] not bound, an inline body no construct expresses: {name}: {why}")
+        progress(f"[{tag}] not bound, an inline body no construct expresses: {name}: {why}")
     for line in doc_name_mismatches(model):
-        progress(f"[{key}] doc names {line}")
+        progress(f"[{tag}] doc names {line}")
     for line in undecided_attributes(model):
-        progress(f"[{key}] no attribute value type (add it to generator/attributes.py): {line}")
+        progress(f"[{tag}] no attribute value type (add it to generator/attributes.py): {line}")
     for name in undecided_lifetimes({f.name for f in model.functions}):
-        progress(f"[{key}] destroy-like, undecided (generator/lifetimes.py NOT_MARKED): {name}")
-    return RenderedVersion(
-        key=key,
-        files={
-            module_name(pin.number) + ".py": render_module(model, context),
-            checked_module_name(pin.number) + ".py": render_checked(model, context, plans),
-        },
-        snapshot="".join(describe(plan) + "\n" for plan in plans),
-    )
+        progress(f"[{tag}] destroy-like, undecided (generator/lifetimes.py NOT_MARKED): {name}")
+    files = {
+        module_name(pin.number, surface) + ".py": render_module(model, context),
+        checked_module_name(pin.number, surface) + ".py": render_checked(model, context, plans),
+    }
+    return files, "".join(describe(plan) + "\n" for plan in plans)
 
 
 def _render_in_worker(manifest: Manifest, key: str) -> RenderedVersion:
@@ -147,7 +178,8 @@ def render_all(
     # Headers are fetched here first, once: workers then only read the cache, and a
     # download or checksum failure is reported before any work starts.
     for key in keys:
-        fetch_version(manifest, key, lambda _message: None)
+        for surface in manifest.families[manifest.get(key).family].surfaces:
+            fetch_version(manifest, key, lambda _message: None, surface)
     progress(f"rendering {len(keys)} versions in {jobs} processes")
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:

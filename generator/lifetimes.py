@@ -198,6 +198,12 @@ NOT_MARKED: dict[str, str] = {
     ),
     "cudaEGLStreamConsumerReleaseFrame": "hands a frame back; connection and resource live",
     "cudaEGLStreamProducerReturnFrame": "takes a frame back; connection and resource live",
+    # NVRTC (its own header family, the same tables).
+    "nvrtcDestroyProgram": (
+        "takes the caller's nvrtcProgram storage by address (a ref), not a handle object; "
+        "cudart.compile destroys the programs it creates"
+    ),
+    "nvrtcRemoveBundledHeaders": "removes headers installed under a path: no handle ends",
 }
 
 

@@ -22,6 +22,7 @@ from .files import write_atomically
 
 __all__ = [
     "DEFAULT_MANIFEST_PATH",
+    "DEFAULT_SURFACE",
     "Family",
     "Manifest",
     "ManifestError",
@@ -56,6 +57,8 @@ _WHEEL_RE = re.compile(
 )
 # A path inside a wheel: relative, '/'-separated, plain names (no '.', '..', empty part).
 _MEMBER_PART_RE = re.compile(r"^[A-Za-z0-9_+][A-Za-z0-9_.+-]*$")
+# The CUDA runtime's header family; a wheel without `surface` belongs to it.
+DEFAULT_SURFACE = "runtime"
 
 # dumps() always writes this header, so it must carry every explanation the
 # file needs: comments written by hand would be lost on the next rewrite.
@@ -77,7 +80,14 @@ HEADER = """\
 #   unpack: optional, the subfolders of `include` to unpack when the rest of
 #     the folder is not needed (the crt wheel: only crt/, which
 #     cuda_runtime_api.h includes but the runtime wheel lacks);
-#   library: in exactly one role, libcudart's path inside that wheel.
+#   library: in exactly one role of each surface, the library's path inside that
+#     wheel (libcudart for the runtime surface);
+#   surface: optional, the header family the wheel belongs to: "runtime" when
+#     absent; another name (nvrtc) is a second family of the same CUDA version,
+#     with its own entry headers and library, rendered into modules of its own
+#     (<surface>_<ver>.py and <surface>_checked_<ver>.py);
+#   companions: optional, globs of files beside the library that it loads
+#     itself (libnvrtc's builtins), unpacked with it.
 # Adding a wheel or a surface header is a change to these tables alone;
 # `cudart-bindgen add` pins the newest patch release of the same minor for
 # every role (the wheels' patch numbers differ: runtime 12.5.82, profiler 12.5.39).
@@ -127,9 +137,12 @@ def check_wheel_name(wheel: str, package: str, version: str, where: str) -> None
         raise ManifestError(f"{where} {wheel!r} is not a wheel of version {version!r}")
 
 
-def check_member_path(value: str, where: str) -> None:
-    """A path inside a wheel: relative, '/'-separated, every part a plain name."""
-    if not all(_MEMBER_PART_RE.match(part) for part in value.split("/")):
+def check_member_path(value: str, where: str, *, glob: bool = False) -> None:
+    """A path inside a wheel: relative, '/'-separated, every part a plain name; with
+    `glob`, the last part may also hold '*' (companion libraries: libnvrtc-builtins.so.*)."""
+    parts = value.split("/")
+    last = parts[-1].replace("*", "x") if glob else parts[-1]
+    if not all(_MEMBER_PART_RE.match(part) for part in [*parts[:-1], last]):
         raise ManifestError(
             f"{where} is not a relative path inside the wheel ('a/b/c', no '..', "
             f"no leading '/' or '.'): {value!r}"
@@ -196,6 +209,13 @@ class WheelKind:
     headers: tuple[str, ...] = ()
     unpack: tuple[str, ...] = ()
     library: str | None = None
+    # The header family (surface) this wheel's headers and library belong to: the CUDA
+    # runtime's by default, another (NVRTC's) when it has its own entry headers and
+    # library. Each surface is rendered into modules of its own.
+    surface: str = DEFAULT_SURFACE
+    # Files beside the library that it loads itself, as globs inside the wheel
+    # (libnvrtc dlopens libnvrtc-builtins.so.X.Y), unpacked with it.
+    companions: tuple[str, ...] = ()
 
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -207,6 +227,10 @@ class WheelKind:
             out["unpack"] = list(self.unpack)
         if self.library is not None:
             out["library"] = self.library
+        if self.companions:
+            out["companions"] = list(self.companions)
+        if self.surface != DEFAULT_SURFACE:
+            out["surface"] = self.surface
         return out
 
     @classmethod
@@ -215,7 +239,7 @@ class WheelKind:
             raise ManifestError(f"{where}: a wheel role is a lowercase word, not {role!r}")
         if not isinstance(data, dict):
             raise ManifestError(f"{where} must be a table")
-        known = ("package", "include", "headers", "unpack", "library")
+        known = ("package", "include", "headers", "unpack", "library", "companions", "surface")
         extra = sorted(set(data) - set(known))
         if extra:
             raise ManifestError(f"{where} has unknown keys: {', '.join(extra)}")
@@ -225,6 +249,12 @@ class WheelKind:
         library = data.get("library")
         if library is not None and (not isinstance(library, str) or not library):
             raise ManifestError(f"{where}.library must be a non-empty string")
+        surface = data.get("surface", DEFAULT_SURFACE)
+        if not isinstance(surface, str) or not _ROLE_RE.match(surface):
+            raise ManifestError(f"{where}.surface is a lowercase word, not {surface!r}")
+        companions = _string_list(data.get("companions", []), f"{where}.companions")
+        if companions and library is None:
+            raise ManifestError(f"{where}.companions needs a library beside them")
         kind = cls(
             role=role,
             package=strings["package"],
@@ -232,6 +262,8 @@ class WheelKind:
             headers=_string_list(data.get("headers", []), f"{where}.headers"),
             unpack=_string_list(data.get("unpack", []), f"{where}.unpack"),
             library=library,
+            surface=surface,
+            companions=companions,
         )
         kind.validate(where)
         return kind
@@ -246,6 +278,8 @@ class WheelKind:
                 check_member_path(value, f"{where}.{name}[{n}]")
         if self.library is not None:
             check_member_path(self.library, f"{where}.library")
+        for n, value in enumerate(self.companions):
+            check_member_path(value, f"{where}.companions[{n}]", glob=True)
 
 
 @dataclass(frozen=True)
@@ -263,23 +297,44 @@ class Family:
         roles = [w.role for w in self.wheels]
         if len(set(roles)) != len(roles):
             raise ManifestError(f"families.{self.name} names a wheel role twice")
-        carriers = [w.role for w in self.wheels if w.library is not None]
-        if len(carriers) != 1:
+        if DEFAULT_SURFACE not in self.surfaces:
             raise ManifestError(
-                f"families.{self.name}: exactly one wheel must name the library, "
-                f"not {len(carriers)} ({', '.join(carriers) or 'none'})"
+                f"families.{self.name}: no wheel belongs to the {DEFAULT_SURFACE} surface"
             )
-        if not any(w.headers for w in self.wheels):
-            raise ManifestError(f"families.{self.name}: no wheel names a surface header")
+        for surface in self.surfaces:
+            members = self.surface_wheels(surface)
+            carriers = [w.role for w in members if w.library is not None]
+            named = "" if surface == DEFAULT_SURFACE else f" of the {surface} surface"
+            if len(carriers) != 1:
+                raise ManifestError(
+                    f"families.{self.name}: exactly one wheel{named} must name the library, "
+                    f"not {len(carriers)} ({', '.join(carriers) or 'none'})"
+                )
+            if not any(w.headers for w in members):
+                raise ManifestError(f"families.{self.name}: no wheel{named} names a surface header")
 
     @property
     def roles(self) -> tuple[str, ...]:
         return tuple(w.role for w in self.wheels)
 
     @property
+    def surfaces(self) -> tuple[str, ...]:
+        """The header families of this CUDA major, in the order their wheels come:
+        the runtime's, then each other one (nvrtc)."""
+        return tuple(dict.fromkeys(w.surface for w in self.wheels))
+
+    def surface_wheels(self, surface: str) -> tuple[WheelKind, ...]:
+        """The wheels of one surface, in role order (their include folders, in order)."""
+        return tuple(w for w in self.wheels if w.surface == surface)
+
+    def library_wheel(self, surface: str) -> WheelKind:
+        """The wheel that holds a surface's library."""
+        return next(w for w in self.surface_wheels(surface) if w.library is not None)
+
+    @property
     def runtime(self) -> WheelKind:
         """The wheel that holds libcudart (its releases are the CUDA versions)."""
-        return next(w for w in self.wheels if w.library is not None)
+        return self.library_wheel(DEFAULT_SURFACE)
 
     @property
     def library(self) -> str:

@@ -36,14 +36,26 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 class RenderContext:
     version_key: str  # "12.5"
     sources: tuple[str, ...]  # "nvidia-cuda-runtime-cu12==12.5.82", ...
+    # The header family (manifest surface) rendered: its name picks the module names
+    # (module_name); `api` and `library` are what the module's docs call it.
+    surface: str = "runtime"
+    api: str = "runtime"
+    library: str = "libcudart"
 
 
-def module_name(cuda_version: int) -> str:
-    return f"sys_{cuda_version}"
+# The runtime surface's modules keep their first names; another surface's are named by
+# it: nvrtc_12050 (raw) and nvrtc_checked_12050.
+RUNTIME_SURFACE = "runtime"
 
 
-def checked_module_name(cuda_version: int) -> str:
-    return f"checked_{cuda_version}"
+def module_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> str:
+    return f"sys_{cuda_version}" if surface == RUNTIME_SURFACE else f"{surface}_{cuda_version}"
+
+
+def checked_module_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> str:
+    if surface == RUNTIME_SURFACE:
+        return f"checked_{cuda_version}"
+    return f"{surface}_checked_{cuda_version}"
 
 
 def render_module(model: ApiModel, context: RenderContext) -> str:

@@ -45,6 +45,7 @@ from .render import (
     module_name,
     tuple_literal,
 )
+from .status import status_enum
 
 
 def render_checked(model: ApiModel, context: RenderContext, plans=None) -> str:
@@ -64,6 +65,10 @@ class CheckedFunction:
     code: str  # the whole `def`, docstring included
 
 
+# The CUDA runtime's error base: its modules keep cudart._checked.error (see error_factory).
+RUNTIME_ERROR_BASE = "CudaError"
+
+
 class CheckedView:
     """What templates/checked_module.py.j2 reads."""
 
@@ -71,21 +76,14 @@ class CheckedView:
         self.model = model
         self.context = context
         self.types = TypeMapper(model)
-        self.raw_module = module_name(model.cuda_version)
+        self.raw_module = module_name(model.cuda_version, context.surface)
         # The inline record builders raise nothing: the checked module offers the raw ones.
         self._imports: set[str] = {b.name for b in model.builders}
         # Records whose `fn` the checked module lets be a Python callable (its own subclass).
         self.callback_records: set[str] = set()
-        self.not_ready = next(
-            (
-                k.value
-                for e in model.enums
-                if e.name == "cudaError"
-                for k in e.enumerators
-                if k.name == "cudaErrorNotReady"
-            ),
-            None,
-        )
+        # What a failed call returns and raises (generator/status.py).
+        self.status = status_enum(model)
+        self.not_ready = self.status.value_of("cudaErrorNotReady") if self.status else None
         self.attributes = AttributeTypes(model)
         # Attribute value tables the functions use: name -> source (generator/attributes.py).
         self.attribute_tables: dict[str, str] = {}
@@ -145,12 +143,42 @@ class CheckedView:
     def error_classes(self) -> list[tuple[str, int]]:
         """(class name, code), one per distinct code, for type checkers."""
         seen: dict[int, str] = {}
-        for e in self.model.enums:
-            if e.name == "cudaError":
-                for k in e.enumerators:
-                    if k.value and k.value not in seen:
-                        seen[k.value] = "Cuda" + k.name[4:]
+        for name, value in self.status.enumerators if self.status else ():
+            if value and value not in seen:
+                seen[value] = self.status.class_name(name)  # type: ignore[union-attr]
         return [(name, code) for code, name in seen.items()]
+
+    @property
+    def error_base(self) -> str:
+        """The cudart.errors class every failure of this module raises."""
+        return self.status.base_class if self.status else RUNTIME_ERROR_BASE
+
+    @property
+    def error_enum(self) -> str:
+        return self.status.enum if self.status else "cudaError"
+
+    @property
+    def error_factory(self) -> str:
+        """The expression the module's `_error(code, _lib)` is: the runtime's own
+        (cudart._checked.error, which also names the code through cudaGetErrorName),
+        or, for another family, the generic one with its message function: the one
+        that takes only the status and returns text named ...String."""
+        if self.error_base == RUNTIME_ERROR_BASE:
+            return "_c.error"
+        status = self.status
+        assert status is not None
+        message = next(
+            (
+                f.name
+                for f in self.model.functions
+                if f.name.endswith("String")
+                and len(f.params) == 1
+                and getattr(f.params[0].type, "name", None) == status.result
+            ),
+            None,
+        )
+        message_arg = f'"{message}"' if message else "None"
+        return f"_c.status_error(_lib.{status.enum}, {self.error_base}, {message_arg})"
 
     def use(self, name: str) -> str:
         """A name of the raw module the code uses, imported."""
@@ -751,7 +779,10 @@ class _Function:
         if any(effects):
             lines += [" ".join(e for e in effects if e), ""]
         if plan.errors:
-            lines += ["Raises CudaError subclasses for: " + ", ".join(plan.errors) + ".", ""]
+            lines += [
+                f"Raises {self.v.error_base} subclasses for: " + ", ".join(plan.errors) + ".",
+                "",
+            ]
         if f.deprecated:
             instead = f" Use {plan.replacement} instead." if plan.replacement else ""
             lines += [f"Deprecated.{instead}", ""]

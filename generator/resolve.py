@@ -23,8 +23,9 @@ from . import device_functions, lifetimes, sizes
 from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from .attributes import AttributeTypes
 from .ctypes_map import BUILTIN_KINDS, POINTER_KINDS, RenderError, TypeKind, TypeMapper
-from .model import ApiModel, Function, RecordRef, TypedefRef
+from .model import ApiModel, EnumRef, Function, RecordRef, TypedefRef
 from .plan import ARRAY_KINDS, FunctionPlan, ParamKind, ParamPlan, ResultKind, Role, Source
+from .status import status_enum
 
 # (function as declared, parameter) -> (role, why). Reviewed by hand: each entry says
 # why inference gets that parameter wrong. Keep it short; tests list it.
@@ -179,9 +180,9 @@ class _Resolver:
         self.enumerators = {k.name for e in model.enums for k in e.enumerators}
         # Integer macros name defaults too (C++'s `flags = cudaMemAttachGlobal`).
         self.int_macros = {m.name for m in model.macros if m.kind == "int"}
-        self.error_names = [
-            k.name for e in model.enums if e.name == "cudaError" for k in e.enumerators
-        ]
+        # The family's status enum (generator/status.py): cudaError_t, nvrtcResult.
+        self.status = status_enum(model)
+        self.error_names = self.status.names if self.status else []
         self.function_names = {f.name for f in model.functions} | {a.public for a in model.aliases}
 
     # ------------------------------------------------------------ types
@@ -506,7 +507,7 @@ class _Resolver:
 
     def _result(self, f: Function) -> tuple[ResultKind, str]:
         t = f.result
-        if isinstance(t, TypedefRef) and t.name == "cudaError_t":
+        if isinstance(t, TypedefRef | EnumRef) and self.status and t.name == self.status.result:
             return ResultKind.ERROR, ""
         types = self.types
         match kind := types.classify(t):
@@ -529,7 +530,7 @@ class _Resolver:
         known = set(self.error_names)
         seen: list[str] = []
         for w in words:
-            if w in known and w != "cudaSuccess" and w not in seen:
+            if w in known and self.status and w != self.status.success and w not in seen:
                 seen.append(w)
         return tuple(seen)
 

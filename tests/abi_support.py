@@ -807,14 +807,21 @@ def compare(report: VersionReport, category: str, py: dict) -> list[str]:
 _REPORTS: dict[str, VersionReport] = {}
 
 
-def report_for(header_set) -> VersionReport:
-    """Parse, compile, measure: once per version and process."""
-    if header_set.key in _REPORTS:
-        return _REPORTS[header_set.key]
+def report_for(header_set, prefix: str = "sys_", version: int | None = None) -> VersionReport:
+    """Parse, compile, measure: once per version, surface and process. `prefix` names
+    another surface's modules (nvrtc_), `version` its version where its headers define
+    none (the pin's number)."""
+    cache_key = header_set.key if prefix == "sys_" else f"{prefix}{header_set.key}"
+    if cache_key in _REPORTS:
+        return _REPORTS[cache_key]
+    import dataclasses
+
     from generator.generate import parse_version
 
     model = parse_version(header_set)
-    module_name = f"cudart.sys_{model.cuda_version}"
+    if version is not None:
+        model = dataclasses.replace(model, cuda_version=version)
+    module_name = f"cudart.{prefix}{model.cuda_version}"
     module = importlib.import_module(module_name)
     module_symbols = dict(vars(module).get("SYMBOLS_LEGACY", {}))
     per_thread_symbols = dict(vars(module).get("SYMBOLS_PER_THREAD", {}))
@@ -843,7 +850,7 @@ def report_for(header_set) -> VersionReport:
         missing_exports=library_missing(header_set.library, wanted),
         module_symbols=module_symbols,
     )
-    _REPORTS[header_set.key] = report
+    _REPORTS[cache_key] = report
     return report
 
 

@@ -53,16 +53,21 @@ def test_generate_one_version_writes_the_same_bytes(tmp_path):
     out = tmp_path / "generated"
     proc = bindgen("--output", str(out), "generate", "12.2")
     assert proc.returncode == 0, proc.stderr
-    # A version is its raw module and its checked module; the version-set files come along.
-    assert sorted(p.name for p in out.iterdir()) == [
+    # A version is the raw and checked module of each surface (the runtime's, NVRTC's);
+    # the version-set files come along.
+    names = [
         "__init__.py",
         "_latest.pyi",
         "checked_12020.py",
+        "nvrtc_12020.py",
+        "nvrtc_checked_12020.py",
         "sys_12020.py",
     ]
-    for name in ("sys_12020.py", "checked_12020.py", "_latest.pyi", "__init__.py"):
+    assert sorted(p.name for p in out.iterdir()) == names
+    for name in names:
         assert (out / name).read_bytes() == (GENERATED / name).read_bytes()
     assert "parsing cuda_runtime_api.h" in proc.stderr  # progress is shown
+    assert "[12.2 nvrtc] parsing nvrtc.h" in proc.stderr
 
 
 def test_unknown_version_is_one_line(tmp_path):

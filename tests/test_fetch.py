@@ -169,10 +169,12 @@ def test_fetch_and_cache(manifest, shared_cache, monkeypatch):
 
     assert isinstance(hs, HeaderSet)
     assert hs.key == "12.5"
-    assert len(hs.include_dirs) == len(manifest.families["12"].wheels) == 3
+    # The runtime surface's wheels (NVRTC's is a surface of its own: fetched apart).
+    runtime_wheels = manifest.families["12"].surface_wheels("runtime")
+    assert len(hs.include_dirs) == len(runtime_wheels) == 3
     assert all(d.is_dir() for d in hs.include_dirs)
     assert [h.name for h in hs.headers] == [
-        name for kind in manifest.families["12"].wheels for name in kind.headers
+        name for kind in runtime_wheels for name in kind.headers
     ]
     assert hs.headers[0].name == "cuda_runtime_api.h"
     assert hs.headers[0].parent == hs.include_dirs[0]
@@ -190,8 +192,8 @@ def test_fetch_and_cache(manifest, shared_cache, monkeypatch):
     # Only the needed subset is unpacked, not the whole 20 MB nvcc wheel.
     crt_files = [p for p in hs.include_dirs[1].rglob("*") if p.is_file()]
     assert all("crt" in p.relative_to(hs.include_dirs[1]).parts for p in crt_files)
-    for w in manifest.get("12.5").wheels.values():
-        assert (shared_cache / "wheels" / w.wheel).is_file()
+    for kind in runtime_wheels:
+        assert (shared_cache / "wheels" / manifest.get("12.5").wheel(kind.role).wheel).is_file()
 
     messages.clear()
     start = time.monotonic()
@@ -261,8 +263,10 @@ def test_resolve_newest(manifest, tmp_path, monkeypatch):
     pin = resolve_newest(manifest, "12.6", progress=lambda m: None)
     assert isinstance(pin, VersionPin)
     assert pin.key == "12.6" and pin.family == "12"
-    assert list(pin.wheels) == ["runtime", "crt", "profiler"]
+    assert list(pin.wheels) == ["runtime", "crt", "profiler", "nvrtc"]
     assert pin.wheel("runtime").package == "nvidia-cuda-runtime-cu12"
+    assert pin.wheel("nvrtc").package == "nvidia-cuda-nvrtc-cu12"
+    assert pin.wheel("nvrtc").version.startswith("12.6.")
     assert pin.wheel("runtime").version == "12.6.77"
     assert pin.wheel("crt").package == "nvidia-cuda-nvcc-cu12"
     assert pin.wheel("crt").version.startswith("12.6.")
@@ -304,7 +308,9 @@ def test_manifest_refuses_a_family_without_one_library_or_a_pin_missing_a_wheel(
     pin_header = '[versions."13.5".profiler]'
     start = text.index(pin_header)
     end = text.index("\n\n", start) if "\n\n" in text[start:] else len(text)
-    with pytest.raises(ManifestError, match=r'versions."13.5" pins the wheels runtime, crt;'):
+    with pytest.raises(
+        ManifestError, match=r'versions."13.5" pins the wheels runtime, crt, nvrtc;'
+    ):
         Manifest.loads(text[:start] + text[end:])
     with pytest.raises(ManifestError, match="unknown keys: include_dir"):
         Manifest.loads(text.replace('include = "nvidia/cu13/include"', 'include_dir = "x"', 1))

@@ -95,6 +95,8 @@ REVIEWED_NOT_MARKED = {
     "cudaEGLStreamProducerDisconnect",
     "cudaEGLStreamConsumerReleaseFrame",
     "cudaEGLStreamProducerReturnFrame",
+    "nvrtcDestroyProgram",
+    "nvrtcRemoveBundledHeaders",
 }
 HELD_BY = {
     "cudaGraphAddHostNode": "pNodeParams:callback_record@held_by(graph)",
@@ -121,12 +123,18 @@ def test_every_destroy_like_function_is_decided(version):
     until generator/lifetimes.py decides it: DESTROYS (marks the handle) or NOT_MARKED."""
     functions = set(importlib.import_module(f"cudart.sys_{version}")._FUNCTIONS)
     assert lifetimes.undecided(functions) == []
+    nvrtc = set(importlib.import_module(f"cudart.nvrtc_{version}")._FUNCTIONS)
+    assert lifetimes.undecided(nvrtc) == []
     assert len([f for f in functions if lifetimes.DESTROY_LIKE.search(f)]) >= 30
 
 
 def test_the_decision_list_is_neither_stale_nor_blind():
     everywhere = set().union(
-        *(importlib.import_module(f"cudart.sys_{v}")._FUNCTIONS for v in VERSIONS)
+        *(
+            importlib.import_module(f"cudart.{family}_{v}")._FUNCTIONS
+            for v in VERSIONS
+            for family in ("sys", "nvrtc")
+        )
     )
     decided = {f for f, _ in lifetimes.EFFECTS} | set(lifetimes.NOT_MARKED)
     assert decided <= everywhere  # no entry for a function no version has

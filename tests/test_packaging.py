@@ -99,6 +99,8 @@ def test_the_wheel_holds_the_package_and_nothing_else(built):
         assert zf.read("cudart/sys_12050.py") == (GENERATED / "sys_12050.py").read_bytes()
     requires = sorted(line for line in metadata.splitlines() if line.startswith("Requires-Dist:"))
     assert requires == [
+        'Requires-Dist: nvidia-cuda-nvrtc-cu12; extra == "cu12"',
+        'Requires-Dist: nvidia-cuda-nvrtc; extra == "cu13"',
         'Requires-Dist: nvidia-cuda-runtime-cu12; extra == "cu12"',
         'Requires-Dist: nvidia-cuda-runtime; extra == "cu13"',
     ]

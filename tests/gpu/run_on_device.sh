@@ -6,6 +6,10 @@
 # machine's own (no $CUDART_LIBRARY: cudart's normal search). Writes one JUnit file
 # per runtime and a Markdown summary into $OUT (or ./gpu-results).
 # RUNTIMES="12.0 12.1 machine" runs only those (a device call has a time limit).
+#
+# NVRTC (cudart.compile): the 12.x runtimes get the pinned 12.5 NVRTC, whose wheel
+# prepare_device_libs.sh put in .device/nvrtc/ and which is unpacked here; the 13.x
+# runtimes and the machine's get the machine's own (cudart's normal search).
 set -u
 cd "$(dirname "$0")/../.."
 out="${OUT:-gpu-results}"
@@ -23,13 +27,31 @@ run() {  # label, then env assignments
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
 PYTEST_ARGS=("$@")
+# The machine's NVRTC where the loader's path lacks it: its toolkit, by cudart's
+# $CUDA_HOME step.
+if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda ]; then
+    export CUDA_HOME=/usr/local/cuda
+fi
+nvrtc12=
+for wheel in .device/nvrtc/*.whl; do
+    [ -e "$wheel" ] || continue
+    unpacked=".device/nvrtc/unpacked"
+    [ -d "$unpacked" ] || "$python" -m zipfile -e "$wheel" "$unpacked"
+    for lib in "$unpacked"/nvidia/*/lib/libnvrtc.so.12; do
+        [ -e "$lib" ] && nvrtc12="$PWD/$lib"
+    done
+done
 wanted() { [ -z "${RUNTIMES:-}" ] || [[ " $RUNTIMES " == *" $1 "* ]]; }
 for lib in .device/libs/*/libcudart.so.*; do
     [ -e "$lib" ] || continue
     label="$(basename "$(dirname "$lib")")"
-    wanted "$label" && run "$label" CUDART_LIBRARY="$PWD/$lib"
+    case "$label" in
+        12.*) nvrtc="$nvrtc12" ;;
+        *) nvrtc= ;;
+    esac
+    wanted "$label" && run "$label" CUDART_LIBRARY="$PWD/$lib" CUDART_NVRTC_LIBRARY="$nvrtc"
 done
-wanted machine && run machine CUDART_LIBRARY=
+wanted machine && run machine CUDART_LIBRARY= CUDART_NVRTC_LIBRARY=
 "$python" tests/gpu/summarize.py "$out" > "$out/RESULTS.md"
 cat "$out/RESULTS.md"
 exit $status

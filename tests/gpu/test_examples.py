@@ -83,6 +83,17 @@ def test_graph_kernel_host_nodes():
     assert "OK: graph of kernel and host nodes built, launched twice and checked" in out, out
 
 
+def test_compile_axpy(rt, tmp_path, monkeypatch):
+    """Compiled by NVRTC, launched, checked; the second run comes from the kernel cache
+    (a folder of the test's own) and says the same."""
+    monkeypatch.setenv("CUDART_KERNEL_CACHE", str(tmp_path))
+    for _ in range(2):
+        out = run_example("compile_axpy.py")
+        assert "compiled axpy<float> (_Z4axpyIfEvT_PKS0_PS0_i)" in out
+        assert "axpy on 1048576 floats: ok" in out
+    assert len(list(tmp_path.rglob("*.bin"))) == 1
+
+
 # Written alongside cudart.kernels / cudart.occupancy; checked for a clean run here,
 # their own output by their authors' tests.
 @pytest.mark.parametrize("name", ["vector_add.py", "occupancy.py"])

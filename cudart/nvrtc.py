@@ -1,0 +1,415 @@
+"""Compile CUDA C++ at run time with NVRTC: `cudart.compile(source) -> loaded module`.
+
+libnvrtc is found like libcudart (cudart._loader.load_nvrtc: $CUDART_NVRTC_LIBRARY, the
+NVRTC wheels, $CUDA_HOME / $CUDA_PATH, the system loader) and only when first used: a
+machine without NVRTC imports cudart and uses the runtime as before. Its version
+(nvrtcVersion) picks the generated bindings (cudart.nvrtc_<ver>, raw, and
+cudart.nvrtc_checked_<ver>) by the runtime's rules (cudart.select_version).
+
+Compiled images are kept in an on-disk cache ($CUDART_KERNEL_CACHE, else
+$XDG_CACHE_HOME/cudart/kernels, else ~/.cache/cudart/kernels), keyed by the sha256 of
+everything that decides the image: source, headers, options, name expressions, the
+NVRTC version, the target architecture and the output kind. $CUDART_KERNEL_CACHE=0 (or
+off, no, false) or `cache=False` turns it off. Entries are written to a temporary file
+and renamed into place, so a half-written entry is never read; an entry that does not
+verify (its own sha256) is ignored and rewritten.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib
+import json
+import os
+import re
+import tempfile
+import threading
+
+from ._loader import format_version, load_nvrtc
+from .errors import CompileError, CudaError, CudartError
+
+__all__ = ["CACHE_ENV", "cache_folder", "compile", "nvrtc_version"]
+
+# For type checkers only: importing typing costs milliseconds a first compile avoids.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+CACHE_ENV = "CUDART_KERNEL_CACHE"
+_OFF = frozenset({"0", "off", "no", "false"})
+# Bumped when an entry's layout changes: older entries then miss rather than misread.
+_CACHE_FORMAT = 1
+_MAGIC = b"cudart-kernel\n"
+_OUTPUTS = ("cubin", "ptx")
+# NVRTC's diagnostics: `<program>(<line>): error: ...`.
+_LOG_LINE = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?:catastrophic )?error", re.M)
+
+_lock = threading.Lock()
+_modules: tuple | None = None
+
+
+def _bindings():
+    """(raw, checked) nvrtc modules for the loaded libnvrtc, imported on first use."""
+    global _modules
+    if _modules is not None:
+        return _modules
+    with _lock:
+        if _modules is None:
+            from . import select_version
+
+            library = load_nvrtc()
+            version, warning = select_version(library.version, _available())
+            if warning:
+                import warnings
+
+                warnings.warn(f"NVRTC: {warning}", RuntimeWarning, stacklevel=4)
+            raw = importlib.import_module(f"cudart.nvrtc_{version}")
+            checked = importlib.import_module(f"cudart.nvrtc_checked_{version}")
+            _modules = (raw, checked)
+    return _modules
+
+
+def _available() -> list[int]:
+    """Versions with generated nvrtc bindings (nvrtc_<ver>.py beside this module)."""
+    folder = os.path.dirname(__file__)
+    found = set()
+    for name in os.listdir(folder):
+        digits = name.removeprefix("nvrtc_").removesuffix(".py")
+        if name.startswith("nvrtc_") and name.endswith(".py") and digits.isdigit():
+            if os.path.exists(os.path.join(folder, name)):
+                found.add(int(digits))
+    return sorted(found)
+
+
+def nvrtc_version() -> int:
+    """The loaded libnvrtc's version, as 12050 for 12.5 (loads it on first call)."""
+    return load_nvrtc().version
+
+
+def cache_folder() -> str | None:
+    """Where compiled images are kept, or None where $CUDART_KERNEL_CACHE turns it off."""
+    explicit = os.environ.get(CACHE_ENV, "").strip()
+    if explicit.lower() in _OFF:
+        return None
+    if explicit:
+        return os.path.expanduser(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = os.path.expanduser(xdg) if xdg else os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "cudart", "kernels")
+
+
+def _arch_number(arch) -> int:
+    """90 for "sm_90", "compute_90", "90", 90 and (9, 0)."""
+    if isinstance(arch, tuple) and len(arch) == 2:
+        return int(arch[0]) * 10 + int(arch[1])
+    if isinstance(arch, int) and not isinstance(arch, bool):
+        return arch
+    if isinstance(arch, str):
+        m = re.fullmatch(r"(?:sm_|compute_)?(\d+)[a-z]?", arch.strip())
+        if m:
+            return int(m.group(1))
+    raise ValueError(f"arch must be like 'sm_90', 90 or (9, 0), not {arch!r}")
+
+
+def _arch_suffix(arch) -> str:
+    """The feature suffix of "sm_90a" ("a"), kept in the -arch option."""
+    if isinstance(arch, str):
+        m = re.fullmatch(r"(?:sm_|compute_)?\d+([a-z]?)", arch.strip())
+        if m:
+            return m.group(1)
+    return ""
+
+
+def _current_arch() -> int:
+    import cudart
+
+    try:
+        device = cudart.cudaGetDevice()
+        major = cudart.cudaDeviceGetAttribute(cudart.cudaDevAttrComputeCapabilityMajor, device)
+        minor = cudart.cudaDeviceGetAttribute(cudart.cudaDevAttrComputeCapabilityMinor, device)
+    except Exception as exc:
+        raise CudartError(
+            f"cudart.compile: no arch given and the current device's cannot be asked ({exc}); "
+            "pass arch='sm_90' (or the GPU's), with load=False where there is no GPU"
+        ) from exc
+    return major * 10 + minor
+
+
+def compile(  # noqa: A001  (cudart.compile is the name the API offers)
+    source: str | bytes,
+    *,
+    name_expressions: Iterable[str] = (),
+    options: Iterable[str] = (),
+    headers: Mapping[str, str | bytes] | None = None,
+    arch: str | int | tuple[int, int] | None = None,
+    output: str = "cubin",
+    load: bool = True,
+    cache: bool | None = None,
+    name: str = "program.cu",
+    route: str = "auto",
+) -> Any:
+    """Compile CUDA C++ `source` with NVRTC.
+
+    Returns the loaded module (cudart.load_module on the image), or with load=False
+    the image: the cubin bytes, or the PTX text as bytes. `name_expressions`
+    (`"axpy<float>"`, `"&ns::table"`) instantiate templates and are names the module's
+    get_function takes. `headers` maps include names to their text. `options` are
+    NVRTC's (`-std=c++17`, `-DN=4`); `-arch` comes from `arch`: the current device's
+    compute capability by default (give it where there is no GPU), `"sm_90"`, `90` or
+    `(9, 0)`. `cache` (default: on unless $CUDART_KERNEL_CACHE turns it off) reuses an
+    image compiled before with the same inputs. `route` is load_module's ("register"
+    where cudaMemcpyToSymbol must name the module's globals).
+
+    Raises CompileError (with NVRTC's log, the options and the source line the log
+    points at) where the source does not compile, cudart.NvrtcError subclasses for
+    other NVRTC failures (an architecture this NVRTC does not know:
+    NvrtcErrorInvalidOption), NvrtcNotFoundError where NVRTC is not installed.
+    """
+    if output not in _OUTPUTS:
+        raise ValueError(f"output must be one of {_OUTPUTS}, not {output!r}")
+    if isinstance(source, str):
+        source = source.encode()
+    if not isinstance(source, bytes):
+        raise TypeError(f"source must be str or bytes, not {type(source).__name__}")
+    if isinstance(name_expressions, str) or isinstance(options, str):
+        raise TypeError("name_expressions and options are sequences of str, not one str")
+    expressions = tuple(name_expressions)
+    given = tuple(options)
+    sources = dict(headers or {})
+    if any(o.startswith(("-arch", "--gpu-architecture")) for o in given):
+        raise ValueError("give the architecture as arch=..., not as an -arch option")
+    number = _arch_number(arch) if arch is not None else _current_arch()
+    suffix = _arch_suffix(arch)
+    prefix = "sm" if output == "cubin" else "compute"
+    arch_option = f"-arch={prefix}_{number}{suffix}"
+    raw, checked = _bindings()
+    version = nvrtc_version()
+
+    key = _cache_key(source, sources, given, expressions, version, arch_option, output, name)
+    folder = cache_folder() if cache is not False else None
+    entry = _cache_read(folder, key) if folder else None
+    if entry is None:
+        image, lowered = _compile(
+            raw, checked, source, name, sources, given + (arch_option,), expressions, output
+        )
+        if folder:
+            _cache_write(folder, key, image, lowered)
+    else:
+        image, lowered = entry
+    if not load:
+        return image
+    from .kernels import load_module
+
+    try:
+        module = load_module(image, route=route)
+    except CudaError as exc:
+        if output == "ptx":
+            exc.add_note(_ptx_note(version))
+        raise
+    module.lowered_names.update(lowered)
+    return module
+
+
+def _ptx_note(version: int) -> str:
+    """Why a driver may refuse PTX: NVIDIA's rule is that PTX loads on a driver at
+    least as new as the compiler that wrote it."""
+    import cudart
+
+    try:
+        driver = format_version(cudart.cudaDriverGetVersion())
+    except Exception:
+        driver = "?"
+    return (
+        f"PTX from NVRTC {format_version(version)} needs a driver of CUDA "
+        f"{format_version(version)} or newer (this one: CUDA {driver}): compile to a cubin "
+        "(output='cubin'), or use an NVRTC no newer than the driver"
+    )
+
+
+def _cache_key(source, headers, options, expressions, version, arch_option, output, name) -> str:
+    described = json.dumps(
+        {
+            "format": _CACHE_FORMAT,
+            "source": hashlib.sha256(source).hexdigest(),
+            "name": name,
+            "headers": sorted(
+                (k, hashlib.sha256(_bytes(v)).hexdigest()) for k, v in headers.items()
+            ),
+            "options": list(options),
+            "name_expressions": list(expressions),
+            "nvrtc": version,
+            "arch": arch_option,
+            "output": output,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(described.encode()).hexdigest()
+
+
+def _bytes(text) -> bytes:
+    return text.encode() if isinstance(text, str) else bytes(text)
+
+
+def _check(checked, raw, status: int) -> None:
+    if status:
+        raise checked._error(status, raw)
+
+
+def _compile(raw, checked, source, name, headers, options, expressions, output):
+    """(image, {name expression: lowered name}) by NVRTC, or CompileError."""
+    prog = ctypes.c_void_p()
+    names = [_bytes(k) for k in headers]
+    texts = [_bytes(v) for v in headers.values()]
+    header_array = (ctypes.c_char_p * max(len(texts), 1))(*texts)
+    name_array = (ctypes.c_char_p * max(len(names), 1))(*names)
+    _check(
+        checked,
+        raw,
+        raw.nvrtcCreateProgram(
+            ctypes.byref(prog), source, name.encode(), len(texts), header_array, name_array
+        ),
+    )
+    try:
+        for expression in expressions:
+            _check(checked, raw, raw.nvrtcAddNameExpression(prog, expression.encode()))
+        encoded = [o.encode() for o in options]
+        option_array = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
+        status = raw.nvrtcCompileProgram(prog, len(encoded), option_array)
+        if status == raw.NVRTC_ERROR_COMPILATION:
+            raise _compile_error(raw, checked, prog, source, name, tuple(options))
+        if status == raw.NVRTC_ERROR_INVALID_OPTION:
+            exc = checked._error(status, raw)
+            exc.add_note(
+                f"options: {' '.join(options)}; NVRTC {format_version(nvrtc_version())} "
+                f"compiles for sm_{', sm_'.join(map(str, _supported_archs(raw, checked)))} "
+                "(a newer GPU needs a newer NVRTC, or PTX for an older architecture that "
+                "the driver compiles for it)"
+            )
+            raise exc
+        _check(checked, raw, status)
+        lowered = {}
+        for expression in expressions:
+            text = ctypes.c_char_p()
+            _check(
+                checked,
+                raw,
+                raw.nvrtcGetLoweredName(prog, expression.encode(), ctypes.byref(text)),
+            )
+            lowered[expression] = (text.value or b"").decode()
+        get_size, get = (
+            (raw.nvrtcGetCUBINSize, raw.nvrtcGetCUBIN)
+            if output == "cubin"
+            else (raw.nvrtcGetPTXSize, raw.nvrtcGetPTX)
+        )
+        size = ctypes.c_size_t()
+        _check(checked, raw, get_size(prog, ctypes.byref(size)))
+        if output == "cubin" and size.value == 0:
+            raise CudartError(
+                f"NVRTC made no cubin for {options[-1]}: a cubin needs a real architecture "
+                "(sm_XX); give output='ptx' for a virtual one"
+            )
+        buffer = ctypes.create_string_buffer(size.value)
+        _check(checked, raw, get(prog, buffer))
+        image = buffer.raw
+        if output == "ptx":
+            image = image.rstrip(b"\0")  # the size counts the terminating NUL
+        return image, lowered
+    finally:
+        raw.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+def _supported_archs(raw, checked) -> list[int]:
+    count = ctypes.c_int()
+    _check(checked, raw, raw.nvrtcGetNumSupportedArchs(ctypes.byref(count)))
+    archs = (ctypes.c_int * count.value)()
+    _check(checked, raw, raw.nvrtcGetSupportedArchs(archs))
+    return list(archs)
+
+
+def _program_log(raw, checked, prog) -> str:
+    size = ctypes.c_size_t()
+    _check(checked, raw, raw.nvrtcGetProgramLogSize(prog, ctypes.byref(size)))
+    buffer = ctypes.create_string_buffer(max(size.value, 1))
+    _check(checked, raw, raw.nvrtcGetProgramLog(prog, buffer))
+    return buffer.value.decode(errors="replace")
+
+
+def _compile_error(raw, checked, prog, source: bytes, name: str, options) -> CompileError:
+    log = _program_log(raw, checked, prog)
+    line_text = line_number = None
+    for m in _LOG_LINE.finditer(log):
+        if m.group("file") == name:
+            line_number = int(m.group("line"))
+            lines = source.decode(errors="replace").splitlines()
+            if 0 < line_number <= len(lines):
+                line_text = lines[line_number - 1]
+            break
+    first = next((ln for ln in log.splitlines() if "error" in ln), log.strip()[:200])
+    message = f"NVRTC could not compile {name}: {first}"
+    if line_text is not None:
+        message += f"\n  line {line_number}: {line_text.strip()}"
+    message += f"\n  options: {' '.join(options)}\n{log.rstrip()}"
+    return CompileError(message, log, options, line_text, line_number)
+
+
+# ---------------------------------------------------------------- the on-disk cache
+#
+# An entry: _MAGIC, one JSON line {"format", "sha256" of the image, "lowered"}, the image.
+
+
+def _entry_path(folder: str, key: str) -> str:
+    return os.path.join(folder, key[:2], key + ".bin")
+
+
+def _cache_read(folder: str, key: str):
+    try:
+        with open(_entry_path(folder, key), "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if not data.startswith(_MAGIC):
+        return None
+    head, newline, image = data[len(_MAGIC) :].partition(b"\n")
+    if not newline:
+        return None
+    try:
+        meta = json.loads(head)
+        if meta.get("format") != _CACHE_FORMAT:
+            return None
+        if hashlib.sha256(image).hexdigest() != meta["sha256"]:
+            return None
+        lowered = {str(k): str(v) for k, v in meta["lowered"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return image, lowered
+
+
+def _cache_write(folder: str, key: str, image: bytes, lowered: dict) -> None:
+    path = _entry_path(folder, key)
+    meta = json.dumps(
+        {"format": _CACHE_FORMAT, "sha256": hashlib.sha256(image).hexdigest(), "lowered": lowered},
+        sort_keys=True,
+    ).encode()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".bin")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(_MAGIC + meta + b"\n" + image)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError:
+        pass  # a cache that cannot be written costs a compile next time, nothing more
+
+
+def describe_version() -> str:
+    """The loaded NVRTC, for messages: "NVRTC 12.5 (path)"."""
+    library = load_nvrtc()
+    return f"NVRTC {format_version(library.version)} ({library.path})"

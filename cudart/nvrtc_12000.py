@@ -1,0 +1,1 @@
+../generated/nvrtc_12000.py

@@ -1,0 +1,1 @@
+../generated/nvrtc_12050.py

@@ -1,0 +1,1 @@
+../generated/nvrtc_13000.py

@@ -1,0 +1,1 @@
+../generated/nvrtc_13020.py

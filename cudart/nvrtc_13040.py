@@ -1,0 +1,1 @@
+../generated/nvrtc_13040.py

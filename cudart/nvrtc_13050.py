@@ -1,0 +1,1 @@
+../generated/nvrtc_13050.py

@@ -1,0 +1,1 @@
+../generated/nvrtc_checked_12010.py

@@ -1,0 +1,1 @@
+../generated/nvrtc_checked_12090.py

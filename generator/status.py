@@ -1,0 +1,88 @@
+"""The status enum of a header family: what its functions return to say they failed.
+
+The CUDA runtime's functions return cudaError_t, NVRTC's nvrtcResult. Which enum that
+is comes from the model alone: the enum (through its typedefs) that most functions
+return and whose zero enumerator is named a success (cudaSuccess, NVRTC_SUCCESS,
+CUBLAS_STATUS_SUCCESS: NVIDIA's libraries all say so). Any other enum a function
+returns is a value, as C returns it. The checked layer raises on every
+other value; resolve.py and render_checked.py read it from here, nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from .model import ApiModel, EnumRef, TypedefRef
+
+__all__ = ["StatusEnum", "status_enum"]
+
+
+@dataclass(frozen=True)
+class StatusEnum:
+    result: str  # the spelling functions return: cudaError_t, nvrtcResult
+    enum: str  # the enum's name in the model (and the raw module): cudaError, nvrtcResult
+    success: str  # its zero enumerator: cudaSuccess, NVRTC_SUCCESS
+    enumerators: tuple[tuple[str, int], ...]  # (name, value), in declaration order
+
+    @property
+    def base_class(self) -> str:
+        """The exception base every failure raises (cudart.errors): the success's
+        prefix as a word + "Error" (cudaSuccess -> CudaError, NVRTC_SUCCESS -> NvrtcError)."""
+        prefix = re.sub(r"_?(?i:success)$", "", self.success)
+        return _camel(prefix) + "Error"
+
+    def class_name(self, enumerator: str) -> str:
+        """The exception class of one code: cudaErrorMemoryAllocation ->
+        CudaErrorMemoryAllocation, NVRTC_ERROR_OUT_OF_MEMORY -> NvrtcErrorOutOfMemory."""
+        return _camel(enumerator)
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self.enumerators]
+
+    def value_of(self, name: str) -> int | None:
+        return next((v for n, v in self.enumerators if n == name), None)
+
+
+def _camel(name: str) -> str:
+    if "_" in name or name.isupper():
+        return "".join(w.capitalize() for w in name.split("_") if w)
+    return name[:1].upper() + name[1:]
+
+
+def _success(enum) -> str | None:
+    return next(
+        (k.name for k in enum.enumerators if k.value == 0 and "success" in k.name.lower()), None
+    )
+
+
+def status_enum(model: ApiModel) -> StatusEnum | None:
+    """The family's status enum, or None where no function returns an enum with a
+    success (a header set without one has no failures to raise)."""
+    typedefs = {t.name: t.target for t in model.typedefs}
+    enums = {e.name: e for e in model.enums}
+
+    def enum_of(t: object) -> str | None:
+        seen = 0
+        while isinstance(t, TypedefRef) and seen < 16:
+            if t.name in enums:
+                return t.name
+            t = typedefs.get(t.name)
+            seen += 1
+        return t.name if isinstance(t, EnumRef) and t.name in enums else None
+
+    counts: Counter[tuple[str, str]] = Counter()
+    for f in model.functions:
+        enum = enum_of(f.result)
+        if enum is not None and _success(enums[enum]) is not None:
+            spelling = f.result.name if isinstance(f.result, TypedefRef | EnumRef) else enum
+            counts[(spelling, enum)] += 1
+    if not counts:
+        return None
+    # Most functions, then the name, so a tie never depends on declaration order.
+    (result, enum), _ = max(counts.items(), key=lambda item: (item[1], item[0]))
+    members = enums[enum].enumerators
+    success = _success(enums[enum]) or ""
+    return StatusEnum(result, enum, success, tuple((k.name, k.value) for k in members))
