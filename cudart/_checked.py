@@ -23,10 +23,13 @@ from ._convert import (
     attribute_results,
     attribute_storage,
     attribute_storages,
+    address_error,
     attribute_value,
     cstring,
     device_function,
+    enum_argument,
     handle,
+    integer,
     is_python_callable,
     kernel_args,
     pointer,
@@ -37,6 +40,9 @@ from ._hostmem import HostMemory
 from .errors import CudaError
 
 __all__ = [
+    "address_error",
+    "enum_argument",
+    "integer",
     "ArgumentError",
     "CudaError",
     "CudaDeprecationWarning",

@@ -12,7 +12,7 @@ import _ctypes  # CFuncPtr, the base of ctypes function pointers (ctypes._CFuncP
 import ctypes
 from ctypes import byref, c_char, c_void_p
 
-from ._handles import StreamHandle
+from ._handles import Handle, StreamHandle
 from ._hostmem import HostMemory
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.
@@ -79,8 +79,14 @@ def pointer(value: Any, name: str, writable: bool) -> Any:
     it for the call). A read-only buffer where the function writes is a TypeError; a
     read-only buffer other than bytes, where it only reads, is copied once.
     """
-    if value is None or type(value) is int:
+    if value is None:
         return value
+    if type(value) is int:
+        if not 0 <= value < _ADDRESS_END:
+            raise OverflowError(f"'{name}' is {value}: an address is 0 <= {name} < 2**64")
+        return value
+    if isinstance(value, Handle):
+        raise TypeError(f"'{name}' must be a pointer to memory, not a {type(value).__name__}")
     if isinstance(value, HostMemory):
         # Passed as the ctypes array it is (c_void_p takes an array as its address), and
         # kept as itself so what the call returns or frees can name it; freed: refused.
@@ -107,7 +113,7 @@ def pointer(value: Any, name: str, writable: bool) -> Any:
             f"'{name}' must be a pointer: an int address, None, a buffer, a ctypes object "
             f"or an object with __int__, not {type(value).__name__}"
         )
-    return address
+    return pointer(address, name, writable)
 
 
 def _buffer(value: Any) -> memoryview | None:
@@ -140,7 +146,43 @@ def ref(value: Any, ctype: Any, name: str, writable: bool) -> Any:
             return (ctype * len(value))(*value)
         except TypeError as exc:
             raise TypeError(f"'{name}': {exc}") from None
+    if isinstance(value, Handle):
+        hint = " (a list of them for an array)" if type(value).__name__ == ctype.__name__ else ""
+        raise TypeError(
+            f"'{name}' must be a pointer to {ctype.__name__}{hint}, not a {type(value).__name__}"
+        )
+    if isinstance(ctype, type) and issubclass(ctype, (ctypes.Structure, ctypes.Union)):
+        return _record_pointer(value, ctype, name, writable)
     return pointer(value, name, writable)
+
+
+def _record_pointer(value: Any, ctype: Any, name: str, writable: bool) -> Any:
+    """A `T *` to a record: the record (or an array of them), a buffer of at least its
+    size, byref(), None, or an address; never a small int or another record."""
+    size = ctypes.sizeof(ctype)
+    if isinstance(value, (ctypes.Structure, ctypes.Union)):
+        if type(value).__name__ != ctype.__name__:
+            raise TypeError(f"'{name}' must be a {ctype.__name__}, not a {type(value).__name__}")
+    elif isinstance(value, ctypes.Array) and isinstance(value._type_, type):
+        element = value._type_
+        if issubclass(element, (ctypes.Structure, ctypes.Union)) and (
+            element.__name__ != ctype.__name__
+        ):
+            raise TypeError(
+                f"'{name}' must be a {ctype.__name__} array, not a {element.__name__} array"
+            )
+    converted = pointer(value, name, writable)
+    if type(converted) is int:
+        if converted and converted < _LOWEST_RECORD_ADDRESS:
+            raise address_error(converted, "", name, ctype.__name__)
+        return converted
+    if converted is not None and type(converted).__name__ != "CArgObject":
+        got = ctypes.sizeof(converted) if isinstance(converted, _CDATA) else len(converted)
+        if not isinstance(converted, _POINTER_TYPES) and got < size:
+            raise ValueError(
+                f"'{name}' must be a {ctype.__name__}: {got} bytes given, it has {size}"
+            )
+    return converted
 
 
 # ---------------------------------------------------------------- handles and streams
@@ -154,7 +196,13 @@ def handle(value: Any, cls: type, name: str) -> Any:
     converts to it implicitly (its `_accepts_`: cudaArray_const_t takes a cudaArray_t).
     Another kind is a TypeError.
     """
-    if value is None or type(value) is int:
+    if value is None:
+        return value
+    if type(value) is int:
+        if not 0 <= value < _ADDRESS_END:
+            raise OverflowError(
+                f"'{name}' is {value}: a {cls.__name__} is an address, 0 <= {name} < 2**64"
+            )
         return value
     if isinstance(value, c_void_p):
         kind = type(value)
@@ -178,7 +226,7 @@ def handle(value: Any, cls: type, name: str) -> Any:
             f"'{name}' must be a {cls.__name__}, an int, None, or an object with "
             f"__cuda_stream__ or __int__, not {type(value).__name__}"
         )
-    return address
+    return handle(address, cls, name)
 
 
 # The CUDA stream protocol (cuda.core's, which CuPy and PyTorch follow): __cuda_stream__()
@@ -227,6 +275,10 @@ def stream_handle(stream: Any) -> int:
 # ---------------------------------------------------------------- device functions
 
 
+# Handle kinds that name a device function (C++'s overloads take them for `func`).
+_DEVICE_FUNCTION_HANDLES = frozenset({"cudaKernel_t", "cudaFunction_t"})
+
+
 def device_function(value: Any, name: str) -> Any:
     """A device-function argument (C's `const void *func`, a cudaKernel_t) -> what the
     call passes: an int or None, a c_void_p, or a kernel handle object as it is.
@@ -237,8 +289,14 @@ def device_function(value: Any, name: str) -> Any:
     here, so a closed module's kernel fails before the call. Memory (bytes, a
     buffer) and floats are no device function: TypeError.
     """
-    if value is None or type(value) is int:
+    if value is None:
         return value
+    if type(value) is int:
+        return pointer(value, name, False)
+    if isinstance(value, Handle) and type(value).__name__ not in _DEVICE_FUNCTION_HANDLES:
+        raise TypeError(
+            f"'{name}' must be a device function (a cudaKernel_t, not a {type(value).__name__})"
+        )
     if isinstance(value, c_void_p):
         return value
     param = getattr(value, "_as_parameter_", None)
@@ -252,7 +310,7 @@ def device_function(value: Any, name: str) -> Any:
             f"'{name}' must be a device function: a cudart.kernels.Function, a cudaKernel_t, "
             f"an int address or None, not {type(value).__name__}"
         )
-    return address
+    return pointer(address, name, False)
 
 
 def kernel_args(value: Any, func: Any, name: str) -> Any:
@@ -512,3 +570,77 @@ def attribute_result(storage: Any, attr: Any, table: AttributeTable[_T]) -> _T:
         except ValueError:
             pass  # a newer runtime's value: the int
     return value
+
+
+# ---------------------------------------------------------------- integer ranges
+#
+# The generated checked code compares an int argument with its C type's range inline
+# (generator/ctypes_map.py's integer_range, emitted as literals) and calls these only
+# for what fails that: another type, or a value ctypes would silently mask or wrap.
+
+_ADDRESS_END = 1 << 64  # a handle or pointer is an address: 0 <= value < 2**64
+# Below this no struct lives: the first page(s) are never mapped, and a small int
+# where C reads a record is a misplaced count or enum, not an address.
+_LOWEST_RECORD_ADDRESS = 1 << 16
+
+
+def _index(value: Any, what: str) -> int:
+    if isinstance(value, _CDATA):
+        raise TypeError(f"{what} must be an int, not a ctypes {type(value).__name__}")
+    if not hasattr(type(value), "__index__"):  # int, bool, IntEnum, NumPy integers
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    return int(value.__index__())
+
+
+def integer(value: Any, low: int, high: int, function: str, name: str, c_name: str) -> int:
+    """An integer argument of C type `c_name` (range low..high), as an int: TypeError
+    for what is no integer, OverflowError outside the range (ctypes would mask it)."""
+    what = f"{function}(): '{name}'"
+    number = _index(value, what)
+    if not low <= number <= high:
+        raise OverflowError(f"{what} is {number}: outside {c_name}'s range {low}..{high}")
+    return number
+
+
+def enum_argument(
+    value: Any,
+    enum: Any,
+    low: int,
+    high: int,
+    flags: int | None,
+    function: str,
+    name: str,
+    c_name: str,
+) -> int:
+    """An enum argument: a member of `enum` (any version's class of that name), or an
+    int that is one of its values (for a flags enum, any OR of them). A member of
+    another enum is a TypeError, a value outside the C type an OverflowError, an
+    in-range value that is no member a ValueError."""
+    what = f"{function}(): '{name}'"
+    kind = type(value)
+    if isinstance(value, int) and kind is not int and kind is not bool:
+        members = getattr(kind, "_value2member_map_", None)
+        if members is not None and kind.__name__ != enum.__name__:
+            raise TypeError(f"{what} must be a {enum.__name__}, not a {kind.__name__}")
+    number = integer(value, low, high, function, name, c_name)
+    if flags is not None:
+        if number & ~flags:
+            raise ValueError(
+                f"{what} is {number:#x}: not an OR of {enum.__name__}'s flags "
+                f"(bits {flags:#x})"
+            )
+    elif number not in enum._value2member_map_:
+        raise ValueError(f"{what} is {number}: not a {enum.__name__} value")
+    return number
+
+
+def address_error(value: int, function: str, name: str, record: str | None = None) -> Exception:
+    """The error for an int pointer or handle C would misread: negative, 2**64 or more,
+    or (where C reads a record) a small int that cannot be the record's address."""
+    what = f"{function}(): '{name}'" if function else f"'{name}'"
+    if not 0 <= value < _ADDRESS_END:
+        return OverflowError(f"{what} is {value}: an address is 0 <= {name} < 2**64")
+    return ValueError(
+        f"{what} is {value}: not the address of a {record} (pass the {record}, a buffer of "
+        f"its size, None or an address of at least {_LOWEST_RECORD_ADDRESS:#x})"
+    )

@@ -43,6 +43,10 @@ from .sys_13030 import (
     VdpDevice,
     VdpOutputSurface,
     VdpVideoSurface,
+    char1,
+    char2,
+    char3,
+    char4,
     cudaAccessPolicyWindow,
     cudaArrayMemoryRequirements,
     cudaArraySparseProperties,
@@ -143,6 +147,7 @@ from .sys_13030 import (
     cudaMipmappedArray_t,
     cudaPitchedPtr,
     cudaPointerAttributes,
+    cudaPos,
     cudaResourceDesc,
     cudaResourceViewDesc,
     cudaSharedMemConfig,
@@ -157,13 +162,22 @@ from .sys_13030 import (
     cudaUUID_t,
     cudaUserObject_t,
     dim3,
-    make_char1,
-    make_char2,
-    make_char3,
-    make_char4,
-    make_cudaExtent,
-    make_cudaPitchedPtr,
-    make_cudaPos,
+    int1,
+    int2,
+    int3,
+    int4,
+    long1,
+    long2,
+    long3,
+    long4,
+    long4_16a,
+    long4_32a,
+    longlong1,
+    longlong2,
+    longlong3,
+    longlong4,
+    longlong4_16a,
+    longlong4_32a,
     make_double1,
     make_double2,
     make_double3,
@@ -174,50 +188,34 @@ from .sys_13030 import (
     make_float2,
     make_float3,
     make_float4,
-    make_int1,
-    make_int2,
-    make_int3,
-    make_int4,
-    make_long1,
-    make_long2,
-    make_long3,
-    make_long4,
-    make_long4_16a,
-    make_long4_32a,
-    make_longlong1,
-    make_longlong2,
-    make_longlong3,
-    make_longlong4,
-    make_longlong4_16a,
-    make_longlong4_32a,
-    make_short1,
-    make_short2,
-    make_short3,
-    make_short4,
-    make_uchar1,
-    make_uchar2,
-    make_uchar3,
-    make_uchar4,
-    make_uint1,
-    make_uint2,
-    make_uint3,
-    make_uint4,
-    make_ulong1,
-    make_ulong2,
-    make_ulong3,
-    make_ulong4,
-    make_ulong4_16a,
-    make_ulong4_32a,
-    make_ulonglong1,
-    make_ulonglong2,
-    make_ulonglong3,
-    make_ulonglong4,
-    make_ulonglong4_16a,
-    make_ulonglong4_32a,
-    make_ushort1,
-    make_ushort2,
-    make_ushort3,
-    make_ushort4,
+    short1,
+    short2,
+    short3,
+    short4,
+    uchar1,
+    uchar2,
+    uchar3,
+    uchar4,
+    uint1,
+    uint2,
+    uint3,
+    uint4,
+    ulong1,
+    ulong2,
+    ulong3,
+    ulong4,
+    ulong4_16a,
+    ulong4_32a,
+    ulonglong1,
+    ulonglong2,
+    ulonglong3,
+    ulonglong4,
+    ulonglong4_16a,
+    ulonglong4_32a,
+    ushort1,
+    ushort2,
+    ushort3,
+    ushort4,
 )
 
 TYPE_CHECKING = False
@@ -1794,6 +1792,10 @@ def cudaArrayGetMemoryRequirements(
     """
     if array.__class__ is not cudaArray_t:
         array = _c.handle(array, cudaArray_t, "array")
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaArrayGetMemoryRequirements", "device", "int"
+        )
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaArrayGetMemoryRequirements(memoryRequirements, array, device)
@@ -1824,6 +1826,10 @@ def cudaArrayGetPlane(hArray: cudaArray_t | _HandleLike, planeIdx: int) -> cudaA
     """
     if hArray.__class__ is not cudaArray_t:
         hArray = _c.handle(hArray, cudaArray_t, "hArray")
+    if planeIdx.__class__ is not int or not 0 <= planeIdx <= 4294967295:
+        planeIdx = _c.integer(
+            planeIdx, 0, 4294967295, "cudaArrayGetPlane", "planeIdx", "unsigned int"
+        )
     pPlaneArray = cudaArray_t()
     try:
         err = _cudaArrayGetPlane(pPlaneArray, hArray, planeIdx)
@@ -1882,6 +1888,8 @@ def cudaChooseDevice(prop: _PointerLike) -> int:
     """
     if prop.__class__ is not int:
         prop = _c.ref(prop, cudaDeviceProp, "prop", False)
+    elif not 65536 <= prop < 18446744073709551616 and prop:
+        raise _c.address_error(prop, "cudaChooseDevice", "prop", "cudaDeviceProp")
     device = c_int()
     try:
         err = _cudaChooseDevice(device, prop)
@@ -1908,6 +1916,27 @@ def cudaCreateChannelDesc(
 
     C: struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)
     """
+    if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
+        x = _c.integer(x, -2147483648, 2147483647, "cudaCreateChannelDesc", "x", "int")
+    if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
+        y = _c.integer(y, -2147483648, 2147483647, "cudaCreateChannelDesc", "y", "int")
+    if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
+        z = _c.integer(z, -2147483648, 2147483647, "cudaCreateChannelDesc", "z", "int")
+    if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
+        w = _c.integer(w, -2147483648, 2147483647, "cudaCreateChannelDesc", "w", "int")
+    if f.__class__ is not cudaChannelFormatKind and (
+        f.__class__ is not int or f not in cudaChannelFormatKind._value2member_map_
+    ):
+        f = _c.enum_argument(
+            f,
+            cudaChannelFormatKind,
+            0,
+            4294967295,
+            None,
+            "cudaCreateChannelDesc",
+            "f",
+            "enum cudaChannelFormatKind",
+        )
     try:
         return _cudaCreateChannelDesc(x, y, z, w, f)
     except _ArgumentError as exc:
@@ -1931,6 +1960,8 @@ def cudaCreateSurfaceObject(pResDesc: _PointerLike) -> int:
     """
     if pResDesc.__class__ is not int:
         pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
+    elif not 65536 <= pResDesc < 18446744073709551616 and pResDesc:
+        raise _c.address_error(pResDesc, "cudaCreateSurfaceObject", "pResDesc", "cudaResourceDesc")
     pSurfObject = cudaSurfaceObject_t()
     try:
         err = _cudaCreateSurfaceObject(pSurfObject, pResDesc)
@@ -1964,10 +1995,18 @@ def cudaCreateTextureObject(
     """
     if pResDesc.__class__ is not int:
         pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
+    elif not 65536 <= pResDesc < 18446744073709551616 and pResDesc:
+        raise _c.address_error(pResDesc, "cudaCreateTextureObject", "pResDesc", "cudaResourceDesc")
     if pTexDesc.__class__ is not int:
         pTexDesc = _c.ref(pTexDesc, cudaTextureDesc, "pTexDesc", False)
+    elif not 65536 <= pTexDesc < 18446744073709551616 and pTexDesc:
+        raise _c.address_error(pTexDesc, "cudaCreateTextureObject", "pTexDesc", "cudaTextureDesc")
     if pResViewDesc.__class__ is not int:
         pResViewDesc = _c.ref(pResViewDesc, cudaResourceViewDesc, "pResViewDesc", False)
+    elif not 65536 <= pResViewDesc < 18446744073709551616 and pResViewDesc:
+        raise _c.address_error(
+            pResViewDesc, "cudaCreateTextureObject", "pResViewDesc", "cudaResourceViewDesc"
+        )
     pTexObject = cudaTextureObject_t()
     try:
         err = _cudaCreateTextureObject(pTexObject, pResDesc, pTexDesc, pResViewDesc)
@@ -2051,6 +2090,15 @@ def cudaDestroySurfaceObject(surfObject: int) -> None:
 
     C: cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)
     """
+    if surfObject.__class__ is not int or not 0 <= surfObject <= 18446744073709551615:
+        surfObject = _c.integer(
+            surfObject,
+            0,
+            18446744073709551615,
+            "cudaDestroySurfaceObject",
+            "surfObject",
+            "cudaSurfaceObject_t (unsigned long long)",
+        )
     try:
         err = _cudaDestroySurfaceObject(surfObject)
     except _ArgumentError as exc:
@@ -2071,6 +2119,15 @@ def cudaDestroyTextureObject(texObject: int) -> None:
 
     C: cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
     """
+    if texObject.__class__ is not int or not 0 <= texObject <= 18446744073709551615:
+        texObject = _c.integer(
+            texObject,
+            0,
+            18446744073709551615,
+            "cudaDestroyTextureObject",
+            "texObject",
+            "cudaTextureObject_t (unsigned long long)",
+        )
     try:
         err = _cudaDestroyTextureObject(texObject)
     except _ArgumentError as exc:
@@ -2095,6 +2152,10 @@ def cudaDevResourceGenerateDesc(nbResources: int) -> tuple[cudaDevResourceDesc_t
 
     C: cudaError_t cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *phDesc, cudaDevResource *resources, unsigned int nbResources)
     """
+    if nbResources.__class__ is not int or not 0 <= nbResources <= 4294967295:
+        nbResources = _c.integer(
+            nbResources, 0, 4294967295, "cudaDevResourceGenerateDesc", "nbResources", "unsigned int"
+        )
     phDesc = cudaDevResourceDesc_t()
     resources = cudaDevResource()
     try:
@@ -2133,12 +2194,26 @@ def cudaDevSmResourceSplit(
 
     C: cudaError_t cudaDevSmResourceSplit(cudaDevResource *result, unsigned int nbGroups, const cudaDevResource *input, cudaDevResource *remainder, unsigned int flags, cudaDevSmResourceGroupParams *groupParams)
     """
+    if nbGroups.__class__ is not int or not 0 <= nbGroups <= 4294967295:
+        nbGroups = _c.integer(
+            nbGroups, 0, 4294967295, "cudaDevSmResourceSplit", "nbGroups", "unsigned int"
+        )
     if input.__class__ is not int:
         input = _c.ref(input, cudaDevResource, "input", False)
+    elif not 65536 <= input < 18446744073709551616 and input:
+        raise _c.address_error(input, "cudaDevSmResourceSplit", "input", "cudaDevResource")
     if remainder.__class__ is not int:
         remainder = _c.ref(remainder, cudaDevResource, "remainder", True)
+    elif not 65536 <= remainder < 18446744073709551616 and remainder:
+        raise _c.address_error(remainder, "cudaDevSmResourceSplit", "remainder", "cudaDevResource")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaDevSmResourceSplit", "flags", "unsigned int")
     if groupParams.__class__ is not int:
         groupParams = _c.ref(groupParams, cudaDevSmResourceGroupParams, "groupParams", True)
+    elif not 65536 <= groupParams < 18446744073709551616 and groupParams:
+        raise _c.address_error(
+            groupParams, "cudaDevSmResourceSplit", "groupParams", "cudaDevSmResourceGroupParams"
+        )
     result = cudaDevResource()
     try:
         err = _cudaDevSmResourceSplit(result, nbGroups, input, remainder, flags, groupParams)
@@ -2176,8 +2251,22 @@ def cudaDevSmResourceSplitByCount(
     """
     if input.__class__ is not int:
         input = _c.ref(input, cudaDevResource, "input", False)
+    elif not 65536 <= input < 18446744073709551616 and input:
+        raise _c.address_error(input, "cudaDevSmResourceSplitByCount", "input", "cudaDevResource")
     if remaining.__class__ is not int:
         remaining = _c.ref(remaining, cudaDevResource, "remaining", True)
+    elif not 65536 <= remaining < 18446744073709551616 and remaining:
+        raise _c.address_error(
+            remaining, "cudaDevSmResourceSplitByCount", "remaining", "cudaDevResource"
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaDevSmResourceSplitByCount", "flags", "unsigned int"
+        )
+    if minCount.__class__ is not int or not 0 <= minCount <= 4294967295:
+        minCount = _c.integer(
+            minCount, 0, 4294967295, "cudaDevSmResourceSplitByCount", "minCount", "unsigned int"
+        )
     result = cudaDevResource()
     nbGroups = c_uint()
     try:
@@ -2209,6 +2298,14 @@ def cudaDeviceCanAccessPeer(device: int, peerDevice: int) -> int:
 
     C: cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceCanAccessPeer", "device", "int"
+        )
+    if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
+        peerDevice = _c.integer(
+            peerDevice, -2147483648, 2147483647, "cudaDeviceCanAccessPeer", "peerDevice", "int"
+        )
     canAccessPeer = c_int()
     try:
         err = _cudaDeviceCanAccessPeer(canAccessPeer, device, peerDevice)
@@ -2233,6 +2330,10 @@ def cudaDeviceDisablePeerAccess(peerDevice: int) -> None:
 
     C: cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
     """
+    if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
+        peerDevice = _c.integer(
+            peerDevice, -2147483648, 2147483647, "cudaDeviceDisablePeerAccess", "peerDevice", "int"
+        )
     try:
         err = _cudaDeviceDisablePeerAccess(peerDevice)
     except _ArgumentError as exc:
@@ -2254,6 +2355,14 @@ def cudaDeviceEnablePeerAccess(peerDevice: int, flags: int) -> None:
 
     C: cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
     """
+    if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
+        peerDevice = _c.integer(
+            peerDevice, -2147483648, 2147483647, "cudaDeviceEnablePeerAccess", "peerDevice", "int"
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaDeviceEnablePeerAccess", "flags", "unsigned int"
+        )
     try:
         err = _cudaDeviceEnablePeerAccess(peerDevice, flags)
     except _ArgumentError as exc:
@@ -2279,6 +2388,34 @@ def cudaDeviceFlushGPUDirectRDMAWrites(
 
     C: cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope)
     """
+    if target.__class__ is not cudaFlushGPUDirectRDMAWritesTarget and (
+        target.__class__ is not int
+        or target not in cudaFlushGPUDirectRDMAWritesTarget._value2member_map_
+    ):
+        target = _c.enum_argument(
+            target,
+            cudaFlushGPUDirectRDMAWritesTarget,
+            0,
+            4294967295,
+            None,
+            "cudaDeviceFlushGPUDirectRDMAWrites",
+            "target",
+            "enum cudaFlushGPUDirectRDMAWritesTarget",
+        )
+    if scope.__class__ is not cudaFlushGPUDirectRDMAWritesScope and (
+        scope.__class__ is not int
+        or scope not in cudaFlushGPUDirectRDMAWritesScope._value2member_map_
+    ):
+        scope = _c.enum_argument(
+            scope,
+            cudaFlushGPUDirectRDMAWritesScope,
+            0,
+            4294967295,
+            None,
+            "cudaDeviceFlushGPUDirectRDMAWrites",
+            "scope",
+            "enum cudaFlushGPUDirectRDMAWritesScope",
+        )
     try:
         err = _cudaDeviceFlushGPUDirectRDMAWrites(target, scope)
     except _ArgumentError as exc:
@@ -2305,6 +2442,23 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> int:
 
     C: cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
     """
+    if attr.__class__ is not cudaDeviceAttr and (
+        attr.__class__ is not int or attr not in cudaDeviceAttr._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaDeviceAttr,
+            0,
+            4294967295,
+            None,
+            "cudaDeviceGetAttribute",
+            "attr",
+            "enum cudaDeviceAttr",
+        )
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceGetAttribute", "device", "int"
+        )
     value = c_int()
     try:
         err = _cudaDeviceGetAttribute(value, attr, device)
@@ -2376,6 +2530,10 @@ def cudaDeviceGetDefaultMemPool(device: int) -> cudaMemPool_t:
 
     C: cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceGetDefaultMemPool", "device", "int"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaDeviceGetDefaultMemPool(memPool, device)
@@ -2402,6 +2560,23 @@ def cudaDeviceGetDevResource(device: int, type: cudaDevResourceType | int) -> cu
 
     C: cudaError_t cudaDeviceGetDevResource(int device, cudaDevResource *resource, enum cudaDevResourceType type)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceGetDevResource", "device", "int"
+        )
+    if type.__class__ is not cudaDevResourceType and (
+        type.__class__ is not int or type not in cudaDevResourceType._value2member_map_
+    ):
+        type = _c.enum_argument(
+            type,
+            cudaDevResourceType,
+            0,
+            4294967295,
+            None,
+            "cudaDeviceGetDevResource",
+            "type",
+            "enum cudaDevResourceType",
+        )
     resource = cudaDevResource()
     try:
         err = _cudaDeviceGetDevResource(device, resource, type)
@@ -2429,6 +2604,10 @@ def cudaDeviceGetExecutionCtx(device: int) -> cudaExecutionContext_t:
 
     C: cudaError_t cudaDeviceGetExecutionCtx(cudaExecutionContext_t *ctx, int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceGetExecutionCtx", "device", "int"
+        )
     ctx = cudaExecutionContext_t()
     try:
         err = _cudaDeviceGetExecutionCtx(ctx, device)
@@ -2463,6 +2642,23 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
 
     C: cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceGetGraphMemAttribute", "device", "int"
+        )
+    if attr.__class__ is not cudaGraphMemAttributeType and (
+        attr.__class__ is not int or attr not in cudaGraphMemAttributeType._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaGraphMemAttributeType,
+            0,
+            4294967295,
+            None,
+            "cudaDeviceGetGraphMemAttribute",
+            "attr",
+            "enum cudaGraphMemAttributeType",
+        )
     value = _c.attribute_storage(
         attr, _cudaGraphMemAttributeType_values, "cudaDeviceGetGraphMemAttribute"
     )
@@ -2498,6 +2694,16 @@ def cudaDeviceGetHostAtomicCapabilities(
     """
     if operations.__class__ is not int:
         operations = _c.ref(operations, c_uint, "operations", False)
+    elif not 0 <= operations < 18446744073709551616:
+        raise _c.address_error(operations, "cudaDeviceGetHostAtomicCapabilities", "operations")
+    if count.__class__ is not int or not 0 <= count <= 4294967295:
+        count = _c.integer(
+            count, 0, 4294967295, "cudaDeviceGetHostAtomicCapabilities", "count", "unsigned int"
+        )
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceGetHostAtomicCapabilities", "device", "int"
+        )
     capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetHostAtomicCapabilities(capabilities, operations, count, device)
@@ -2527,6 +2733,12 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
 
     C: cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
     """
+    if limit.__class__ is not cudaLimit and (
+        limit.__class__ is not int or limit not in cudaLimit._value2member_map_
+    ):
+        limit = _c.enum_argument(
+            limit, cudaLimit, 0, 4294967295, None, "cudaDeviceGetLimit", "limit", "enum cudaLimit"
+        )
     pValue = c_size_t()
     try:
         err = _cudaDeviceGetLimit(pValue, limit)
@@ -2549,6 +2761,10 @@ def cudaDeviceGetMemPool(device: int) -> cudaMemPool_t:
 
     C: cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceGetMemPool", "device", "int"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaDeviceGetMemPool(memPool, device)
@@ -2575,6 +2791,18 @@ def cudaDeviceGetNvSciSyncAttributes(
     """
     if nvSciSyncAttrList.__class__ is not int:
         nvSciSyncAttrList = _c.pointer(nvSciSyncAttrList, "nvSciSyncAttrList", True)
+    elif not 0 <= nvSciSyncAttrList < 18446744073709551616:
+        raise _c.address_error(
+            nvSciSyncAttrList, "cudaDeviceGetNvSciSyncAttributes", "nvSciSyncAttrList"
+        )
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceGetNvSciSyncAttributes", "device", "int"
+        )
+    if flags.__class__ is not int or not -2147483648 <= flags <= 2147483647:
+        flags = _c.integer(
+            flags, -2147483648, 2147483647, "cudaDeviceGetNvSciSyncAttributes", "flags", "int"
+        )
     try:
         err = _cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags)
     except _ArgumentError as exc:
@@ -2607,6 +2835,30 @@ def cudaDeviceGetP2PAtomicCapabilities(
     """
     if operations.__class__ is not int:
         operations = _c.ref(operations, c_uint, "operations", False)
+    elif not 0 <= operations < 18446744073709551616:
+        raise _c.address_error(operations, "cudaDeviceGetP2PAtomicCapabilities", "operations")
+    if count.__class__ is not int or not 0 <= count <= 4294967295:
+        count = _c.integer(
+            count, 0, 4294967295, "cudaDeviceGetP2PAtomicCapabilities", "count", "unsigned int"
+        )
+    if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
+        srcDevice = _c.integer(
+            srcDevice,
+            -2147483648,
+            2147483647,
+            "cudaDeviceGetP2PAtomicCapabilities",
+            "srcDevice",
+            "int",
+        )
+    if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
+        dstDevice = _c.integer(
+            dstDevice,
+            -2147483648,
+            2147483647,
+            "cudaDeviceGetP2PAtomicCapabilities",
+            "dstDevice",
+            "int",
+        )
     capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetP2PAtomicCapabilities(
@@ -2640,6 +2892,27 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
 
     C: cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)
     """
+    if attr.__class__ is not cudaDeviceP2PAttr and (
+        attr.__class__ is not int or attr not in cudaDeviceP2PAttr._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaDeviceP2PAttr,
+            0,
+            4294967295,
+            None,
+            "cudaDeviceGetP2PAttribute",
+            "attr",
+            "enum cudaDeviceP2PAttr",
+        )
+    if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
+        srcDevice = _c.integer(
+            srcDevice, -2147483648, 2147483647, "cudaDeviceGetP2PAttribute", "srcDevice", "int"
+        )
+    if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
+        dstDevice = _c.integer(
+            dstDevice, -2147483648, 2147483647, "cudaDeviceGetP2PAttribute", "dstDevice", "int"
+        )
     value = c_int()
     try:
         err = _cudaDeviceGetP2PAttribute(value, attr, srcDevice, dstDevice)
@@ -2668,6 +2941,12 @@ def cudaDeviceGetPCIBusId(len: int, device: int) -> str:
 
     C: cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
     """
+    if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
+        len = _c.integer(len, -2147483648, 2147483647, "cudaDeviceGetPCIBusId", "len", "int")
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceGetPCIBusId", "device", "int"
+        )
     pciBusId = _create_string_buffer(len)
     try:
         err = _cudaDeviceGetPCIBusId(pciBusId, len, device)
@@ -2746,6 +3025,14 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
     """
     if fmtDesc.__class__ is not int:
         fmtDesc = _c.ref(fmtDesc, cudaChannelFormatDesc, "fmtDesc", False)
+    elif not 65536 <= fmtDesc < 18446744073709551616 and fmtDesc:
+        raise _c.address_error(
+            fmtDesc, "cudaDeviceGetTexture1DLinearMaxWidth", "fmtDesc", "cudaChannelFormatDesc"
+        )
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceGetTexture1DLinearMaxWidth", "device", "int"
+        )
     maxWidthInElements = c_size_t()
     try:
         err = _cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device)
@@ -2770,6 +3057,10 @@ def cudaDeviceGraphMemTrim(device: int) -> None:
 
     C: cudaError_t cudaDeviceGraphMemTrim(int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceGraphMemTrim", "device", "int"
+        )
     try:
         err = _cudaDeviceGraphMemTrim(device)
     except _ArgumentError as exc:
@@ -2797,10 +3088,18 @@ def cudaDeviceRegisterAsyncNotification(
 
     C: cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void *userData, cudaAsyncCallbackHandle_t *callback)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceRegisterAsyncNotification", "device", "int"
+        )
     if callbackFunc.__class__ is not int:
         callbackFunc = _c.pointer(callbackFunc, "callbackFunc", True)
+    elif not 0 <= callbackFunc < 18446744073709551616:
+        raise _c.address_error(callbackFunc, "cudaDeviceRegisterAsyncNotification", "callbackFunc")
     if userData.__class__ is not int:
         userData = _c.pointer(userData, "userData", True)
+    elif not 0 <= userData < 18446744073709551616:
+        raise _c.address_error(userData, "cudaDeviceRegisterAsyncNotification", "userData")
     callback = cudaAsyncCallbackHandle_t()
     try:
         err = _cudaDeviceRegisterAsyncNotification(device, callbackFunc, userData, callback)
@@ -2840,6 +3139,19 @@ def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
 
     C: cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
     """
+    if cacheConfig.__class__ is not cudaFuncCache and (
+        cacheConfig.__class__ is not int or cacheConfig not in cudaFuncCache._value2member_map_
+    ):
+        cacheConfig = _c.enum_argument(
+            cacheConfig,
+            cudaFuncCache,
+            0,
+            4294967295,
+            None,
+            "cudaDeviceSetCacheConfig",
+            "cacheConfig",
+            "enum cudaFuncCache",
+        )
     try:
         err = _cudaDeviceSetCacheConfig(cacheConfig)
     except _ArgumentError as exc:
@@ -2872,6 +3184,23 @@ def cudaDeviceSetGraphMemAttribute(
 
     C: cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceSetGraphMemAttribute", "device", "int"
+        )
+    if attr.__class__ is not cudaGraphMemAttributeType and (
+        attr.__class__ is not int or attr not in cudaGraphMemAttributeType._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaGraphMemAttributeType,
+            0,
+            4294967295,
+            None,
+            "cudaDeviceSetGraphMemAttribute",
+            "attr",
+            "enum cudaGraphMemAttributeType",
+        )
     value = _c.attribute_value(
         value, attr, _cudaGraphMemAttributeType_values, "cudaDeviceSetGraphMemAttribute", "value"
     )
@@ -2898,6 +3227,14 @@ def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> None:
 
     C: cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
     """
+    if limit.__class__ is not cudaLimit and (
+        limit.__class__ is not int or limit not in cudaLimit._value2member_map_
+    ):
+        limit = _c.enum_argument(
+            limit, cudaLimit, 0, 4294967295, None, "cudaDeviceSetLimit", "limit", "enum cudaLimit"
+        )
+    if value.__class__ is not int or not 0 <= value <= 18446744073709551615:
+        value = _c.integer(value, 0, 18446744073709551615, "cudaDeviceSetLimit", "value", "size_t")
     try:
         err = _cudaDeviceSetLimit(limit, value)
     except _ArgumentError as exc:
@@ -2915,6 +3252,10 @@ def cudaDeviceSetMemPool(device: int, memPool: cudaMemPool_t | _HandleLike) -> N
 
     C: cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaDeviceSetMemPool", "device", "int"
+        )
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
@@ -2940,6 +3281,19 @@ def cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int) -> None:
     C: cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)
     """
     _c.deprecated("cudaDeviceSetSharedMemConfig", None)
+    if config.__class__ is not cudaSharedMemConfig and (
+        config.__class__ is not int or config not in cudaSharedMemConfig._value2member_map_
+    ):
+        config = _c.enum_argument(
+            config,
+            cudaSharedMemConfig,
+            0,
+            4294967295,
+            None,
+            "cudaDeviceSetSharedMemConfig",
+            "config",
+            "enum cudaSharedMemConfig",
+        )
     try:
         err = _cudaDeviceSetSharedMemConfig(config)
     except _ArgumentError as exc:
@@ -2980,6 +3334,15 @@ def cudaDeviceUnregisterAsyncNotification(
 
     C: cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device,
+            -2147483648,
+            2147483647,
+            "cudaDeviceUnregisterAsyncNotification",
+            "device",
+            "int",
+        )
     if callback.__class__ is not cudaAsyncCallbackHandle_t:
         callback = _c.handle(callback, cudaAsyncCallbackHandle_t, "callback")
     try:
@@ -3033,10 +3396,20 @@ def cudaEGLStreamConsumerAcquireFrame(
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    elif not 0 <= conn < 18446744073709551616:
+        raise _c.address_error(conn, "cudaEGLStreamConsumerAcquireFrame", "conn")
     if pCudaResource.__class__ is not int:
         pCudaResource = _c.ref(pCudaResource, cudaGraphicsResource_t, "pCudaResource", True)
+    elif not 0 <= pCudaResource < 18446744073709551616:
+        raise _c.address_error(pCudaResource, "cudaEGLStreamConsumerAcquireFrame", "pCudaResource")
     if pStream.__class__ is not int:
         pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+    elif not 0 <= pStream < 18446744073709551616:
+        raise _c.address_error(pStream, "cudaEGLStreamConsumerAcquireFrame", "pStream")
+    if timeout.__class__ is not int or not 0 <= timeout <= 4294967295:
+        timeout = _c.integer(
+            timeout, 0, 4294967295, "cudaEGLStreamConsumerAcquireFrame", "timeout", "unsigned int"
+        )
     try:
         err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
     except _ArgumentError as exc:
@@ -3098,6 +3471,10 @@ def cudaEGLStreamConsumerConnectWithFlags(
     """
     if eglStream.__class__ is not EGLStreamKHR:
         eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaEGLStreamConsumerConnectWithFlags", "flags", "unsigned int"
+        )
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamConsumerConnectWithFlags(conn, eglStream, flags)
@@ -3124,6 +3501,8 @@ def cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None:
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    elif not 0 <= conn < 18446744073709551616:
+        raise _c.address_error(conn, "cudaEGLStreamConsumerDisconnect", "conn")
     try:
         err = _cudaEGLStreamConsumerDisconnect(conn)
     except _ArgumentError as exc:
@@ -3150,10 +3529,14 @@ def cudaEGLStreamConsumerReleaseFrame(
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    elif not 0 <= conn < 18446744073709551616:
+        raise _c.address_error(conn, "cudaEGLStreamConsumerReleaseFrame", "conn")
     if pCudaResource.__class__ is not cudaGraphicsResource_t:
         pCudaResource = _c.handle(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
     if pStream.__class__ is not int:
         pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+    elif not 0 <= pStream < 18446744073709551616:
+        raise _c.address_error(pStream, "cudaEGLStreamConsumerReleaseFrame", "pStream")
     try:
         err = _cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream)
     except _ArgumentError as exc:
@@ -3185,6 +3568,19 @@ def cudaEGLStreamProducerConnect(
     """
     if eglStream.__class__ is not EGLStreamKHR:
         eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
+    if width.__class__ is not int or not -2147483648 <= width <= 2147483647:
+        width = _c.integer(
+            width, -2147483648, 2147483647, "cudaEGLStreamProducerConnect", "width", "EGLint (int)"
+        )
+    if height.__class__ is not int or not -2147483648 <= height <= 2147483647:
+        height = _c.integer(
+            height,
+            -2147483648,
+            2147483647,
+            "cudaEGLStreamProducerConnect",
+            "height",
+            "EGLint (int)",
+        )
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamProducerConnect(conn, eglStream, width, height)
@@ -3211,6 +3607,8 @@ def cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None:
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    elif not 0 <= conn < 18446744073709551616:
+        raise _c.address_error(conn, "cudaEGLStreamProducerDisconnect", "conn")
     try:
         err = _cudaEGLStreamProducerDisconnect(conn)
     except _ArgumentError as exc:
@@ -3237,8 +3635,12 @@ def cudaEGLStreamProducerPresentFrame(
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    elif not 0 <= conn < 18446744073709551616:
+        raise _c.address_error(conn, "cudaEGLStreamProducerPresentFrame", "conn")
     if pStream.__class__ is not int:
         pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
+    elif not 0 <= pStream < 18446744073709551616:
+        raise _c.address_error(pStream, "cudaEGLStreamProducerPresentFrame", "pStream")
     try:
         err = _cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream)
     except _ArgumentError as exc:
@@ -3267,6 +3669,8 @@ def cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, 
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
+    elif not 0 <= conn < 18446744073709551616:
+        raise _c.address_error(conn, "cudaEGLStreamProducerReturnFrame", "conn")
     eglframe = cudaEglFrame()
     pStream = cudaStream_t()
     try:
@@ -3320,6 +3724,10 @@ def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) ->
     """
     if eglSync.__class__ is not EGLSyncKHR:
         eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaEventCreateFromEGLSync", "flags", "unsigned int"
+        )
     phEvent = cudaEvent_t()
     try:
         err = _cudaEventCreateFromEGLSync(phEvent, eglSync, flags)
@@ -3347,6 +3755,10 @@ def cudaEventCreateWithFlags(flags: int) -> cudaEvent_t:
 
     C: cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
     """
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaEventCreateWithFlags", "flags", "unsigned int"
+        )
     event = cudaEvent_t()
     try:
         err = _cudaEventCreateWithFlags(event, flags)
@@ -3483,6 +3895,10 @@ def cudaEventRecordWithFlags(
         event = _c.handle(event, cudaEvent_t, "event")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaEventRecordWithFlags", "flags", "unsigned int"
+        )
     try:
         err = _cudaEventRecordWithFlags(event, stream, flags)
     except _ArgumentError as exc:
@@ -3557,6 +3973,19 @@ def cudaExecutionCtxGetDevResource(
     """
     if ctx.__class__ is not cudaExecutionContext_t:
         ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
+    if type.__class__ is not cudaDevResourceType and (
+        type.__class__ is not int or type not in cudaDevResourceType._value2member_map_
+    ):
+        type = _c.enum_argument(
+            type,
+            cudaDevResourceType,
+            0,
+            4294967295,
+            None,
+            "cudaExecutionCtxGetDevResource",
+            "type",
+            "enum cudaDevResourceType",
+        )
     resource = cudaDevResource()
     try:
         err = _cudaExecutionCtxGetDevResource(ctx, resource, type)
@@ -3671,6 +4100,14 @@ def cudaExecutionCtxStreamCreate(
     """
     if ctx.__class__ is not cudaExecutionContext_t:
         ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaExecutionCtxStreamCreate", "flags", "unsigned int"
+        )
+    if priority.__class__ is not int or not -2147483648 <= priority <= 2147483647:
+        priority = _c.integer(
+            priority, -2147483648, 2147483647, "cudaExecutionCtxStreamCreate", "priority", "int"
+        )
     phStream = cudaStream_t()
     try:
         err = _cudaExecutionCtxStreamCreate(phStream, ctx, flags, priority)
@@ -3754,6 +4191,13 @@ def cudaExternalMemoryGetMappedBuffer(
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if bufferDesc.__class__ is not int:
         bufferDesc = _c.ref(bufferDesc, cudaExternalMemoryBufferDesc, "bufferDesc", False)
+    elif not 65536 <= bufferDesc < 18446744073709551616 and bufferDesc:
+        raise _c.address_error(
+            bufferDesc,
+            "cudaExternalMemoryGetMappedBuffer",
+            "bufferDesc",
+            "cudaExternalMemoryBufferDesc",
+        )
     devPtr = c_void_p()
     try:
         err = _cudaExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc)
@@ -3788,6 +4232,13 @@ def cudaExternalMemoryGetMappedMipmappedArray(
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if mipmapDesc.__class__ is not int:
         mipmapDesc = _c.ref(mipmapDesc, cudaExternalMemoryMipmappedArrayDesc, "mipmapDesc", False)
+    elif not 65536 <= mipmapDesc < 18446744073709551616 and mipmapDesc:
+        raise _c.address_error(
+            mipmapDesc,
+            "cudaExternalMemoryGetMappedMipmappedArray",
+            "mipmapDesc",
+            "cudaExternalMemoryMipmappedArrayDesc",
+        )
     mipmap = cudaMipmappedArray_t()
     try:
         err = _cudaExternalMemoryGetMappedMipmappedArray(mipmap, extMem, mipmapDesc)
@@ -3816,6 +4267,8 @@ def cudaFree(devPtr: _PointerLike) -> None:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaFree", "devPtr")
     try:
         err = _cudaFree(devPtr)
     except _ArgumentError as exc:
@@ -3862,6 +4315,8 @@ def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> 
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaFreeAsync", "devPtr")
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
     try:
@@ -3888,6 +4343,8 @@ def cudaFreeHost(ptr: _PointerLike) -> None:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True)
+    elif not 0 <= ptr < 18446744073709551616:
+        raise _c.address_error(ptr, "cudaFreeHost", "ptr")
     try:
         err = _cudaFreeHost(ptr)
     except _ArgumentError as exc:
@@ -3936,6 +4393,8 @@ def cudaFuncGetAttributes(func: _PointerLike) -> cudaFuncAttributes:
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaFuncGetAttributes", "func")
     attr = cudaFuncAttributes()
     try:
         err = _cudaFuncGetAttributes(attr, func)
@@ -3963,6 +4422,8 @@ def cudaFuncGetName(func: _PointerLike) -> str | None:
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaFuncGetName", "func")
     name = c_char_p()
     try:
         err = _cudaFuncGetName(name, func)
@@ -3988,6 +4449,8 @@ def cudaFuncGetParamCount(func: _PointerLike) -> int:
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaFuncGetParamCount", "func")
     paramCount = c_size_t()
     try:
         err = _cudaFuncGetParamCount(func, paramCount)
@@ -4015,6 +4478,12 @@ def cudaFuncGetParamInfo(func: _PointerLike, paramIndex: int) -> tuple[int, int]
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaFuncGetParamInfo", "func")
+    if paramIndex.__class__ is not int or not 0 <= paramIndex <= 18446744073709551615:
+        paramIndex = _c.integer(
+            paramIndex, 0, 18446744073709551615, "cudaFuncGetParamInfo", "paramIndex", "size_t"
+        )
     paramOffset = c_size_t()
     paramSize = c_size_t()
     try:
@@ -4044,6 +4513,23 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaFuncSetAttribute", "func")
+    if attr.__class__ is not cudaFuncAttribute and (
+        attr.__class__ is not int or attr not in cudaFuncAttribute._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaFuncAttribute,
+            0,
+            4294967295,
+            None,
+            "cudaFuncSetAttribute",
+            "attr",
+            "enum cudaFuncAttribute",
+        )
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, -2147483648, 2147483647, "cudaFuncSetAttribute", "value", "int")
     try:
         err = _cudaFuncSetAttribute(func, attr, value)
     except _ArgumentError as exc:
@@ -4067,6 +4553,21 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaFuncSetCacheConfig", "func")
+    if cacheConfig.__class__ is not cudaFuncCache and (
+        cacheConfig.__class__ is not int or cacheConfig not in cudaFuncCache._value2member_map_
+    ):
+        cacheConfig = _c.enum_argument(
+            cacheConfig,
+            cudaFuncCache,
+            0,
+            4294967295,
+            None,
+            "cudaFuncSetCacheConfig",
+            "cacheConfig",
+            "enum cudaFuncCache",
+        )
     try:
         err = _cudaFuncSetCacheConfig(func, cacheConfig)
     except _ArgumentError as exc:
@@ -4093,6 +4594,21 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
     _c.deprecated("cudaFuncSetSharedMemConfig", None)
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaFuncSetSharedMemConfig", "func")
+    if config.__class__ is not cudaSharedMemConfig and (
+        config.__class__ is not int or config not in cudaSharedMemConfig._value2member_map_
+    ):
+        config = _c.enum_argument(
+            config,
+            cudaSharedMemConfig,
+            0,
+            4294967295,
+            None,
+            "cudaFuncSetSharedMemConfig",
+            "config",
+            "enum cudaSharedMemConfig",
+        )
     try:
         err = _cudaFuncSetSharedMemConfig(func, config)
     except _ArgumentError as exc:
@@ -4120,6 +4636,23 @@ def cudaGLGetDevices(
 
     C: cudaError_t cudaGLGetDevices(unsigned int *pCudaDeviceCount, int *pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList)
     """
+    if cudaDeviceCount.__class__ is not int or not 0 <= cudaDeviceCount <= 4294967295:
+        cudaDeviceCount = _c.integer(
+            cudaDeviceCount, 0, 4294967295, "cudaGLGetDevices", "cudaDeviceCount", "unsigned int"
+        )
+    if deviceList.__class__ is not cudaGLDeviceList and (
+        deviceList.__class__ is not int or deviceList not in cudaGLDeviceList._value2member_map_
+    ):
+        deviceList = _c.enum_argument(
+            deviceList,
+            cudaGLDeviceList,
+            0,
+            4294967295,
+            None,
+            "cudaGLGetDevices",
+            "deviceList",
+            "enum cudaGLDeviceList",
+        )
     pCudaDeviceCount = c_uint()
     pCudaDevices = (c_int * cudaDeviceCount)()
     try:
@@ -4153,6 +4686,10 @@ def cudaGLMapBufferObject(bufObj: int) -> int:
     C: cudaError_t cudaGLMapBufferObject(void **devPtr, GLuint bufObj)
     """
     _c.deprecated("cudaGLMapBufferObject", None)
+    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+        bufObj = _c.integer(
+            bufObj, 0, 4294967295, "cudaGLMapBufferObject", "bufObj", "GLuint (unsigned int)"
+        )
     devPtr = c_void_p()
     try:
         err = _cudaGLMapBufferObject(devPtr, bufObj)
@@ -4182,6 +4719,10 @@ def cudaGLMapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike) 
     C: cudaError_t cudaGLMapBufferObjectAsync(void **devPtr, GLuint bufObj, cudaStream_t stream)
     """
     _c.deprecated("cudaGLMapBufferObjectAsync", None)
+    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+        bufObj = _c.integer(
+            bufObj, 0, 4294967295, "cudaGLMapBufferObjectAsync", "bufObj", "GLuint (unsigned int)"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     devPtr = c_void_p()
@@ -4211,6 +4752,10 @@ def cudaGLRegisterBufferObject(bufObj: int) -> None:
     C: cudaError_t cudaGLRegisterBufferObject(GLuint bufObj)
     """
     _c.deprecated("cudaGLRegisterBufferObject", None)
+    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+        bufObj = _c.integer(
+            bufObj, 0, 4294967295, "cudaGLRegisterBufferObject", "bufObj", "GLuint (unsigned int)"
+        )
     try:
         err = _cudaGLRegisterBufferObject(bufObj)
     except _ArgumentError as exc:
@@ -4235,6 +4780,19 @@ def cudaGLSetBufferObjectMapFlags(bufObj: int, flags: int) -> None:
     C: cudaError_t cudaGLSetBufferObjectMapFlags(GLuint bufObj, unsigned int flags)
     """
     _c.deprecated("cudaGLSetBufferObjectMapFlags", None)
+    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+        bufObj = _c.integer(
+            bufObj,
+            0,
+            4294967295,
+            "cudaGLSetBufferObjectMapFlags",
+            "bufObj",
+            "GLuint (unsigned int)",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaGLSetBufferObjectMapFlags", "flags", "unsigned int"
+        )
     try:
         err = _cudaGLSetBufferObjectMapFlags(bufObj, flags)
     except _ArgumentError as exc:
@@ -4258,6 +4816,8 @@ def cudaGLSetGLDevice(device: int) -> None:
     C: cudaError_t cudaGLSetGLDevice(int device)
     """
     _c.deprecated("cudaGLSetGLDevice", None)
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, -2147483648, 2147483647, "cudaGLSetGLDevice", "device", "int")
     try:
         err = _cudaGLSetGLDevice(device)
     except _ArgumentError as exc:
@@ -4281,6 +4841,10 @@ def cudaGLUnmapBufferObject(bufObj: int) -> None:
     C: cudaError_t cudaGLUnmapBufferObject(GLuint bufObj)
     """
     _c.deprecated("cudaGLUnmapBufferObject", None)
+    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+        bufObj = _c.integer(
+            bufObj, 0, 4294967295, "cudaGLUnmapBufferObject", "bufObj", "GLuint (unsigned int)"
+        )
     try:
         err = _cudaGLUnmapBufferObject(bufObj)
     except _ArgumentError as exc:
@@ -4305,6 +4869,10 @@ def cudaGLUnmapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike
     C: cudaError_t cudaGLUnmapBufferObjectAsync(GLuint bufObj, cudaStream_t stream)
     """
     _c.deprecated("cudaGLUnmapBufferObjectAsync", None)
+    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+        bufObj = _c.integer(
+            bufObj, 0, 4294967295, "cudaGLUnmapBufferObjectAsync", "bufObj", "GLuint (unsigned int)"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -4328,6 +4896,10 @@ def cudaGLUnregisterBufferObject(bufObj: int) -> None:
     C: cudaError_t cudaGLUnregisterBufferObject(GLuint bufObj)
     """
     _c.deprecated("cudaGLUnregisterBufferObject", None)
+    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+        bufObj = _c.integer(
+            bufObj, 0, 4294967295, "cudaGLUnregisterBufferObject", "bufObj", "GLuint (unsigned int)"
+        )
     try:
         err = _cudaGLUnregisterBufferObject(bufObj)
     except _ArgumentError as exc:
@@ -4442,6 +5014,10 @@ def cudaGetDeviceProperties(device: int) -> cudaDeviceProp:
 
     C: cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaGetDeviceProperties", "device", "int"
+        )
     prop = cudaDeviceProp()
     try:
         err = _cudaGetDeviceProperties(prop, device)
@@ -4476,6 +5052,10 @@ def cudaGetDriverEntryPoint(
     _c.deprecated("cudaGetDriverEntryPoint", None)
     if symbol.__class__ is not bytes:
         symbol = _c.cstring(symbol, "symbol")
+    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+        flags = _c.integer(
+            flags, 0, 18446744073709551615, "cudaGetDriverEntryPoint", "flags", "unsigned long long"
+        )
     funcPtr = c_void_p()
     driverStatus = c_uint()
     try:
@@ -4511,6 +5091,24 @@ def cudaGetDriverEntryPointByVersion(
     """
     if symbol.__class__ is not bytes:
         symbol = _c.cstring(symbol, "symbol")
+    if cudaVersion.__class__ is not int or not 0 <= cudaVersion <= 4294967295:
+        cudaVersion = _c.integer(
+            cudaVersion,
+            0,
+            4294967295,
+            "cudaGetDriverEntryPointByVersion",
+            "cudaVersion",
+            "unsigned int",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+        flags = _c.integer(
+            flags,
+            0,
+            18446744073709551615,
+            "cudaGetDriverEntryPointByVersion",
+            "flags",
+            "unsigned long long",
+        )
     funcPtr = c_void_p()
     driverStatus = c_uint()
     try:
@@ -4536,6 +5134,12 @@ def cudaGetErrorName(error: cudaError | int) -> str:
 
     C: const char *cudaGetErrorName(cudaError_t error)
     """
+    if error.__class__ is not cudaError and (
+        error.__class__ is not int or error not in cudaError._value2member_map_
+    ):
+        error = _c.enum_argument(
+            error, cudaError, 0, 4294967295, None, "cudaGetErrorName", "error", "cudaError_t"
+        )
     try:
         return _c.text(_cudaGetErrorName(error))
     except _ArgumentError as exc:
@@ -4552,6 +5156,12 @@ def cudaGetErrorString(error: cudaError | int) -> str:
 
     C: const char *cudaGetErrorString(cudaError_t error)
     """
+    if error.__class__ is not cudaError and (
+        error.__class__ is not int or error not in cudaError._value2member_map_
+    ):
+        error = _c.enum_argument(
+            error, cudaError, 0, 4294967295, None, "cudaGetErrorString", "error", "cudaError_t"
+        )
     try:
         return _c.text(_cudaGetErrorString(error))
     except _ArgumentError as exc:
@@ -4568,6 +5178,8 @@ def cudaGetExportTable(pExportTableId: _PointerLike) -> int:
     """
     if pExportTableId.__class__ is not int:
         pExportTableId = _c.ref(pExportTableId, cudaUUID_t, "pExportTableId", False)
+    elif not 65536 <= pExportTableId < 18446744073709551616 and pExportTableId:
+        raise _c.address_error(pExportTableId, "cudaGetExportTable", "pExportTableId", "cudaUUID_t")
     ppExportTable = c_void_p()
     try:
         err = _cudaGetExportTable(ppExportTable, pExportTableId)
@@ -4595,6 +5207,8 @@ def cudaGetFuncBySymbol(symbolPtr: _PointerLike) -> cudaFunction_t:
     """
     if symbolPtr.__class__ is not int:
         symbolPtr = _c.device_function(symbolPtr, "symbolPtr")
+    elif not 0 <= symbolPtr < 18446744073709551616:
+        raise _c.address_error(symbolPtr, "cudaGetFuncBySymbol", "symbolPtr")
     functionPtr = cudaFunction_t()
     try:
         err = _cudaGetFuncBySymbol(functionPtr, symbolPtr)
@@ -4620,6 +5234,8 @@ def cudaGetKernel(entryFuncAddr: _PointerLike) -> cudaKernel_t:
     """
     if entryFuncAddr.__class__ is not int:
         entryFuncAddr = _c.device_function(entryFuncAddr, "entryFuncAddr")
+    elif not 0 <= entryFuncAddr < 18446744073709551616:
+        raise _c.address_error(entryFuncAddr, "cudaGetKernel", "entryFuncAddr")
     kernelPtr = cudaKernel_t()
     try:
         err = _cudaGetKernel(kernelPtr, entryFuncAddr)
@@ -4667,6 +5283,10 @@ def cudaGetMipmappedArrayLevel(
     """
     if mipmappedArray.__class__ is not cudaMipmappedArray_const_t:
         mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
+    if level.__class__ is not int or not 0 <= level <= 4294967295:
+        level = _c.integer(
+            level, 0, 4294967295, "cudaGetMipmappedArrayLevel", "level", "unsigned int"
+        )
     levelArray = cudaArray_t()
     try:
         err = _cudaGetMipmappedArrayLevel(levelArray, mipmappedArray, level)
@@ -4694,6 +5314,15 @@ def cudaGetSurfaceObjectResourceDesc(surfObject: int) -> cudaResourceDesc:
 
     C: cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject)
     """
+    if surfObject.__class__ is not int or not 0 <= surfObject <= 18446744073709551615:
+        surfObject = _c.integer(
+            surfObject,
+            0,
+            18446744073709551615,
+            "cudaGetSurfaceObjectResourceDesc",
+            "surfObject",
+            "cudaSurfaceObject_t (unsigned long long)",
+        )
     pResDesc = cudaResourceDesc()
     try:
         err = _cudaGetSurfaceObjectResourceDesc(pResDesc, surfObject)
@@ -4723,6 +5352,8 @@ def cudaGetSymbolAddress(symbol: _PointerLike) -> int:
     """
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaGetSymbolAddress", "symbol")
     devPtr = c_void_p()
     try:
         err = _cudaGetSymbolAddress(devPtr, symbol)
@@ -4750,6 +5381,8 @@ def cudaGetSymbolSize(symbol: _PointerLike) -> int:
     """
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaGetSymbolSize", "symbol")
     size = c_size_t()
     try:
         err = _cudaGetSymbolSize(size, symbol)
@@ -4775,6 +5408,15 @@ def cudaGetTextureObjectResourceDesc(texObject: int) -> cudaResourceDesc:
 
     C: cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject)
     """
+    if texObject.__class__ is not int or not 0 <= texObject <= 18446744073709551615:
+        texObject = _c.integer(
+            texObject,
+            0,
+            18446744073709551615,
+            "cudaGetTextureObjectResourceDesc",
+            "texObject",
+            "cudaTextureObject_t (unsigned long long)",
+        )
     pResDesc = cudaResourceDesc()
     try:
         err = _cudaGetTextureObjectResourceDesc(pResDesc, texObject)
@@ -4802,6 +5444,15 @@ def cudaGetTextureObjectResourceViewDesc(texObject: int) -> cudaResourceViewDesc
 
     C: cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *pResViewDesc, cudaTextureObject_t texObject)
     """
+    if texObject.__class__ is not int or not 0 <= texObject <= 18446744073709551615:
+        texObject = _c.integer(
+            texObject,
+            0,
+            18446744073709551615,
+            "cudaGetTextureObjectResourceViewDesc",
+            "texObject",
+            "cudaTextureObject_t (unsigned long long)",
+        )
     pResViewDesc = cudaResourceViewDesc()
     try:
         err = _cudaGetTextureObjectResourceViewDesc(pResViewDesc, texObject)
@@ -4829,6 +5480,15 @@ def cudaGetTextureObjectTextureDesc(texObject: int) -> cudaTextureDesc:
 
     C: cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *pTexDesc, cudaTextureObject_t texObject)
     """
+    if texObject.__class__ is not int or not 0 <= texObject <= 18446744073709551615:
+        texObject = _c.integer(
+            texObject,
+            0,
+            18446744073709551615,
+            "cudaGetTextureObjectTextureDesc",
+            "texObject",
+            "cudaTextureObject_t (unsigned long long)",
+        )
     pTexDesc = cudaTextureDesc()
     try:
         err = _cudaGetTextureObjectTextureDesc(pTexDesc, texObject)
@@ -4870,6 +5530,17 @@ def cudaGraphAddChildGraphNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddChildGraphNode", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddChildGraphNode",
+            "numDependencies",
+            "size_t",
+        )
     if childGraph.__class__ is not cudaGraph_t:
         childGraph = _c.handle(childGraph, cudaGraph_t, "childGraph")
     pGraphNode = cudaGraphNode_t()
@@ -4915,10 +5586,27 @@ def cudaGraphAddDependencies(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
         from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+    elif not 0 <= from_ < 18446744073709551616:
+        raise _c.address_error(from_, "cudaGraphAddDependencies", "from_")
     if to.__class__ is not int:
         to = _c.ref(to, cudaGraphNode_t, "to", False)
+    elif not 0 <= to < 18446744073709551616:
+        raise _c.address_error(to, "cudaGraphAddDependencies", "to")
     if edgeData.__class__ is not int:
         edgeData = _c.ref(edgeData, cudaGraphEdgeData, "edgeData", False)
+    elif not 65536 <= edgeData < 18446744073709551616 and edgeData:
+        raise _c.address_error(
+            edgeData, "cudaGraphAddDependencies", "edgeData", "cudaGraphEdgeData"
+        )
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddDependencies",
+            "numDependencies",
+            "size_t",
+        )
     try:
         err = _cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -4952,6 +5640,17 @@ def cudaGraphAddEmptyNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddEmptyNode", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddEmptyNode",
+            "numDependencies",
+            "size_t",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies)
@@ -4993,6 +5692,17 @@ def cudaGraphAddEventRecordNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddEventRecordNode", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddEventRecordNode",
+            "numDependencies",
+            "size_t",
+        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -5036,6 +5746,17 @@ def cudaGraphAddEventWaitNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddEventWaitNode", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddEventWaitNode",
+            "numDependencies",
+            "size_t",
+        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -5079,8 +5800,28 @@ def cudaGraphAddExternalSemaphoresSignalNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(
+            pDependencies, "cudaGraphAddExternalSemaphoresSignalNode", "pDependencies"
+        )
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddExternalSemaphoresSignalNode",
+            "numDependencies",
+            "size_t",
+        )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphAddExternalSemaphoresSignalNode",
+            "nodeParams",
+            "cudaExternalSemaphoreSignalNodeParams",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddExternalSemaphoresSignalNode(
@@ -5124,8 +5865,28 @@ def cudaGraphAddExternalSemaphoresWaitNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(
+            pDependencies, "cudaGraphAddExternalSemaphoresWaitNode", "pDependencies"
+        )
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddExternalSemaphoresWaitNode",
+            "numDependencies",
+            "size_t",
+        )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphAddExternalSemaphoresWaitNode",
+            "nodeParams",
+            "cudaExternalSemaphoreWaitNodeParams",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddExternalSemaphoresWaitNode(
@@ -5171,6 +5932,17 @@ def cudaGraphAddHostNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddHostNode", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddHostNode",
+            "numDependencies",
+            "size_t",
+        )
     pNodeParams, _pNodeParams_token = _c.callback_record(
         pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
     )
@@ -5219,8 +5991,23 @@ def cudaGraphAddKernelNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddKernelNode", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddKernelNode",
+            "numDependencies",
+            "size_t",
+        )
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphAddKernelNode", "pNodeParams", "cudaKernelNodeParams"
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddKernelNode(
@@ -5264,8 +6051,23 @@ def cudaGraphAddMemAllocNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemAllocNode", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddMemAllocNode",
+            "numDependencies",
+            "size_t",
+        )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaMemAllocNodeParams, "nodeParams", True)
+    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+        raise _c.address_error(
+            nodeParams, "cudaGraphAddMemAllocNode", "nodeParams", "cudaMemAllocNodeParams"
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemAllocNode(
@@ -5309,8 +6111,21 @@ def cudaGraphAddMemFreeNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemFreeNode", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddMemFreeNode",
+            "numDependencies",
+            "size_t",
+        )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
+    elif not 0 <= dptr < 18446744073709551616:
+        raise _c.address_error(dptr, "cudaGraphAddMemFreeNode", "dptr")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemFreeNode(pGraphNode, graph, pDependencies, numDependencies, dptr)
@@ -5352,8 +6167,23 @@ def cudaGraphAddMemcpyNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddMemcpyNode",
+            "numDependencies",
+            "size_t",
+        )
     if pCopyParams.__class__ is not int:
         pCopyParams = _c.ref(pCopyParams, cudaMemcpy3DParms, "pCopyParams", False)
+    elif not 65536 <= pCopyParams < 18446744073709551616 and pCopyParams:
+        raise _c.address_error(
+            pCopyParams, "cudaGraphAddMemcpyNode", "pCopyParams", "cudaMemcpy3DParms"
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode(
@@ -5403,10 +6233,42 @@ def cudaGraphAddMemcpyNode1D(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode1D", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddMemcpyNode1D",
+            "numDependencies",
+            "size_t",
+        )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaGraphAddMemcpyNode1D", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaGraphAddMemcpyNode1D", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaGraphAddMemcpyNode1D", "count", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaGraphAddMemcpyNode1D",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode1D(
@@ -5467,10 +6329,46 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeFromSymbol", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddMemcpyNodeFromSymbol",
+            "numDependencies",
+            "size_t",
+        )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaGraphAddMemcpyNodeFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaGraphAddMemcpyNodeFromSymbol", "symbol")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeFromSymbol", "count", "size_t"
+        )
+    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+        offset = _c.integer(
+            offset, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeFromSymbol", "offset", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaGraphAddMemcpyNodeFromSymbol",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeFromSymbol(
@@ -5532,10 +6430,46 @@ def cudaGraphAddMemcpyNodeToSymbol(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeToSymbol", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddMemcpyNodeToSymbol",
+            "numDependencies",
+            "size_t",
+        )
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaGraphAddMemcpyNodeToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaGraphAddMemcpyNodeToSymbol", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeToSymbol", "count", "size_t"
+        )
+    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+        offset = _c.integer(
+            offset, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeToSymbol", "offset", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaGraphAddMemcpyNodeToSymbol",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeToSymbol(
@@ -5589,8 +6523,23 @@ def cudaGraphAddMemsetNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemsetNode", "pDependencies")
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddMemsetNode",
+            "numDependencies",
+            "size_t",
+        )
     if pMemsetParams.__class__ is not int:
         pMemsetParams = _c.ref(pMemsetParams, cudaMemsetParams, "pMemsetParams", False)
+    elif not 65536 <= pMemsetParams < 18446744073709551616 and pMemsetParams:
+        raise _c.address_error(
+            pMemsetParams, "cudaGraphAddMemsetNode", "pMemsetParams", "cudaMemsetParams"
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemsetNode(
@@ -5636,10 +6585,27 @@ def cudaGraphAddNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
+    elif not 0 <= pDependencies < 18446744073709551616:
+        raise _c.address_error(pDependencies, "cudaGraphAddNode", "pDependencies")
     if dependencyData.__class__ is not int:
         dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+    elif not 65536 <= dependencyData < 18446744073709551616 and dependencyData:
+        raise _c.address_error(
+            dependencyData, "cudaGraphAddNode", "dependencyData", "cudaGraphEdgeData"
+        )
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphAddNode",
+            "numDependencies",
+            "size_t",
+        )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+        raise _c.address_error(nodeParams, "cudaGraphAddNode", "nodeParams", "cudaGraphNodeParams")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddNode(
@@ -5741,6 +6707,19 @@ def cudaGraphConditionalHandleCreate(
     """
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
+    if defaultLaunchValue.__class__ is not int or not 0 <= defaultLaunchValue <= 4294967295:
+        defaultLaunchValue = _c.integer(
+            defaultLaunchValue,
+            0,
+            4294967295,
+            "cudaGraphConditionalHandleCreate",
+            "defaultLaunchValue",
+            "unsigned int",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaGraphConditionalHandleCreate", "flags", "unsigned int"
+        )
     pHandle_out = cudaGraphConditionalHandle()
     try:
         err = _cudaGraphConditionalHandleCreate(pHandle_out, graph, defaultLaunchValue, flags)
@@ -5780,6 +6759,19 @@ def cudaGraphConditionalHandleCreate_v2(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if ctx.__class__ is not cudaExecutionContext_t:
         ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
+    if defaultLaunchValue.__class__ is not int or not 0 <= defaultLaunchValue <= 4294967295:
+        defaultLaunchValue = _c.integer(
+            defaultLaunchValue,
+            0,
+            4294967295,
+            "cudaGraphConditionalHandleCreate_v2",
+            "defaultLaunchValue",
+            "unsigned int",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaGraphConditionalHandleCreate_v2", "flags", "unsigned int"
+        )
     pHandle_out = cudaGraphConditionalHandle()
     try:
         err = _cudaGraphConditionalHandleCreate_v2(
@@ -5811,6 +6803,8 @@ def cudaGraphCreate(flags: int = 0) -> cudaGraph_t:
 
     C: cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
     """
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaGraphCreate", "flags", "unsigned int")
     pGraph = cudaGraph_t()
     try:
         err = _cudaGraphCreate(pGraph, flags)
@@ -5841,6 +6835,8 @@ def cudaGraphDebugDotPrint(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if path.__class__ is not bytes:
         path = _c.cstring(path, "path")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaGraphDebugDotPrint", "flags", "unsigned int")
     try:
         err = _cudaGraphDebugDotPrint(graph, path, flags)
     except _ArgumentError as exc:
@@ -6164,6 +7160,13 @@ def cudaGraphExecExternalSemaphoresSignalNodeSetParams(
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphExecExternalSemaphoresSignalNodeSetParams",
+            "nodeParams",
+            "cudaExternalSemaphoreSignalNodeParams",
+        )
     try:
         err = _cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6200,6 +7203,13 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphExecExternalSemaphoresWaitNodeSetParams",
+            "nodeParams",
+            "cudaExternalSemaphoreWaitNodeParams",
+        )
     try:
         err = _cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6330,6 +7340,10 @@ def cudaGraphExecKernelNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphExecKernelNodeSetParams", "pNodeParams", "cudaKernelNodeParams"
+        )
     try:
         err = _cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -6364,6 +7378,10 @@ def cudaGraphExecMemcpyNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
+    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphExecMemcpyNodeSetParams", "pNodeParams", "cudaMemcpy3DParms"
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -6404,8 +7422,29 @@ def cudaGraphExecMemcpyNodeSetParams1D(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaGraphExecMemcpyNodeSetParams1D", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParams1D", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaGraphExecMemcpyNodeSetParams1D", "count", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaGraphExecMemcpyNodeSetParams1D",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -6450,8 +7489,43 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "symbol")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count,
+            0,
+            18446744073709551615,
+            "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
+            "count",
+            "size_t",
+        )
+    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+        offset = _c.integer(
+            offset,
+            0,
+            18446744073709551615,
+            "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
+            "offset",
+            "size_t",
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsFromSymbol(
             hGraphExec, node, dst, symbol, count, offset, kind
@@ -6498,8 +7572,43 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count,
+            0,
+            18446744073709551615,
+            "cudaGraphExecMemcpyNodeSetParamsToSymbol",
+            "count",
+            "size_t",
+        )
+    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+        offset = _c.integer(
+            offset,
+            0,
+            18446744073709551615,
+            "cudaGraphExecMemcpyNodeSetParamsToSymbol",
+            "offset",
+            "size_t",
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaGraphExecMemcpyNodeSetParamsToSymbol",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsToSymbol(
             hGraphExec, node, symbol, src, count, offset, kind
@@ -6538,6 +7647,10 @@ def cudaGraphExecMemsetNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
+    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphExecMemsetNodeSetParams", "pNodeParams", "cudaMemsetParams"
+        )
     try:
         err = _cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -6572,6 +7685,10 @@ def cudaGraphExecNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+        raise _c.address_error(
+            nodeParams, "cudaGraphExecNodeSetParams", "nodeParams", "cudaGraphNodeParams"
+        )
     try:
         err = _cudaGraphExecNodeSetParams(graphExec, node, nodeParams)
     except _ArgumentError as exc:
@@ -6669,6 +7786,13 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
+    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphExternalSemaphoresSignalNodeSetParams",
+            "nodeParams",
+            "cudaExternalSemaphoreSignalNodeParams",
+        )
     try:
         err = _cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6729,6 +7853,13 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
+    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphExternalSemaphoresWaitNodeSetParams",
+            "nodeParams",
+            "cudaExternalSemaphoreWaitNodeParams",
+        )
     try:
         err = _cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6953,6 +8084,10 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
     """
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
+    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+        flags = _c.integer(
+            flags, 0, 18446744073709551615, "cudaGraphInstantiate", "flags", "unsigned long long"
+        )
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiate(pGraphExec, graph, flags)
@@ -6988,6 +8123,15 @@ def cudaGraphInstantiateWithFlags(
     """
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
+    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+        flags = _c.integer(
+            flags,
+            0,
+            18446744073709551615,
+            "cudaGraphInstantiateWithFlags",
+            "flags",
+            "unsigned long long",
+        )
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiateWithFlags(pGraphExec, graph, flags)
@@ -7026,6 +8170,13 @@ def cudaGraphInstantiateWithParams(
     if instantiateParams.__class__ is not int:
         instantiateParams = _c.ref(
             instantiateParams, cudaGraphInstantiateParams, "instantiateParams", True
+        )
+    elif not 65536 <= instantiateParams < 18446744073709551616 and instantiateParams:
+        raise _c.address_error(
+            instantiateParams,
+            "cudaGraphInstantiateWithParams",
+            "instantiateParams",
+            "cudaGraphInstantiateParams",
         )
     pGraphExec = cudaGraphExec_t()
     try:
@@ -7115,6 +8266,19 @@ def cudaGraphKernelNodeGetAttribute(
     """
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
+    if attr.__class__ is not cudaLaunchAttributeID and (
+        attr.__class__ is not int or attr not in cudaLaunchAttributeID._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaLaunchAttributeID,
+            0,
+            4294967295,
+            None,
+            "cudaGraphKernelNodeGetAttribute",
+            "attr",
+            "enum cudaLaunchAttributeID",
+        )
     value_out = _c.attribute_storage(
         attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeGetAttribute"
     )
@@ -7205,6 +8369,19 @@ def cudaGraphKernelNodeSetAttribute(
     """
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
+    if attr.__class__ is not cudaLaunchAttributeID and (
+        attr.__class__ is not int or attr not in cudaLaunchAttributeID._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaLaunchAttributeID,
+            0,
+            4294967295,
+            None,
+            "cudaGraphKernelNodeSetAttribute",
+            "attr",
+            "enum cudaLaunchAttributeID",
+        )
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeSetAttribute", "value"
     )
@@ -7237,6 +8414,10 @@ def cudaGraphKernelNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
+    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphKernelNodeSetParams", "pNodeParams", "cudaKernelNodeParams"
+        )
     try:
         err = _cudaGraphKernelNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -7380,6 +8561,10 @@ def cudaGraphMemcpyNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
+    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphMemcpyNodeSetParams", "pNodeParams", "cudaMemcpy3DParms"
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -7416,8 +8601,29 @@ def cudaGraphMemcpyNodeSetParams1D(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaGraphMemcpyNodeSetParams1D", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaGraphMemcpyNodeSetParams1D", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaGraphMemcpyNodeSetParams1D", "count", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaGraphMemcpyNodeSetParams1D",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -7456,8 +8662,43 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaGraphMemcpyNodeSetParamsFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaGraphMemcpyNodeSetParamsFromSymbol", "symbol")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count,
+            0,
+            18446744073709551615,
+            "cudaGraphMemcpyNodeSetParamsFromSymbol",
+            "count",
+            "size_t",
+        )
+    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+        offset = _c.integer(
+            offset,
+            0,
+            18446744073709551615,
+            "cudaGraphMemcpyNodeSetParamsFromSymbol",
+            "offset",
+            "size_t",
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaGraphMemcpyNodeSetParamsFromSymbol",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -7498,8 +8739,43 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaGraphMemcpyNodeSetParamsToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaGraphMemcpyNodeSetParamsToSymbol", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count,
+            0,
+            18446744073709551615,
+            "cudaGraphMemcpyNodeSetParamsToSymbol",
+            "count",
+            "size_t",
+        )
+    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+        offset = _c.integer(
+            offset,
+            0,
+            18446744073709551615,
+            "cudaGraphMemcpyNodeSetParamsToSymbol",
+            "offset",
+            "size_t",
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaGraphMemcpyNodeSetParamsToSymbol",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -7560,6 +8836,10 @@ def cudaGraphMemsetNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
+    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphMemsetNodeSetParams", "pNodeParams", "cudaMemsetParams"
+        )
     try:
         err = _cudaGraphMemsetNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -7873,6 +9153,10 @@ def cudaGraphNodeSetEnabled(
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
+    if isEnabled.__class__ is not int or not 0 <= isEnabled <= 4294967295:
+        isEnabled = _c.integer(
+            isEnabled, 0, 4294967295, "cudaGraphNodeSetEnabled", "isEnabled", "unsigned int"
+        )
     try:
         err = _cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
     except _ArgumentError as exc:
@@ -7900,6 +9184,10 @@ def cudaGraphNodeSetParams(node: cudaGraphNode_t | _HandleLike, nodeParams: _Poi
         node = _c.handle(node, cudaGraphNode_t, "node")
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
+    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+        raise _c.address_error(
+            nodeParams, "cudaGraphNodeSetParams", "nodeParams", "cudaGraphNodeParams"
+        )
     try:
         err = _cudaGraphNodeSetParams(node, nodeParams)
     except _ArgumentError as exc:
@@ -7928,6 +9216,10 @@ def cudaGraphReleaseUserObject(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
+    if count.__class__ is not int or not 0 <= count <= 4294967295:
+        count = _c.integer(
+            count, 0, 4294967295, "cudaGraphReleaseUserObject", "count", "unsigned int"
+        )
     try:
         err = _cudaGraphReleaseUserObject(graph, object, count)
     except _ArgumentError as exc:
@@ -7964,10 +9256,27 @@ def cudaGraphRemoveDependencies(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
         from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
+    elif not 0 <= from_ < 18446744073709551616:
+        raise _c.address_error(from_, "cudaGraphRemoveDependencies", "from_")
     if to.__class__ is not int:
         to = _c.ref(to, cudaGraphNode_t, "to", False)
+    elif not 0 <= to < 18446744073709551616:
+        raise _c.address_error(to, "cudaGraphRemoveDependencies", "to")
     if edgeData.__class__ is not int:
         edgeData = _c.ref(edgeData, cudaGraphEdgeData, "edgeData", False)
+    elif not 65536 <= edgeData < 18446744073709551616 and edgeData:
+        raise _c.address_error(
+            edgeData, "cudaGraphRemoveDependencies", "edgeData", "cudaGraphEdgeData"
+        )
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaGraphRemoveDependencies",
+            "numDependencies",
+            "size_t",
+        )
     try:
         err = _cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -8004,6 +9313,14 @@ def cudaGraphRetainUserObject(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
+    if count.__class__ is not int or not 0 <= count <= 4294967295:
+        count = _c.integer(
+            count, 0, 4294967295, "cudaGraphRetainUserObject", "count", "unsigned int"
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaGraphRetainUserObject", "flags", "unsigned int"
+        )
     try:
         err = _cudaGraphRetainUserObject(graph, object, count, flags)
     except _ArgumentError as exc:
@@ -8061,6 +9378,10 @@ def cudaGraphicsEGLRegisterImage(
     """
     if image.__class__ is not EGLImageKHR:
         image = _c.handle(image, EGLImageKHR, "image")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaGraphicsEGLRegisterImage", "flags", "unsigned int"
+        )
     pCudaResource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsEGLRegisterImage(pCudaResource, image, flags)
@@ -8089,6 +9410,14 @@ def cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> cudaGraphicsResourc
 
     C: cudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource **resource, GLuint buffer, unsigned int flags)
     """
+    if buffer.__class__ is not int or not 0 <= buffer <= 4294967295:
+        buffer = _c.integer(
+            buffer, 0, 4294967295, "cudaGraphicsGLRegisterBuffer", "buffer", "GLuint (unsigned int)"
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaGraphicsGLRegisterBuffer", "flags", "unsigned int"
+        )
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsGLRegisterBuffer(resource, buffer, flags)
@@ -8118,6 +9447,18 @@ def cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> cudaGrap
 
     C: cudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource **resource, GLuint image, GLenum target, unsigned int flags)
     """
+    if image.__class__ is not int or not 0 <= image <= 4294967295:
+        image = _c.integer(
+            image, 0, 4294967295, "cudaGraphicsGLRegisterImage", "image", "GLuint (unsigned int)"
+        )
+    if target.__class__ is not int or not 0 <= target <= 4294967295:
+        target = _c.integer(
+            target, 0, 4294967295, "cudaGraphicsGLRegisterImage", "target", "GLenum (unsigned int)"
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaGraphicsGLRegisterImage", "flags", "unsigned int"
+        )
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsGLRegisterImage(resource, image, target, flags)
@@ -8146,8 +9487,14 @@ def cudaGraphicsMapResources(
 
     C: cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
+    if count.__class__ is not int or not -2147483648 <= count <= 2147483647:
+        count = _c.integer(
+            count, -2147483648, 2147483647, "cudaGraphicsMapResources", "count", "int"
+        )
     if resources.__class__ is not int:
         resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
+    elif not 0 <= resources < 18446744073709551616:
+        raise _c.address_error(resources, "cudaGraphicsMapResources", "resources")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8181,6 +9528,19 @@ def cudaGraphicsResourceGetMappedEglFrame(
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
+    if index.__class__ is not int or not 0 <= index <= 4294967295:
+        index = _c.integer(
+            index, 0, 4294967295, "cudaGraphicsResourceGetMappedEglFrame", "index", "unsigned int"
+        )
+    if mipLevel.__class__ is not int or not 0 <= mipLevel <= 4294967295:
+        mipLevel = _c.integer(
+            mipLevel,
+            0,
+            4294967295,
+            "cudaGraphicsResourceGetMappedEglFrame",
+            "mipLevel",
+            "unsigned int",
+        )
     eglFrame = cudaEglFrame()
     try:
         err = _cudaGraphicsResourceGetMappedEglFrame(eglFrame, resource, index, mipLevel)
@@ -8276,6 +9636,10 @@ def cudaGraphicsResourceSetMapFlags(
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaGraphicsResourceSetMapFlags", "flags", "unsigned int"
+        )
     try:
         err = _cudaGraphicsResourceSetMapFlags(resource, flags)
     except _ArgumentError as exc:
@@ -8307,6 +9671,24 @@ def cudaGraphicsSubResourceGetMappedArray(
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
+    if arrayIndex.__class__ is not int or not 0 <= arrayIndex <= 4294967295:
+        arrayIndex = _c.integer(
+            arrayIndex,
+            0,
+            4294967295,
+            "cudaGraphicsSubResourceGetMappedArray",
+            "arrayIndex",
+            "unsigned int",
+        )
+    if mipLevel.__class__ is not int or not 0 <= mipLevel <= 4294967295:
+        mipLevel = _c.integer(
+            mipLevel,
+            0,
+            4294967295,
+            "cudaGraphicsSubResourceGetMappedArray",
+            "mipLevel",
+            "unsigned int",
+        )
     array = cudaArray_t()
     try:
         err = _cudaGraphicsSubResourceGetMappedArray(array, resource, arrayIndex, mipLevel)
@@ -8337,8 +9719,14 @@ def cudaGraphicsUnmapResources(
 
     C: cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
+    if count.__class__ is not int or not -2147483648 <= count <= 2147483647:
+        count = _c.integer(
+            count, -2147483648, 2147483647, "cudaGraphicsUnmapResources", "count", "int"
+        )
     if resources.__class__ is not int:
         resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
+    elif not 0 <= resources < 18446744073709551616:
+        raise _c.address_error(resources, "cudaGraphicsUnmapResources", "resources")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8389,6 +9777,19 @@ def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaG
 
     C: cudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource **resource, VdpOutputSurface vdpSurface, unsigned int flags)
     """
+    if vdpSurface.__class__ is not int or not 0 <= vdpSurface <= 4294967295:
+        vdpSurface = _c.integer(
+            vdpSurface,
+            0,
+            4294967295,
+            "cudaGraphicsVDPAURegisterOutputSurface",
+            "vdpSurface",
+            "VdpOutputSurface (unsigned int)",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaGraphicsVDPAURegisterOutputSurface", "flags", "unsigned int"
+        )
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsVDPAURegisterOutputSurface(resource, vdpSurface, flags)
@@ -8417,6 +9818,19 @@ def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> cudaGr
 
     C: cudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource **resource, VdpVideoSurface vdpSurface, unsigned int flags)
     """
+    if vdpSurface.__class__ is not int or not 0 <= vdpSurface <= 4294967295:
+        vdpSurface = _c.integer(
+            vdpSurface,
+            0,
+            4294967295,
+            "cudaGraphicsVDPAURegisterVideoSurface",
+            "vdpSurface",
+            "VdpVideoSurface (unsigned int)",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaGraphicsVDPAURegisterVideoSurface", "flags", "unsigned int"
+        )
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsVDPAURegisterVideoSurface(resource, vdpSurface, flags)
@@ -8450,6 +9864,10 @@ def cudaGreenCtxCreate(
     """
     if desc.__class__ is not cudaDevResourceDesc_t:
         desc = _c.handle(desc, cudaDevResourceDesc_t, "desc")
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, -2147483648, 2147483647, "cudaGreenCtxCreate", "device", "int")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaGreenCtxCreate", "flags", "unsigned int")
     phCtx = cudaExecutionContext_t()
     try:
         err = _cudaGreenCtxCreate(phCtx, desc, device, flags)
@@ -8478,6 +9896,10 @@ def cudaHostAlloc(size: int, flags: int) -> _HostMemory:
 
     C: cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
     """
+    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+        size = _c.integer(size, 0, 18446744073709551615, "cudaHostAlloc", "size", "size_t")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaHostAlloc", "flags", "unsigned int")
     pHost = c_void_p()
     try:
         err = _cudaHostAlloc(pHost, size, flags)
@@ -8506,6 +9928,12 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | i
     """
     if pHost.__class__ is not int:
         pHost = _c.pointer(pHost, "pHost", True)
+    elif not 0 <= pHost < 18446744073709551616:
+        raise _c.address_error(pHost, "cudaHostGetDevicePointer", "pHost")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaHostGetDevicePointer", "flags", "unsigned int"
+        )
     pDevice = c_void_p()
     try:
         err = _cudaHostGetDevicePointer(pDevice, pHost, flags)
@@ -8535,6 +9963,8 @@ def cudaHostGetFlags(pHost: _PointerLike) -> int:
     """
     if pHost.__class__ is not int:
         pHost = _c.pointer(pHost, "pHost", True)
+    elif not 0 <= pHost < 18446744073709551616:
+        raise _c.address_error(pHost, "cudaHostGetFlags", "pHost")
     pFlags = c_uint()
     try:
         err = _cudaHostGetFlags(pFlags, pHost)
@@ -8561,6 +9991,12 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True)
+    elif not 0 <= ptr < 18446744073709551616:
+        raise _c.address_error(ptr, "cudaHostRegister", "ptr")
+    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+        size = _c.integer(size, 0, 18446744073709551615, "cudaHostRegister", "size", "size_t")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaHostRegister", "flags", "unsigned int")
     try:
         err = _cudaHostRegister(ptr, size, flags)
     except _ArgumentError as exc:
@@ -8583,6 +10019,8 @@ def cudaHostUnregister(ptr: _PointerLike) -> None:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True)
+    elif not 0 <= ptr < 18446744073709551616:
+        raise _c.address_error(ptr, "cudaHostUnregister", "ptr")
     try:
         err = _cudaHostUnregister(ptr)
     except _ArgumentError as exc:
@@ -8608,6 +10046,13 @@ def cudaImportExternalMemory(memHandleDesc: _PointerLike) -> cudaExternalMemory_
     """
     if memHandleDesc.__class__ is not int:
         memHandleDesc = _c.ref(memHandleDesc, cudaExternalMemoryHandleDesc, "memHandleDesc", False)
+    elif not 65536 <= memHandleDesc < 18446744073709551616 and memHandleDesc:
+        raise _c.address_error(
+            memHandleDesc,
+            "cudaImportExternalMemory",
+            "memHandleDesc",
+            "cudaExternalMemoryHandleDesc",
+        )
     extMem_out = cudaExternalMemory_t()
     try:
         err = _cudaImportExternalMemory(extMem_out, memHandleDesc)
@@ -8639,6 +10084,13 @@ def cudaImportExternalSemaphore(semHandleDesc: _PointerLike) -> cudaExternalSema
         semHandleDesc = _c.ref(
             semHandleDesc, cudaExternalSemaphoreHandleDesc, "semHandleDesc", False
         )
+    elif not 65536 <= semHandleDesc < 18446744073709551616 and semHandleDesc:
+        raise _c.address_error(
+            semHandleDesc,
+            "cudaImportExternalSemaphore",
+            "semHandleDesc",
+            "cudaExternalSemaphoreHandleDesc",
+        )
     extSem_out = cudaExternalSemaphore_t()
     try:
         err = _cudaImportExternalSemaphore(extSem_out, semHandleDesc)
@@ -8665,6 +10117,14 @@ def cudaInitDevice(device: int, deviceFlags: int, flags: int) -> None:
 
     C: cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, -2147483648, 2147483647, "cudaInitDevice", "device", "int")
+    if deviceFlags.__class__ is not int or not 0 <= deviceFlags <= 4294967295:
+        deviceFlags = _c.integer(
+            deviceFlags, 0, 4294967295, "cudaInitDevice", "deviceFlags", "unsigned int"
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaInitDevice", "flags", "unsigned int")
     try:
         err = _cudaInitDevice(device, deviceFlags, flags)
     except _ArgumentError as exc:
@@ -8687,6 +10147,8 @@ def cudaIpcCloseMemHandle(devPtr: _PointerLike) -> None:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaIpcCloseMemHandle", "devPtr")
     try:
         err = _cudaIpcCloseMemHandle(devPtr)
     except _ArgumentError as exc:
@@ -8739,6 +10201,8 @@ def cudaIpcGetMemHandle(devPtr: _PointerLike) -> cudaIpcMemHandle_t:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaIpcGetMemHandle", "devPtr")
     handle = cudaIpcMemHandle_t()
     try:
         err = _cudaIpcGetMemHandle(handle, devPtr)
@@ -8790,6 +10254,8 @@ def cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: int) -> int:
 
     C: cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
     """
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaIpcOpenMemHandle", "flags", "unsigned int")
     devPtr = c_void_p()
     try:
         err = _cudaIpcOpenMemHandle(devPtr, handle, flags)
@@ -8821,6 +10287,27 @@ def cudaKernelSetAttributeForDevice(
     """
     if kernel.__class__ is not cudaKernel_t:
         kernel = _c.handle(kernel, cudaKernel_t, "kernel")
+    if attr.__class__ is not cudaFuncAttribute and (
+        attr.__class__ is not int or attr not in cudaFuncAttribute._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaFuncAttribute,
+            0,
+            4294967295,
+            None,
+            "cudaKernelSetAttributeForDevice",
+            "attr",
+            "enum cudaFuncAttribute",
+        )
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(
+            value, -2147483648, 2147483647, "cudaKernelSetAttributeForDevice", "value", "int"
+        )
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaKernelSetAttributeForDevice", "device", "int"
+        )
     try:
         err = _cudaKernelSetAttributeForDevice(kernel, attr, value, device)
     except _ArgumentError as exc:
@@ -8857,8 +10344,16 @@ def cudaLaunchCooperativeKernel(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaLaunchCooperativeKernel", "func")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
+    elif not 0 <= args < 18446744073709551616:
+        raise _c.address_error(args, "cudaLaunchCooperativeKernel", "args")
+    if sharedMem.__class__ is not int or not 0 <= sharedMem <= 18446744073709551615:
+        sharedMem = _c.integer(
+            sharedMem, 0, 18446744073709551615, "cudaLaunchCooperativeKernel", "sharedMem", "size_t"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8926,6 +10421,10 @@ def cudaLaunchHostFunc_v2(
     fn, userData, _fn_token = _c.callback(
         fn, userData, "cudaHostFn_t", _lib, ("fn", "userData"), stream
     )
+    if syncMode.__class__ is not int or not 0 <= syncMode <= 4294967295:
+        syncMode = _c.integer(
+            syncMode, 0, 4294967295, "cudaLaunchHostFunc_v2", "syncMode", "unsigned int"
+        )
     try:
         err = _cudaLaunchHostFunc_v2(stream, fn, userData, syncMode)
     except _ArgumentError as exc:
@@ -8964,8 +10463,16 @@ def cudaLaunchKernel(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaLaunchKernel", "func")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
+    elif not 0 <= args < 18446744073709551616:
+        raise _c.address_error(args, "cudaLaunchKernel", "args")
+    if sharedMem.__class__ is not int or not 0 <= sharedMem <= 18446744073709551615:
+        sharedMem = _c.integer(
+            sharedMem, 0, 18446744073709551615, "cudaLaunchKernel", "sharedMem", "size_t"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8994,10 +10501,16 @@ def cudaLaunchKernelExC(config: _PointerLike, func: _PointerLike, args: _Pointer
     """
     if config.__class__ is not int:
         config = _c.ref(config, cudaLaunchConfig_t, "config", False)
+    elif not 65536 <= config < 18446744073709551616 and config:
+        raise _c.address_error(config, "cudaLaunchKernelExC", "config", "cudaLaunchConfig_t")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaLaunchKernelExC", "func")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
+    elif not 0 <= args < 18446744073709551616:
+        raise _c.address_error(args, "cudaLaunchKernelExC", "args")
     try:
         err = _cudaLaunchKernelExC(config, func, args)
     except _ArgumentError as exc:
@@ -9024,6 +10537,10 @@ def cudaLibraryEnumerateKernels(
 
     C: cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib)
     """
+    if numKernels.__class__ is not int or not 0 <= numKernels <= 4294967295:
+        numKernels = _c.integer(
+            numKernels, 0, 4294967295, "cudaLibraryEnumerateKernels", "numKernels", "unsigned int"
+        )
     if lib.__class__ is not cudaLibrary_t:
         lib = _c.handle(lib, cudaLibrary_t, "lib")
     kernels = (cudaKernel_t * numKernels)()
@@ -9236,14 +10753,37 @@ def cudaLibraryLoadData(
     """
     if code.__class__ is not int:
         code = _c.pointer(code, "code", False)
+    elif not 0 <= code < 18446744073709551616:
+        raise _c.address_error(code, "cudaLibraryLoadData", "code")
     if jitOptions.__class__ is not int:
         jitOptions = _c.ref(jitOptions, c_uint, "jitOptions", True)
+    elif not 0 <= jitOptions < 18446744073709551616:
+        raise _c.address_error(jitOptions, "cudaLibraryLoadData", "jitOptions")
     if jitOptionsValues.__class__ is not int:
         jitOptionsValues = _c.pointer(jitOptionsValues, "jitOptionsValues", True)
+    elif not 0 <= jitOptionsValues < 18446744073709551616:
+        raise _c.address_error(jitOptionsValues, "cudaLibraryLoadData", "jitOptionsValues")
+    if numJitOptions.__class__ is not int or not 0 <= numJitOptions <= 4294967295:
+        numJitOptions = _c.integer(
+            numJitOptions, 0, 4294967295, "cudaLibraryLoadData", "numJitOptions", "unsigned int"
+        )
     if libraryOptions.__class__ is not int:
         libraryOptions = _c.ref(libraryOptions, c_uint, "libraryOptions", True)
+    elif not 0 <= libraryOptions < 18446744073709551616:
+        raise _c.address_error(libraryOptions, "cudaLibraryLoadData", "libraryOptions")
     if libraryOptionValues.__class__ is not int:
         libraryOptionValues = _c.pointer(libraryOptionValues, "libraryOptionValues", True)
+    elif not 0 <= libraryOptionValues < 18446744073709551616:
+        raise _c.address_error(libraryOptionValues, "cudaLibraryLoadData", "libraryOptionValues")
+    if numLibraryOptions.__class__ is not int or not 0 <= numLibraryOptions <= 4294967295:
+        numLibraryOptions = _c.integer(
+            numLibraryOptions,
+            0,
+            4294967295,
+            "cudaLibraryLoadData",
+            "numLibraryOptions",
+            "unsigned int",
+        )
     library = cudaLibrary_t()
     try:
         err = _cudaLibraryLoadData(
@@ -9309,12 +10849,35 @@ def cudaLibraryLoadFromFile(
         fileName = _c.cstring(fileName, "fileName")
     if jitOptions.__class__ is not int:
         jitOptions = _c.ref(jitOptions, c_uint, "jitOptions", True)
+    elif not 0 <= jitOptions < 18446744073709551616:
+        raise _c.address_error(jitOptions, "cudaLibraryLoadFromFile", "jitOptions")
     if jitOptionsValues.__class__ is not int:
         jitOptionsValues = _c.pointer(jitOptionsValues, "jitOptionsValues", True)
+    elif not 0 <= jitOptionsValues < 18446744073709551616:
+        raise _c.address_error(jitOptionsValues, "cudaLibraryLoadFromFile", "jitOptionsValues")
+    if numJitOptions.__class__ is not int or not 0 <= numJitOptions <= 4294967295:
+        numJitOptions = _c.integer(
+            numJitOptions, 0, 4294967295, "cudaLibraryLoadFromFile", "numJitOptions", "unsigned int"
+        )
     if libraryOptions.__class__ is not int:
         libraryOptions = _c.ref(libraryOptions, c_uint, "libraryOptions", True)
+    elif not 0 <= libraryOptions < 18446744073709551616:
+        raise _c.address_error(libraryOptions, "cudaLibraryLoadFromFile", "libraryOptions")
     if libraryOptionValues.__class__ is not int:
         libraryOptionValues = _c.pointer(libraryOptionValues, "libraryOptionValues", True)
+    elif not 0 <= libraryOptionValues < 18446744073709551616:
+        raise _c.address_error(
+            libraryOptionValues, "cudaLibraryLoadFromFile", "libraryOptionValues"
+        )
+    if numLibraryOptions.__class__ is not int or not 0 <= numLibraryOptions <= 4294967295:
+        numLibraryOptions = _c.integer(
+            numLibraryOptions,
+            0,
+            4294967295,
+            "cudaLibraryLoadFromFile",
+            "numLibraryOptions",
+            "unsigned int",
+        )
     library = cudaLibrary_t()
     try:
         err = _cudaLibraryLoadFromFile(
@@ -9384,6 +10947,8 @@ def cudaLogsCurrent(flags: int) -> int:
 
     C: cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigned int flags)
     """
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaLogsCurrent", "flags", "unsigned int")
     iterator_out = cudaLogIterator()
     try:
         err = _cudaLogsCurrent(iterator_out, flags)
@@ -9411,8 +10976,19 @@ def cudaLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int
 
     C: cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const char *pathToFile, unsigned int flags)
     """
+    if iterator.__class__ is not int or not 0 <= iterator <= 4294967295:
+        iterator = _c.integer(
+            iterator,
+            0,
+            4294967295,
+            "cudaLogsDumpToFile",
+            "iterator",
+            "cudaLogIterator (unsigned int)",
+        )
     if pathToFile.__class__ is not bytes:
         pathToFile = _c.cstring(pathToFile, "pathToFile")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaLogsDumpToFile", "flags", "unsigned int")
     iterator_ = cudaLogIterator(iterator)
     try:
         err = _cudaLogsDumpToFile(iterator_, pathToFile, flags)
@@ -9446,8 +11022,23 @@ def cudaLogsDumpToMemory(
 
     C: cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
     """
+    if iterator.__class__ is not int or not 0 <= iterator <= 4294967295:
+        iterator = _c.integer(
+            iterator,
+            0,
+            4294967295,
+            "cudaLogsDumpToMemory",
+            "iterator",
+            "cudaLogIterator (unsigned int)",
+        )
     if buffer.__class__ is not int:
         buffer = _c.ref(buffer, c_char, "buffer", True)
+    elif not 0 <= buffer < 18446744073709551616:
+        raise _c.address_error(buffer, "cudaLogsDumpToMemory", "buffer")
+    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+        size = _c.integer(size, 0, 18446744073709551615, "cudaLogsDumpToMemory", "size", "size_t")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaLogsDumpToMemory", "flags", "unsigned int")
     iterator_ = cudaLogIterator(iterator)
     size_ = c_size_t(size)
     try:
@@ -9481,8 +11072,12 @@ def cudaLogsRegisterCallback(
     """
     if callbackFunc.__class__ is not int:
         callbackFunc = _c.pointer(callbackFunc, "callbackFunc", True)
+    elif not 0 <= callbackFunc < 18446744073709551616:
+        raise _c.address_error(callbackFunc, "cudaLogsRegisterCallback", "callbackFunc")
     if userData.__class__ is not int:
         userData = _c.pointer(userData, "userData", True)
+    elif not 0 <= userData < 18446744073709551616:
+        raise _c.address_error(userData, "cudaLogsRegisterCallback", "userData")
     callback_out = cudaLogsCallbackHandle()
     try:
         err = _cudaLogsRegisterCallback(callbackFunc, userData, callback_out)
@@ -9532,6 +11127,8 @@ def cudaMalloc(size: int) -> int:
 
     C: cudaError_t cudaMalloc(void **devPtr, size_t size)
     """
+    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+        size = _c.integer(size, 0, 18446744073709551615, "cudaMalloc", "size", "size_t")
     devPtr = c_void_p()
     try:
         err = _cudaMalloc(devPtr, size)
@@ -9586,6 +11183,10 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
     """
     if desc.__class__ is not int:
         desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+    elif not 65536 <= desc < 18446744073709551616 and desc:
+        raise _c.address_error(desc, "cudaMalloc3DArray", "desc", "cudaChannelFormatDesc")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaMalloc3DArray", "flags", "unsigned int")
     array = cudaArray_t()
     try:
         err = _cudaMalloc3DArray(array, desc, extent, flags)
@@ -9618,6 +11219,14 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
     """
     if desc.__class__ is not int:
         desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+    elif not 65536 <= desc < 18446744073709551616 and desc:
+        raise _c.address_error(desc, "cudaMallocArray", "desc", "cudaChannelFormatDesc")
+    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+        width = _c.integer(width, 0, 18446744073709551615, "cudaMallocArray", "width", "size_t")
+    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+        height = _c.integer(height, 0, 18446744073709551615, "cudaMallocArray", "height", "size_t")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaMallocArray", "flags", "unsigned int")
     array = cudaArray_t()
     try:
         err = _cudaMallocArray(array, desc, width, height, flags)
@@ -9646,6 +11255,8 @@ def cudaMallocAsync(size: int, hStream: cudaStream_t | _HandleLike) -> int:
 
     C: cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
     """
+    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+        size = _c.integer(size, 0, 18446744073709551615, "cudaMallocAsync", "size", "size_t")
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
     devPtr = c_void_p()
@@ -9677,6 +11288,10 @@ def cudaMallocFromPoolAsync(
 
     C: cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
     """
+    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+        size = _c.integer(
+            size, 0, 18446744073709551615, "cudaMallocFromPoolAsync", "size", "size_t"
+        )
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if stream.__class__ is not cudaStream_t:
@@ -9708,6 +11323,8 @@ def cudaMallocHost(size: int) -> _HostMemory:
 
     C: cudaError_t cudaMallocHost(void **ptr, size_t size)
     """
+    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+        size = _c.integer(size, 0, 18446744073709551615, "cudaMallocHost", "size", "size_t")
     ptr = c_void_p()
     try:
         err = _cudaMallocHost(ptr, size)
@@ -9734,6 +11351,10 @@ def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> _HostMemor
 
     C: cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
     """
+    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+        size = _c.integer(size, 0, 18446744073709551615, "cudaMallocManaged", "size", "size_t")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaMallocManaged", "flags", "unsigned int")
     devPtr = c_void_p()
     try:
         err = _cudaMallocManaged(devPtr, size, flags)
@@ -9766,6 +11387,16 @@ def cudaMallocMipmappedArray(
     """
     if desc.__class__ is not int:
         desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
+    elif not 65536 <= desc < 18446744073709551616 and desc:
+        raise _c.address_error(desc, "cudaMallocMipmappedArray", "desc", "cudaChannelFormatDesc")
+    if numLevels.__class__ is not int or not 0 <= numLevels <= 4294967295:
+        numLevels = _c.integer(
+            numLevels, 0, 4294967295, "cudaMallocMipmappedArray", "numLevels", "unsigned int"
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaMallocMipmappedArray", "flags", "unsigned int"
+        )
     mipmappedArray = cudaMipmappedArray_t()
     try:
         err = _cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags)
@@ -9797,6 +11428,10 @@ def cudaMallocPitch(width: int, height: int) -> tuple[int, int]:
 
     C: cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
     """
+    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+        width = _c.integer(width, 0, 18446744073709551615, "cudaMallocPitch", "width", "size_t")
+    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+        height = _c.integer(height, 0, 18446744073709551615, "cudaMallocPitch", "height", "size_t")
     devPtr = c_void_p()
     pitch = c_size_t()
     try:
@@ -9829,6 +11464,23 @@ def cudaMemAdvise(
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaMemAdvise", "devPtr")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(count, 0, 18446744073709551615, "cudaMemAdvise", "count", "size_t")
+    if advice.__class__ is not cudaMemoryAdvise and (
+        advice.__class__ is not int or advice not in cudaMemoryAdvise._value2member_map_
+    ):
+        advice = _c.enum_argument(
+            advice,
+            cudaMemoryAdvise,
+            0,
+            4294967295,
+            None,
+            "cudaMemAdvise",
+            "advice",
+            "enum cudaMemoryAdvise",
+        )
     try:
         err = _cudaMemAdvise(devPtr, count, advice, location)
     except _ArgumentError as exc:
@@ -9867,12 +11519,46 @@ def cudaMemDiscardAndPrefetchBatchAsync(
     """
     if dptrs.__class__ is not int:
         dptrs = _c.pointer(dptrs, "dptrs", True)
+    elif not 0 <= dptrs < 18446744073709551616:
+        raise _c.address_error(dptrs, "cudaMemDiscardAndPrefetchBatchAsync", "dptrs")
     if sizes.__class__ is not int:
         sizes = _c.ref(sizes, c_size_t, "sizes", True)
+    elif not 0 <= sizes < 18446744073709551616:
+        raise _c.address_error(sizes, "cudaMemDiscardAndPrefetchBatchAsync", "sizes")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemDiscardAndPrefetchBatchAsync", "count", "size_t"
+        )
     if prefetchLocs.__class__ is not int:
         prefetchLocs = _c.ref(prefetchLocs, cudaMemLocation, "prefetchLocs", True)
+    elif not 65536 <= prefetchLocs < 18446744073709551616 and prefetchLocs:
+        raise _c.address_error(
+            prefetchLocs, "cudaMemDiscardAndPrefetchBatchAsync", "prefetchLocs", "cudaMemLocation"
+        )
     if prefetchLocIdxs.__class__ is not int:
         prefetchLocIdxs = _c.ref(prefetchLocIdxs, c_size_t, "prefetchLocIdxs", True)
+    elif not 0 <= prefetchLocIdxs < 18446744073709551616:
+        raise _c.address_error(
+            prefetchLocIdxs, "cudaMemDiscardAndPrefetchBatchAsync", "prefetchLocIdxs"
+        )
+    if numPrefetchLocs.__class__ is not int or not 0 <= numPrefetchLocs <= 18446744073709551615:
+        numPrefetchLocs = _c.integer(
+            numPrefetchLocs,
+            0,
+            18446744073709551615,
+            "cudaMemDiscardAndPrefetchBatchAsync",
+            "numPrefetchLocs",
+            "size_t",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+        flags = _c.integer(
+            flags,
+            0,
+            18446744073709551615,
+            "cudaMemDiscardAndPrefetchBatchAsync",
+            "flags",
+            "unsigned long long",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9920,8 +11606,25 @@ def cudaMemDiscardBatchAsync(
     """
     if dptrs.__class__ is not int:
         dptrs = _c.pointer(dptrs, "dptrs", True)
+    elif not 0 <= dptrs < 18446744073709551616:
+        raise _c.address_error(dptrs, "cudaMemDiscardBatchAsync", "dptrs")
     if sizes.__class__ is not int:
         sizes = _c.ref(sizes, c_size_t, "sizes", True)
+    elif not 0 <= sizes < 18446744073709551616:
+        raise _c.address_error(sizes, "cudaMemDiscardBatchAsync", "sizes")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemDiscardBatchAsync", "count", "size_t"
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+        flags = _c.integer(
+            flags,
+            0,
+            18446744073709551615,
+            "cudaMemDiscardBatchAsync",
+            "flags",
+            "unsigned long long",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9950,6 +11653,21 @@ def cudaMemGetDefaultMemPool(
     """
     if location.__class__ is not int:
         location = _c.ref(location, cudaMemLocation, "location", True)
+    elif not 65536 <= location < 18446744073709551616 and location:
+        raise _c.address_error(location, "cudaMemGetDefaultMemPool", "location", "cudaMemLocation")
+    if type.__class__ is not cudaMemAllocationType and (
+        type.__class__ is not int or type not in cudaMemAllocationType._value2member_map_
+    ):
+        type = _c.enum_argument(
+            type,
+            cudaMemAllocationType,
+            0,
+            4294967295,
+            None,
+            "cudaMemGetDefaultMemPool",
+            "type",
+            "enum cudaMemAllocationType",
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemGetDefaultMemPool(memPool, location, type)
@@ -10000,6 +11718,21 @@ def cudaMemGetMemPool(location: _PointerLike, type: cudaMemAllocationType | int)
     """
     if location.__class__ is not int:
         location = _c.ref(location, cudaMemLocation, "location", True)
+    elif not 65536 <= location < 18446744073709551616 and location:
+        raise _c.address_error(location, "cudaMemGetMemPool", "location", "cudaMemLocation")
+    if type.__class__ is not cudaMemAllocationType and (
+        type.__class__ is not int or type not in cudaMemAllocationType._value2member_map_
+    ):
+        type = _c.enum_argument(
+            type,
+            cudaMemAllocationType,
+            0,
+            4294967295,
+            None,
+            "cudaMemGetMemPool",
+            "type",
+            "enum cudaMemAllocationType",
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemGetMemPool(memPool, location, type)
@@ -10024,6 +11757,8 @@ def cudaMemPoolCreate(poolProps: _PointerLike) -> cudaMemPool_t:
     """
     if poolProps.__class__ is not int:
         poolProps = _c.ref(poolProps, cudaMemPoolProps, "poolProps", False)
+    elif not 65536 <= poolProps < 18446744073709551616 and poolProps:
+        raise _c.address_error(poolProps, "cudaMemPoolCreate", "poolProps", "cudaMemPoolProps")
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemPoolCreate(memPool, poolProps)
@@ -10070,6 +11805,8 @@ def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True)
+    elif not 0 <= ptr < 18446744073709551616:
+        raise _c.address_error(ptr, "cudaMemPoolExportPointer", "ptr")
     exportData = cudaMemPoolPtrExportData()
     try:
         err = _cudaMemPoolExportPointer(exportData, ptr)
@@ -10102,8 +11839,29 @@ def cudaMemPoolExportToShareableHandle(
     """
     if shareableHandle.__class__ is not int:
         shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
+    elif not 0 <= shareableHandle < 18446744073709551616:
+        raise _c.address_error(
+            shareableHandle, "cudaMemPoolExportToShareableHandle", "shareableHandle"
+        )
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    if handleType.__class__ is not cudaMemAllocationHandleType and (
+        handleType.__class__ is not int or handleType & -16
+    ):
+        handleType = _c.enum_argument(
+            handleType,
+            cudaMemAllocationHandleType,
+            0,
+            4294967295,
+            15,
+            "cudaMemPoolExportToShareableHandle",
+            "handleType",
+            "enum cudaMemAllocationHandleType",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaMemPoolExportToShareableHandle", "flags", "unsigned int"
+        )
     try:
         err = _cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags)
     except _ArgumentError as exc:
@@ -10136,6 +11894,8 @@ def cudaMemPoolGetAccess(
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if location.__class__ is not int:
         location = _c.ref(location, cudaMemLocation, "location", True)
+    elif not 65536 <= location < 18446744073709551616 and location:
+        raise _c.address_error(location, "cudaMemPoolGetAccess", "location", "cudaMemLocation")
     flags = c_uint()
     try:
         err = _cudaMemPoolGetAccess(flags, memPool, location)
@@ -10186,6 +11946,19 @@ def cudaMemPoolGetAttribute(
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    if attr.__class__ is not cudaMemPoolAttr and (
+        attr.__class__ is not int or attr not in cudaMemPoolAttr._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaMemPoolAttr,
+            0,
+            4294967295,
+            None,
+            "cudaMemPoolGetAttribute",
+            "attr",
+            "enum cudaMemPoolAttr",
+        )
     value = _c.attribute_storage(attr, _cudaMemPoolAttr_values, "cudaMemPoolGetAttribute")
     try:
         err = _cudaMemPoolGetAttribute(memPool, attr, _c.byref(value))
@@ -10219,6 +11992,27 @@ def cudaMemPoolImportFromShareableHandle(
     """
     if shareableHandle.__class__ is not int:
         shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
+    elif not 0 <= shareableHandle < 18446744073709551616:
+        raise _c.address_error(
+            shareableHandle, "cudaMemPoolImportFromShareableHandle", "shareableHandle"
+        )
+    if handleType.__class__ is not cudaMemAllocationHandleType and (
+        handleType.__class__ is not int or handleType & -16
+    ):
+        handleType = _c.enum_argument(
+            handleType,
+            cudaMemAllocationHandleType,
+            0,
+            4294967295,
+            15,
+            "cudaMemPoolImportFromShareableHandle",
+            "handleType",
+            "enum cudaMemAllocationHandleType",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaMemPoolImportFromShareableHandle", "flags", "unsigned int"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemPoolImportFromShareableHandle(memPool, shareableHandle, handleType, flags)
@@ -10251,6 +12045,10 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if exportData.__class__ is not int:
         exportData = _c.ref(exportData, cudaMemPoolPtrExportData, "exportData", True)
+    elif not 65536 <= exportData < 18446744073709551616 and exportData:
+        raise _c.address_error(
+            exportData, "cudaMemPoolImportPointer", "exportData", "cudaMemPoolPtrExportData"
+        )
     ptr = c_void_p()
     try:
         err = _cudaMemPoolImportPointer(ptr, memPool, exportData)
@@ -10283,6 +12081,12 @@ def cudaMemPoolSetAccess(
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if descList.__class__ is not int:
         descList = _c.ref(descList, cudaMemAccessDesc, "descList", False)
+    elif not 65536 <= descList < 18446744073709551616 and descList:
+        raise _c.address_error(descList, "cudaMemPoolSetAccess", "descList", "cudaMemAccessDesc")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemPoolSetAccess", "count", "size_t"
+        )
     try:
         err = _cudaMemPoolSetAccess(memPool, descList, count)
     except _ArgumentError as exc:
@@ -10329,6 +12133,19 @@ def cudaMemPoolSetAttribute(
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    if attr.__class__ is not cudaMemPoolAttr and (
+        attr.__class__ is not int or attr not in cudaMemPoolAttr._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaMemPoolAttr,
+            0,
+            4294967295,
+            None,
+            "cudaMemPoolSetAttribute",
+            "attr",
+            "enum cudaMemPoolAttr",
+        )
     value = _c.attribute_value(
         value, attr, _cudaMemPoolAttr_values, "cudaMemPoolSetAttribute", "value"
     )
@@ -10357,6 +12174,10 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    if minBytesToKeep.__class__ is not int or not 0 <= minBytesToKeep <= 18446744073709551615:
+        minBytesToKeep = _c.integer(
+            minBytesToKeep, 0, 18446744073709551615, "cudaMemPoolTrimTo", "minBytesToKeep", "size_t"
+        )
     try:
         err = _cudaMemPoolTrimTo(memPool, minBytesToKeep)
     except _ArgumentError as exc:
@@ -10389,6 +12210,14 @@ def cudaMemPrefetchAsync(
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaMemPrefetchAsync", "devPtr")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemPrefetchAsync", "count", "size_t"
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaMemPrefetchAsync", "flags", "unsigned int")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10429,12 +12258,44 @@ def cudaMemPrefetchBatchAsync(
     """
     if dptrs.__class__ is not int:
         dptrs = _c.pointer(dptrs, "dptrs", True)
+    elif not 0 <= dptrs < 18446744073709551616:
+        raise _c.address_error(dptrs, "cudaMemPrefetchBatchAsync", "dptrs")
     if sizes.__class__ is not int:
         sizes = _c.ref(sizes, c_size_t, "sizes", True)
+    elif not 0 <= sizes < 18446744073709551616:
+        raise _c.address_error(sizes, "cudaMemPrefetchBatchAsync", "sizes")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemPrefetchBatchAsync", "count", "size_t"
+        )
     if prefetchLocs.__class__ is not int:
         prefetchLocs = _c.ref(prefetchLocs, cudaMemLocation, "prefetchLocs", True)
+    elif not 65536 <= prefetchLocs < 18446744073709551616 and prefetchLocs:
+        raise _c.address_error(
+            prefetchLocs, "cudaMemPrefetchBatchAsync", "prefetchLocs", "cudaMemLocation"
+        )
     if prefetchLocIdxs.__class__ is not int:
         prefetchLocIdxs = _c.ref(prefetchLocIdxs, c_size_t, "prefetchLocIdxs", True)
+    elif not 0 <= prefetchLocIdxs < 18446744073709551616:
+        raise _c.address_error(prefetchLocIdxs, "cudaMemPrefetchBatchAsync", "prefetchLocIdxs")
+    if numPrefetchLocs.__class__ is not int or not 0 <= numPrefetchLocs <= 18446744073709551615:
+        numPrefetchLocs = _c.integer(
+            numPrefetchLocs,
+            0,
+            18446744073709551615,
+            "cudaMemPrefetchBatchAsync",
+            "numPrefetchLocs",
+            "size_t",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+        flags = _c.integer(
+            flags,
+            0,
+            18446744073709551615,
+            "cudaMemPrefetchBatchAsync",
+            "flags",
+            "unsigned long long",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10492,8 +12353,31 @@ def cudaMemRangeGetAttribute(
 
     C: cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)
     """
+    if dataSize.__class__ is not int or not 0 <= dataSize <= 18446744073709551615:
+        dataSize = _c.integer(
+            dataSize, 0, 18446744073709551615, "cudaMemRangeGetAttribute", "dataSize", "size_t"
+        )
+    if attribute.__class__ is not cudaMemRangeAttribute and (
+        attribute.__class__ is not int or attribute not in cudaMemRangeAttribute._value2member_map_
+    ):
+        attribute = _c.enum_argument(
+            attribute,
+            cudaMemRangeAttribute,
+            0,
+            4294967295,
+            None,
+            "cudaMemRangeGetAttribute",
+            "attribute",
+            "enum cudaMemRangeAttribute",
+        )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaMemRangeGetAttribute", "devPtr")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemRangeGetAttribute", "count", "size_t"
+        )
     data = _c.attribute_storage(
         attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
     )
@@ -10547,10 +12431,29 @@ def cudaMemRangeGetAttributes(
     """
     if dataSizes.__class__ is not int:
         dataSizes = _c.ref(dataSizes, c_size_t, "dataSizes", True)
+    elif not 0 <= dataSizes < 18446744073709551616:
+        raise _c.address_error(dataSizes, "cudaMemRangeGetAttributes", "dataSizes")
     if attributes.__class__ is not int:
         attributes = _c.ref(attributes, c_uint, "attributes", True)
+    elif not 0 <= attributes < 18446744073709551616:
+        raise _c.address_error(attributes, "cudaMemRangeGetAttributes", "attributes")
+    if numAttributes.__class__ is not int or not 0 <= numAttributes <= 18446744073709551615:
+        numAttributes = _c.integer(
+            numAttributes,
+            0,
+            18446744073709551615,
+            "cudaMemRangeGetAttributes",
+            "numAttributes",
+            "size_t",
+        )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaMemRangeGetAttributes", "devPtr")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemRangeGetAttributes", "count", "size_t"
+        )
     data = _c.attribute_storages(
         attributes,
         _cudaMemRangeAttribute_values,
@@ -10586,6 +12489,21 @@ def cudaMemSetMemPool(
     """
     if location.__class__ is not int:
         location = _c.ref(location, cudaMemLocation, "location", True)
+    elif not 65536 <= location < 18446744073709551616 and location:
+        raise _c.address_error(location, "cudaMemSetMemPool", "location", "cudaMemLocation")
+    if type.__class__ is not cudaMemAllocationType and (
+        type.__class__ is not int or type not in cudaMemAllocationType._value2member_map_
+    ):
+        type = _c.enum_argument(
+            type,
+            cudaMemAllocationType,
+            0,
+            4294967295,
+            None,
+            "cudaMemSetMemPool",
+            "type",
+            "enum cudaMemAllocationType",
+        )
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
@@ -10615,8 +12533,20 @@ def cudaMemcpy(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpy", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpy", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpy", "count", "size_t")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind, cudaMemcpyKind, 0, 4294967295, None, "cudaMemcpy", "kind", "enum cudaMemcpyKind"
+        )
     try:
         err = _cudaMemcpy(dst, src, count, kind)
     except _ArgumentError as exc:
@@ -10653,8 +12583,26 @@ def cudaMemcpy2D(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpy2D", "dst")
+    if dpitch.__class__ is not int or not 0 <= dpitch <= 18446744073709551615:
+        dpitch = _c.integer(dpitch, 0, 18446744073709551615, "cudaMemcpy2D", "dpitch", "size_t")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpy2D", "src")
+    if spitch.__class__ is not int or not 0 <= spitch <= 18446744073709551615:
+        spitch = _c.integer(spitch, 0, 18446744073709551615, "cudaMemcpy2D", "spitch", "size_t")
+    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+        width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2D", "width", "size_t")
+    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+        height = _c.integer(height, 0, 18446744073709551615, "cudaMemcpy2D", "height", "size_t")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind, cudaMemcpyKind, 0, 4294967295, None, "cudaMemcpy2D", "kind", "enum cudaMemcpyKind"
+        )
     try:
         err = _cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -10697,8 +12645,45 @@ def cudaMemcpy2DArrayToArray(
     """
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffsetDst.__class__ is not int or not 0 <= wOffsetDst <= 18446744073709551615:
+        wOffsetDst = _c.integer(
+            wOffsetDst, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "wOffsetDst", "size_t"
+        )
+    if hOffsetDst.__class__ is not int or not 0 <= hOffsetDst <= 18446744073709551615:
+        hOffsetDst = _c.integer(
+            hOffsetDst, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "hOffsetDst", "size_t"
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffsetSrc.__class__ is not int or not 0 <= wOffsetSrc <= 18446744073709551615:
+        wOffsetSrc = _c.integer(
+            wOffsetSrc, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "wOffsetSrc", "size_t"
+        )
+    if hOffsetSrc.__class__ is not int or not 0 <= hOffsetSrc <= 18446744073709551615:
+        hOffsetSrc = _c.integer(
+            hOffsetSrc, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "hOffsetSrc", "size_t"
+        )
+    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+        width = _c.integer(
+            width, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "width", "size_t"
+        )
+    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+        height = _c.integer(
+            height, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "height", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpy2DArrayToArray",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaMemcpy2DArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind
@@ -10753,8 +12738,39 @@ def cudaMemcpy2DAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpy2DAsync", "dst")
+    if dpitch.__class__ is not int or not 0 <= dpitch <= 18446744073709551615:
+        dpitch = _c.integer(
+            dpitch, 0, 18446744073709551615, "cudaMemcpy2DAsync", "dpitch", "size_t"
+        )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpy2DAsync", "src")
+    if spitch.__class__ is not int or not 0 <= spitch <= 18446744073709551615:
+        spitch = _c.integer(
+            spitch, 0, 18446744073709551615, "cudaMemcpy2DAsync", "spitch", "size_t"
+        )
+    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+        width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2DAsync", "width", "size_t")
+    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+        height = _c.integer(
+            height, 0, 18446744073709551615, "cudaMemcpy2DAsync", "height", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpy2DAsync",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10799,8 +12815,43 @@ def cudaMemcpy2DFromArray(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpy2DFromArray", "dst")
+    if dpitch.__class__ is not int or not 0 <= dpitch <= 18446744073709551615:
+        dpitch = _c.integer(
+            dpitch, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "dpitch", "size_t"
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+        wOffset = _c.integer(
+            wOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "wOffset", "size_t"
+        )
+    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+        hOffset = _c.integer(
+            hOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "hOffset", "size_t"
+        )
+    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+        width = _c.integer(
+            width, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "width", "size_t"
+        )
+    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+        height = _c.integer(
+            height, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "height", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpy2DFromArray",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind)
     except _ArgumentError as exc:
@@ -10845,8 +12896,43 @@ def cudaMemcpy2DFromArrayAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpy2DFromArrayAsync", "dst")
+    if dpitch.__class__ is not int or not 0 <= dpitch <= 18446744073709551615:
+        dpitch = _c.integer(
+            dpitch, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "dpitch", "size_t"
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+        wOffset = _c.integer(
+            wOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "wOffset", "size_t"
+        )
+    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+        hOffset = _c.integer(
+            hOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "hOffset", "size_t"
+        )
+    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+        width = _c.integer(
+            width, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "width", "size_t"
+        )
+    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+        height = _c.integer(
+            height, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "height", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpy2DFromArrayAsync",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10893,8 +12979,41 @@ def cudaMemcpy2DToArray(
     """
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+        wOffset = _c.integer(
+            wOffset, 0, 18446744073709551615, "cudaMemcpy2DToArray", "wOffset", "size_t"
+        )
+    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+        hOffset = _c.integer(
+            hOffset, 0, 18446744073709551615, "cudaMemcpy2DToArray", "hOffset", "size_t"
+        )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpy2DToArray", "src")
+    if spitch.__class__ is not int or not 0 <= spitch <= 18446744073709551615:
+        spitch = _c.integer(
+            spitch, 0, 18446744073709551615, "cudaMemcpy2DToArray", "spitch", "size_t"
+        )
+    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+        width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2DToArray", "width", "size_t")
+    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+        height = _c.integer(
+            height, 0, 18446744073709551615, "cudaMemcpy2DToArray", "height", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpy2DToArray",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -10939,8 +13058,43 @@ def cudaMemcpy2DToArrayAsync(
     """
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+        wOffset = _c.integer(
+            wOffset, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "wOffset", "size_t"
+        )
+    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+        hOffset = _c.integer(
+            hOffset, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "hOffset", "size_t"
+        )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpy2DToArrayAsync", "src")
+    if spitch.__class__ is not int or not 0 <= spitch <= 18446744073709551615:
+        spitch = _c.integer(
+            spitch, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "spitch", "size_t"
+        )
+    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+        width = _c.integer(
+            width, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "width", "size_t"
+        )
+    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+        height = _c.integer(
+            height, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "height", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpy2DToArrayAsync",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10971,6 +13125,8 @@ def cudaMemcpy3D(p: _PointerLike) -> None:
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DParms, "p", False)
+    elif not 65536 <= p < 18446744073709551616 and p:
+        raise _c.address_error(p, "cudaMemcpy3D", "p", "cudaMemcpy3DParms")
     try:
         err = _cudaMemcpy3D(p)
     except _ArgumentError as exc:
@@ -10994,6 +13150,8 @@ def cudaMemcpy3DAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = None
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DParms, "p", False)
+    elif not 65536 <= p < 18446744073709551616 and p:
+        raise _c.address_error(p, "cudaMemcpy3DAsync", "p", "cudaMemcpy3DParms")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11021,8 +13179,18 @@ def cudaMemcpy3DBatchAsync(
 
     C: cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList, unsigned long long flags, cudaStream_t stream)
     """
+    if numOps.__class__ is not int or not 0 <= numOps <= 18446744073709551615:
+        numOps = _c.integer(
+            numOps, 0, 18446744073709551615, "cudaMemcpy3DBatchAsync", "numOps", "size_t"
+        )
     if opList.__class__ is not int:
         opList = _c.ref(opList, cudaMemcpy3DBatchOp, "opList", True)
+    elif not 65536 <= opList < 18446744073709551616 and opList:
+        raise _c.address_error(opList, "cudaMemcpy3DBatchAsync", "opList", "cudaMemcpy3DBatchOp")
+    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+        flags = _c.integer(
+            flags, 0, 18446744073709551615, "cudaMemcpy3DBatchAsync", "flags", "unsigned long long"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11049,6 +13217,8 @@ def cudaMemcpy3DPeer(p: _PointerLike) -> None:
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
+    elif not 65536 <= p < 18446744073709551616 and p:
+        raise _c.address_error(p, "cudaMemcpy3DPeer", "p", "cudaMemcpy3DPeerParms")
     try:
         err = _cudaMemcpy3DPeer(p)
     except _ArgumentError as exc:
@@ -11072,6 +13242,8 @@ def cudaMemcpy3DPeerAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = 
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
+    elif not 65536 <= p < 18446744073709551616 and p:
+        raise _c.address_error(p, "cudaMemcpy3DPeerAsync", "p", "cudaMemcpy3DPeerParms")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11098,6 +13270,17 @@ def cudaMemcpy3DWithAttributesAsync(
     """
     if op.__class__ is not int:
         op = _c.ref(op, cudaMemcpy3DBatchOp, "op", True)
+    elif not 65536 <= op < 18446744073709551616 and op:
+        raise _c.address_error(op, "cudaMemcpy3DWithAttributesAsync", "op", "cudaMemcpy3DBatchOp")
+    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+        flags = _c.integer(
+            flags,
+            0,
+            18446744073709551615,
+            "cudaMemcpy3DWithAttributesAsync",
+            "flags",
+            "unsigned long long",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11143,8 +13326,41 @@ def cudaMemcpyArrayToArray(
     _c.deprecated("cudaMemcpyArrayToArray", None)
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffsetDst.__class__ is not int or not 0 <= wOffsetDst <= 18446744073709551615:
+        wOffsetDst = _c.integer(
+            wOffsetDst, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "wOffsetDst", "size_t"
+        )
+    if hOffsetDst.__class__ is not int or not 0 <= hOffsetDst <= 18446744073709551615:
+        hOffsetDst = _c.integer(
+            hOffsetDst, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "hOffsetDst", "size_t"
+        )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffsetSrc.__class__ is not int or not 0 <= wOffsetSrc <= 18446744073709551615:
+        wOffsetSrc = _c.integer(
+            wOffsetSrc, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "wOffsetSrc", "size_t"
+        )
+    if hOffsetSrc.__class__ is not int or not 0 <= hOffsetSrc <= 18446744073709551615:
+        hOffsetSrc = _c.integer(
+            hOffsetSrc, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "hOffsetSrc", "size_t"
+        )
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "count", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpyArrayToArray",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaMemcpyArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind
@@ -11183,8 +13399,27 @@ def cudaMemcpyAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpyAsync", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpyAsync", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyAsync", "count", "size_t")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpyAsync",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11227,14 +13462,32 @@ def cudaMemcpyBatchAsync(
     """
     if dsts.__class__ is not int:
         dsts = _c.pointer(dsts, "dsts", False)
+    elif not 0 <= dsts < 18446744073709551616:
+        raise _c.address_error(dsts, "cudaMemcpyBatchAsync", "dsts")
     if srcs.__class__ is not int:
         srcs = _c.pointer(srcs, "srcs", False)
+    elif not 0 <= srcs < 18446744073709551616:
+        raise _c.address_error(srcs, "cudaMemcpyBatchAsync", "srcs")
     if sizes.__class__ is not int:
         sizes = _c.ref(sizes, c_size_t, "sizes", False)
+    elif not 0 <= sizes < 18446744073709551616:
+        raise _c.address_error(sizes, "cudaMemcpyBatchAsync", "sizes")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemcpyBatchAsync", "count", "size_t"
+        )
     if attrs.__class__ is not int:
         attrs = _c.ref(attrs, cudaMemcpyAttributes, "attrs", True)
+    elif not 65536 <= attrs < 18446744073709551616 and attrs:
+        raise _c.address_error(attrs, "cudaMemcpyBatchAsync", "attrs", "cudaMemcpyAttributes")
     if attrsIdxs.__class__ is not int:
         attrsIdxs = _c.ref(attrsIdxs, c_size_t, "attrsIdxs", True)
+    elif not 0 <= attrsIdxs < 18446744073709551616:
+        raise _c.address_error(attrsIdxs, "cudaMemcpyBatchAsync", "attrsIdxs")
+    if numAttrs.__class__ is not int or not 0 <= numAttrs <= 18446744073709551615:
+        numAttrs = _c.integer(
+            numAttrs, 0, 18446744073709551615, "cudaMemcpyBatchAsync", "numAttrs", "size_t"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11278,8 +13531,33 @@ def cudaMemcpyFromArray(
     _c.deprecated("cudaMemcpyFromArray", None)
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpyFromArray", "dst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+        wOffset = _c.integer(
+            wOffset, 0, 18446744073709551615, "cudaMemcpyFromArray", "wOffset", "size_t"
+        )
+    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+        hOffset = _c.integer(
+            hOffset, 0, 18446744073709551615, "cudaMemcpyFromArray", "hOffset", "size_t"
+        )
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyFromArray", "count", "size_t")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpyFromArray",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind)
     except _ArgumentError as exc:
@@ -11321,8 +13599,35 @@ def cudaMemcpyFromArrayAsync(
     _c.deprecated("cudaMemcpyFromArrayAsync", None)
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpyFromArrayAsync", "dst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+        wOffset = _c.integer(
+            wOffset, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "wOffset", "size_t"
+        )
+    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+        hOffset = _c.integer(
+            hOffset, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "hOffset", "size_t"
+        )
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "count", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpyFromArrayAsync",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11361,8 +13666,33 @@ def cudaMemcpyFromSymbol(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpyFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaMemcpyFromSymbol", "symbol")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemcpyFromSymbol", "count", "size_t"
+        )
+    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+        offset = _c.integer(
+            offset, 0, 18446744073709551615, "cudaMemcpyFromSymbol", "offset", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpyFromSymbol",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -11399,8 +13729,33 @@ def cudaMemcpyFromSymbolAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpyFromSymbolAsync", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaMemcpyFromSymbolAsync", "symbol")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemcpyFromSymbolAsync", "count", "size_t"
+        )
+    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+        offset = _c.integer(
+            offset, 0, 18446744073709551615, "cudaMemcpyFromSymbolAsync", "offset", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpyFromSymbolAsync",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11433,8 +13788,22 @@ def cudaMemcpyPeer(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpyPeer", "dst")
+    if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
+        dstDevice = _c.integer(
+            dstDevice, -2147483648, 2147483647, "cudaMemcpyPeer", "dstDevice", "int"
+        )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpyPeer", "src")
+    if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
+        srcDevice = _c.integer(
+            srcDevice, -2147483648, 2147483647, "cudaMemcpyPeer", "srcDevice", "int"
+        )
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyPeer", "count", "size_t")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
     except _ArgumentError as exc:
@@ -11471,8 +13840,22 @@ def cudaMemcpyPeerAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpyPeerAsync", "dst")
+    if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
+        dstDevice = _c.integer(
+            dstDevice, -2147483648, 2147483647, "cudaMemcpyPeerAsync", "dstDevice", "int"
+        )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpyPeerAsync", "src")
+    if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
+        srcDevice = _c.integer(
+            srcDevice, -2147483648, 2147483647, "cudaMemcpyPeerAsync", "srcDevice", "int"
+        )
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyPeerAsync", "count", "size_t")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11514,8 +13897,33 @@ def cudaMemcpyToArray(
     _c.deprecated("cudaMemcpyToArray", None)
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+        wOffset = _c.integer(
+            wOffset, 0, 18446744073709551615, "cudaMemcpyToArray", "wOffset", "size_t"
+        )
+    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+        hOffset = _c.integer(
+            hOffset, 0, 18446744073709551615, "cudaMemcpyToArray", "hOffset", "size_t"
+        )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpyToArray", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyToArray", "count", "size_t")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpyToArray",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
     except _ArgumentError as exc:
@@ -11557,8 +13965,35 @@ def cudaMemcpyToArrayAsync(
     _c.deprecated("cudaMemcpyToArrayAsync", None)
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+        wOffset = _c.integer(
+            wOffset, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "wOffset", "size_t"
+        )
+    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+        hOffset = _c.integer(
+            hOffset, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "hOffset", "size_t"
+        )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpyToArrayAsync", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "count", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpyToArrayAsync",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11597,8 +14032,31 @@ def cudaMemcpyToSymbol(
     """
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaMemcpyToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpyToSymbol", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyToSymbol", "count", "size_t")
+    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+        offset = _c.integer(
+            offset, 0, 18446744073709551615, "cudaMemcpyToSymbol", "offset", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpyToSymbol",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     try:
         err = _cudaMemcpyToSymbol(symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -11635,8 +14093,33 @@ def cudaMemcpyToSymbolAsync(
     """
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif not 0 <= symbol < 18446744073709551616:
+        raise _c.address_error(symbol, "cudaMemcpyToSymbolAsync", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpyToSymbolAsync", "src")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(
+            count, 0, 18446744073709551615, "cudaMemcpyToSymbolAsync", "count", "size_t"
+        )
+    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+        offset = _c.integer(
+            offset, 0, 18446744073709551615, "cudaMemcpyToSymbolAsync", "offset", "size_t"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+    ):
+        kind = _c.enum_argument(
+            kind,
+            cudaMemcpyKind,
+            0,
+            4294967295,
+            None,
+            "cudaMemcpyToSymbolAsync",
+            "kind",
+            "enum cudaMemcpyKind",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11671,10 +14154,22 @@ def cudaMemcpyWithAttributesAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif not 0 <= dst < 18446744073709551616:
+        raise _c.address_error(dst, "cudaMemcpyWithAttributesAsync", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif not 0 <= src < 18446744073709551616:
+        raise _c.address_error(src, "cudaMemcpyWithAttributesAsync", "src")
+    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+        size = _c.integer(
+            size, 0, 18446744073709551615, "cudaMemcpyWithAttributesAsync", "size", "size_t"
+        )
     if attr.__class__ is not int:
         attr = _c.ref(attr, cudaMemcpyAttributes, "attr", True)
+    elif not 65536 <= attr < 18446744073709551616 and attr:
+        raise _c.address_error(
+            attr, "cudaMemcpyWithAttributesAsync", "attr", "cudaMemcpyAttributes"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11703,6 +14198,12 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaMemset", "devPtr")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset", "value", "int")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(count, 0, 18446744073709551615, "cudaMemset", "count", "size_t")
     try:
         err = _cudaMemset(devPtr, value, count)
     except _ArgumentError as exc:
@@ -11729,6 +14230,16 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaMemset2D", "devPtr")
+    if pitch.__class__ is not int or not 0 <= pitch <= 18446744073709551615:
+        pitch = _c.integer(pitch, 0, 18446744073709551615, "cudaMemset2D", "pitch", "size_t")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset2D", "value", "int")
+    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+        width = _c.integer(width, 0, 18446744073709551615, "cudaMemset2D", "width", "size_t")
+    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+        height = _c.integer(height, 0, 18446744073709551615, "cudaMemset2D", "height", "size_t")
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
     except _ArgumentError as exc:
@@ -11765,6 +14276,18 @@ def cudaMemset2DAsync(
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaMemset2DAsync", "devPtr")
+    if pitch.__class__ is not int or not 0 <= pitch <= 18446744073709551615:
+        pitch = _c.integer(pitch, 0, 18446744073709551615, "cudaMemset2DAsync", "pitch", "size_t")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset2DAsync", "value", "int")
+    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+        width = _c.integer(width, 0, 18446744073709551615, "cudaMemset2DAsync", "width", "size_t")
+    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+        height = _c.integer(
+            height, 0, 18446744073709551615, "cudaMemset2DAsync", "height", "size_t"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11791,6 +14314,8 @@ def cudaMemset3D(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent) 
 
     C: cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent)
     """
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset3D", "value", "int")
     try:
         err = _cudaMemset3D(pitchedDevPtr, value, extent)
     except _ArgumentError as exc:
@@ -11819,6 +14344,8 @@ def cudaMemset3DAsync(
 
     C: cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream)
     """
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset3DAsync", "value", "int")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11850,6 +14377,12 @@ def cudaMemsetAsync(
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaMemsetAsync", "devPtr")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, -2147483648, 2147483647, "cudaMemsetAsync", "value", "int")
+    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+        count = _c.integer(count, 0, 18446744073709551615, "cudaMemsetAsync", "count", "size_t")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11882,6 +14415,15 @@ def cudaMipmappedArrayGetMemoryRequirements(
     """
     if mipmap.__class__ is not cudaMipmappedArray_t:
         mipmap = _c.handle(mipmap, cudaMipmappedArray_t, "mipmap")
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device,
+            -2147483648,
+            2147483647,
+            "cudaMipmappedArrayGetMemoryRequirements",
+            "device",
+            "int",
+        )
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaMipmappedArrayGetMemoryRequirements(memoryRequirements, mipmap, device)
@@ -11948,6 +14490,26 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaOccupancyAvailableDynamicSMemPerBlock", "func")
+    if numBlocks.__class__ is not int or not -2147483648 <= numBlocks <= 2147483647:
+        numBlocks = _c.integer(
+            numBlocks,
+            -2147483648,
+            2147483647,
+            "cudaOccupancyAvailableDynamicSMemPerBlock",
+            "numBlocks",
+            "int",
+        )
+    if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
+        blockSize = _c.integer(
+            blockSize,
+            -2147483648,
+            2147483647,
+            "cudaOccupancyAvailableDynamicSMemPerBlock",
+            "blockSize",
+            "int",
+        )
     dynamicSmemSize = c_size_t()
     try:
         err = _cudaOccupancyAvailableDynamicSMemPerBlock(
@@ -11985,6 +14547,26 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "func")
+    if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
+        blockSize = _c.integer(
+            blockSize,
+            -2147483648,
+            2147483647,
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+            "blockSize",
+            "int",
+        )
+    if dynamicSMemSize.__class__ is not int or not 0 <= dynamicSMemSize <= 18446744073709551615:
+        dynamicSMemSize = _c.integer(
+            dynamicSMemSize,
+            0,
+            18446744073709551615,
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+            "dynamicSMemSize",
+            "size_t",
+        )
     numBlocks = c_int()
     try:
         err = _cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -12023,6 +14605,37 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(
+            func, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "func"
+        )
+    if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
+        blockSize = _c.integer(
+            blockSize,
+            -2147483648,
+            2147483647,
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "blockSize",
+            "int",
+        )
+    if dynamicSMemSize.__class__ is not int or not 0 <= dynamicSMemSize <= 18446744073709551615:
+        dynamicSMemSize = _c.integer(
+            dynamicSMemSize,
+            0,
+            18446744073709551615,
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "dynamicSMemSize",
+            "size_t",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags,
+            0,
+            4294967295,
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "flags",
+            "unsigned int",
+        )
     numBlocks = c_int()
     try:
         err = _cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
@@ -12057,8 +14670,14 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaOccupancyMaxActiveClusters", "func")
     if launchConfig.__class__ is not int:
         launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
+    elif not 65536 <= launchConfig < 18446744073709551616 and launchConfig:
+        raise _c.address_error(
+            launchConfig, "cudaOccupancyMaxActiveClusters", "launchConfig", "cudaLaunchConfig_t"
+        )
     numClusters = c_int()
     try:
         err = _cudaOccupancyMaxActiveClusters(numClusters, func, launchConfig)
@@ -12089,8 +14708,17 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif not 0 <= func < 18446744073709551616:
+        raise _c.address_error(func, "cudaOccupancyMaxPotentialClusterSize", "func")
     if launchConfig.__class__ is not int:
         launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
+    elif not 65536 <= launchConfig < 18446744073709551616 and launchConfig:
+        raise _c.address_error(
+            launchConfig,
+            "cudaOccupancyMaxPotentialClusterSize",
+            "launchConfig",
+            "cudaLaunchConfig_t",
+        )
     clusterSize = c_int()
     try:
         err = _cudaOccupancyMaxPotentialClusterSize(clusterSize, func, launchConfig)
@@ -12137,6 +14765,8 @@ def cudaPointerGetAttributes(ptr: _PointerLike) -> cudaPointerAttributes:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", False)
+    elif not 0 <= ptr < 18446744073709551616:
+        raise _c.address_error(ptr, "cudaPointerGetAttributes", "ptr")
     attributes = cudaPointerAttributes()
     try:
         err = _cudaPointerGetAttributes(attributes, ptr)
@@ -12211,6 +14841,8 @@ def cudaSetDevice(device: int) -> None:
 
     C: cudaError_t cudaSetDevice(int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, -2147483648, 2147483647, "cudaSetDevice", "device", "int")
     try:
         err = _cudaSetDevice(device)
     except _ArgumentError as exc:
@@ -12231,6 +14863,8 @@ def cudaSetDeviceFlags(flags: int) -> None:
 
     C: cudaError_t cudaSetDeviceFlags(unsigned int flags)
     """
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaSetDeviceFlags", "flags", "unsigned int")
     try:
         err = _cudaSetDeviceFlags(flags)
     except _ArgumentError as exc:
@@ -12254,6 +14888,10 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
     """
     if device_arr.__class__ is not int:
         device_arr = _c.ref(device_arr, c_int, "device_arr", True)
+    elif not 0 <= device_arr < 18446744073709551616:
+        raise _c.address_error(device_arr, "cudaSetValidDevices", "device_arr")
+    if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
+        len = _c.integer(len, -2147483648, 2147483647, "cudaSetValidDevices", "len", "int")
     try:
         err = _cudaSetValidDevices(device_arr, len)
     except _ArgumentError as exc:
@@ -12284,8 +14922,26 @@ def cudaSignalExternalSemaphoresAsync(
     """
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+    elif not 0 <= extSemArray < 18446744073709551616:
+        raise _c.address_error(extSemArray, "cudaSignalExternalSemaphoresAsync", "extSemArray")
     if paramsArray.__class__ is not int:
         paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreSignalParams, "paramsArray", False)
+    elif not 65536 <= paramsArray < 18446744073709551616 and paramsArray:
+        raise _c.address_error(
+            paramsArray,
+            "cudaSignalExternalSemaphoresAsync",
+            "paramsArray",
+            "cudaExternalSemaphoreSignalParams",
+        )
+    if numExtSems.__class__ is not int or not 0 <= numExtSems <= 4294967295:
+        numExtSems = _c.integer(
+            numExtSems,
+            0,
+            4294967295,
+            "cudaSignalExternalSemaphoresAsync",
+            "numExtSems",
+            "unsigned int",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12322,6 +14978,8 @@ def cudaStreamAddCallback(
     callback, userData, _callback_token = _c.callback(
         callback, userData, "cudaStreamCallback_t", _lib, ("callback", "userData"), stream
     )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaStreamAddCallback", "flags", "unsigned int")
     try:
         err = _cudaStreamAddCallback(stream, callback, userData, flags)
     except _ArgumentError as exc:
@@ -12358,6 +15016,16 @@ def cudaStreamAttachMemAsync(
         stream = _c.handle(stream, cudaStream_t, "stream")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif not 0 <= devPtr < 18446744073709551616:
+        raise _c.address_error(devPtr, "cudaStreamAttachMemAsync", "devPtr")
+    if length.__class__ is not int or not 0 <= length <= 18446744073709551615:
+        length = _c.integer(
+            length, 0, 18446744073709551615, "cudaStreamAttachMemAsync", "length", "size_t"
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaStreamAttachMemAsync", "flags", "unsigned int"
+        )
     try:
         err = _cudaStreamAttachMemAsync(stream, devPtr, length, flags)
     except _ArgumentError as exc:
@@ -12385,6 +15053,19 @@ def cudaStreamBeginCapture(
     """
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
+    if mode.__class__ is not cudaStreamCaptureMode and (
+        mode.__class__ is not int or mode not in cudaStreamCaptureMode._value2member_map_
+    ):
+        mode = _c.enum_argument(
+            mode,
+            cudaStreamCaptureMode,
+            0,
+            4294967295,
+            None,
+            "cudaStreamBeginCapture",
+            "mode",
+            "enum cudaStreamCaptureMode",
+        )
     try:
         err = _cudaStreamBeginCapture(stream, mode)
     except _ArgumentError as exc:
@@ -12423,8 +15104,36 @@ def cudaStreamBeginCaptureToGraph(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if dependencies.__class__ is not int:
         dependencies = _c.ref(dependencies, cudaGraphNode_t, "dependencies", False)
+    elif not 0 <= dependencies < 18446744073709551616:
+        raise _c.address_error(dependencies, "cudaStreamBeginCaptureToGraph", "dependencies")
     if dependencyData.__class__ is not int:
         dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+    elif not 65536 <= dependencyData < 18446744073709551616 and dependencyData:
+        raise _c.address_error(
+            dependencyData, "cudaStreamBeginCaptureToGraph", "dependencyData", "cudaGraphEdgeData"
+        )
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaStreamBeginCaptureToGraph",
+            "numDependencies",
+            "size_t",
+        )
+    if mode.__class__ is not cudaStreamCaptureMode and (
+        mode.__class__ is not int or mode not in cudaStreamCaptureMode._value2member_map_
+    ):
+        mode = _c.enum_argument(
+            mode,
+            cudaStreamCaptureMode,
+            0,
+            4294967295,
+            None,
+            "cudaStreamBeginCaptureToGraph",
+            "mode",
+            "enum cudaStreamCaptureMode",
+        )
     try:
         err = _cudaStreamBeginCaptureToGraph(
             stream, graph, dependencies, dependencyData, numDependencies, mode
@@ -12461,10 +15170,30 @@ def cudaStreamBeginRecaptureToGraph(
     """
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
+    if mode.__class__ is not cudaStreamCaptureMode and (
+        mode.__class__ is not int or mode not in cudaStreamCaptureMode._value2member_map_
+    ):
+        mode = _c.enum_argument(
+            mode,
+            cudaStreamCaptureMode,
+            0,
+            4294967295,
+            None,
+            "cudaStreamBeginRecaptureToGraph",
+            "mode",
+            "enum cudaStreamCaptureMode",
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if callbackData.__class__ is not int:
         callbackData = _c.ref(callbackData, cudaGraphRecaptureCallbackData, "callbackData", True)
+    elif not 65536 <= callbackData < 18446744073709551616 and callbackData:
+        raise _c.address_error(
+            callbackData,
+            "cudaStreamBeginRecaptureToGraph",
+            "callbackData",
+            "cudaGraphRecaptureCallbackData",
+        )
     try:
         err = _cudaStreamBeginRecaptureToGraph(stream, mode, graph, callbackData)
     except _ArgumentError as exc:
@@ -12539,6 +15268,10 @@ def cudaStreamCreateWithFlags(flags: int) -> cudaStream_t:
 
     C: cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
     """
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaStreamCreateWithFlags", "flags", "unsigned int"
+        )
     pStream = cudaStream_t()
     try:
         err = _cudaStreamCreateWithFlags(pStream, flags)
@@ -12565,6 +15298,14 @@ def cudaStreamCreateWithPriority(flags: int, priority: int) -> cudaStream_t:
 
     C: cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)
     """
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaStreamCreateWithPriority", "flags", "unsigned int"
+        )
+    if priority.__class__ is not int or not -2147483648 <= priority <= 2147483647:
+        priority = _c.integer(
+            priority, -2147483648, 2147483647, "cudaStreamCreateWithPriority", "priority", "int"
+        )
     pStream = cudaStream_t()
     try:
         err = _cudaStreamCreateWithPriority(pStream, flags, priority)
@@ -12674,6 +15415,19 @@ def cudaStreamGetAttribute(
     """
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
+    if attr.__class__ is not cudaLaunchAttributeID and (
+        attr.__class__ is not int or attr not in cudaLaunchAttributeID._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaLaunchAttributeID,
+            0,
+            4294967295,
+            None,
+            "cudaStreamGetAttribute",
+            "attr",
+            "enum cudaLaunchAttributeID",
+        )
     value_out = _c.attribute_storage(attr, _cudaLaunchAttributeID_values, "cudaStreamGetAttribute")
     try:
         err = _cudaStreamGetAttribute(hStream, attr, _c.byref(value_out))
@@ -12776,6 +15530,19 @@ def cudaStreamGetDevResource(
     """
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
+    if type.__class__ is not cudaDevResourceType and (
+        type.__class__ is not int or type not in cudaDevResourceType._value2member_map_
+    ):
+        type = _c.enum_argument(
+            type,
+            cudaDevResourceType,
+            0,
+            4294967295,
+            None,
+            "cudaStreamGetDevResource",
+            "type",
+            "enum cudaDevResourceType",
+        )
     resource = cudaDevResource()
     try:
         err = _cudaStreamGetDevResource(hStream, resource, type)
@@ -12999,6 +15766,19 @@ def cudaStreamSetAttribute(
     """
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
+    if attr.__class__ is not cudaLaunchAttributeID and (
+        attr.__class__ is not int or attr not in cudaLaunchAttributeID._value2member_map_
+    ):
+        attr = _c.enum_argument(
+            attr,
+            cudaLaunchAttributeID,
+            0,
+            4294967295,
+            None,
+            "cudaStreamSetAttribute",
+            "attr",
+            "enum cudaLaunchAttributeID",
+        )
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaStreamSetAttribute", "value"
     )
@@ -13060,8 +15840,30 @@ def cudaStreamUpdateCaptureDependencies(
         stream = _c.handle(stream, cudaStream_t, "stream")
     if dependencies.__class__ is not int:
         dependencies = _c.ref(dependencies, cudaGraphNode_t, "dependencies", True)
+    elif not 0 <= dependencies < 18446744073709551616:
+        raise _c.address_error(dependencies, "cudaStreamUpdateCaptureDependencies", "dependencies")
     if dependencyData.__class__ is not int:
         dependencyData = _c.ref(dependencyData, cudaGraphEdgeData, "dependencyData", False)
+    elif not 65536 <= dependencyData < 18446744073709551616 and dependencyData:
+        raise _c.address_error(
+            dependencyData,
+            "cudaStreamUpdateCaptureDependencies",
+            "dependencyData",
+            "cudaGraphEdgeData",
+        )
+    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+        numDependencies = _c.integer(
+            numDependencies,
+            0,
+            18446744073709551615,
+            "cudaStreamUpdateCaptureDependencies",
+            "numDependencies",
+            "size_t",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(
+            flags, 0, 4294967295, "cudaStreamUpdateCaptureDependencies", "flags", "unsigned int"
+        )
     try:
         err = _cudaStreamUpdateCaptureDependencies(
             stream, dependencies, dependencyData, numDependencies, flags
@@ -13096,6 +15898,8 @@ def cudaStreamWaitEvent(
         stream = _c.handle(stream, cudaStream_t, "stream")
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaStreamWaitEvent", "flags", "unsigned int")
     try:
         err = _cudaStreamWaitEvent(stream, event, flags)
     except _ArgumentError as exc:
@@ -13119,6 +15923,19 @@ def cudaThreadExchangeStreamCaptureMode(mode: cudaStreamCaptureMode) -> cudaStre
 
     C: cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
     """
+    if mode.__class__ is not cudaStreamCaptureMode and (
+        mode.__class__ is not int or mode not in cudaStreamCaptureMode._value2member_map_
+    ):
+        mode = _c.enum_argument(
+            mode,
+            cudaStreamCaptureMode,
+            0,
+            4294967295,
+            None,
+            "cudaThreadExchangeStreamCaptureMode",
+            "mode",
+            "enum cudaStreamCaptureMode",
+        )
     mode_ = c_uint(mode)
     try:
         err = _cudaThreadExchangeStreamCaptureMode(mode_)
@@ -13152,6 +15969,17 @@ def cudaUserObjectCreate(
     destroy, ptr, _destroy_token = _c.callback(
         destroy, ptr, "cudaHostFn_t", _lib, ("destroy", "ptr")
     )
+    if initialRefcount.__class__ is not int or not 0 <= initialRefcount <= 4294967295:
+        initialRefcount = _c.integer(
+            initialRefcount,
+            0,
+            4294967295,
+            "cudaUserObjectCreate",
+            "initialRefcount",
+            "unsigned int",
+        )
+    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+        flags = _c.integer(flags, 0, 4294967295, "cudaUserObjectCreate", "flags", "unsigned int")
     object_out = cudaUserObject_t()
     try:
         err = _cudaUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags)
@@ -13183,6 +16011,8 @@ def cudaUserObjectRelease(object: cudaUserObject_t | _HandleLike, count: int = 1
     """
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
+    if count.__class__ is not int or not 0 <= count <= 4294967295:
+        count = _c.integer(count, 0, 4294967295, "cudaUserObjectRelease", "count", "unsigned int")
     try:
         err = _cudaUserObjectRelease(object, count)
     except _ArgumentError as exc:
@@ -13206,6 +16036,8 @@ def cudaUserObjectRetain(object: cudaUserObject_t | _HandleLike, count: int = 1)
     """
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
+    if count.__class__ is not int or not 0 <= count <= 4294967295:
+        count = _c.integer(count, 0, 4294967295, "cudaUserObjectRetain", "count", "unsigned int")
     try:
         err = _cudaUserObjectRetain(object, count)
     except _ArgumentError as exc:
@@ -13228,8 +16060,14 @@ def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
 
     C: cudaError_t cudaVDPAUGetDevice(int *device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
     """
+    if vdpDevice.__class__ is not int or not 0 <= vdpDevice <= 4294967295:
+        vdpDevice = _c.integer(
+            vdpDevice, 0, 4294967295, "cudaVDPAUGetDevice", "vdpDevice", "VdpDevice (unsigned int)"
+        )
     if vdpGetProcAddress.__class__ is not int:
         vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+    elif not 0 <= vdpGetProcAddress < 18446744073709551616:
+        raise _c.address_error(vdpGetProcAddress, "cudaVDPAUGetDevice", "vdpGetProcAddress")
     device = c_int()
     try:
         err = _cudaVDPAUGetDevice(device, vdpDevice, vdpGetProcAddress)
@@ -13256,8 +16094,23 @@ def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _Poi
 
     C: cudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(
+            device, -2147483648, 2147483647, "cudaVDPAUSetVDPAUDevice", "device", "int"
+        )
+    if vdpDevice.__class__ is not int or not 0 <= vdpDevice <= 4294967295:
+        vdpDevice = _c.integer(
+            vdpDevice,
+            0,
+            4294967295,
+            "cudaVDPAUSetVDPAUDevice",
+            "vdpDevice",
+            "VdpDevice (unsigned int)",
+        )
     if vdpGetProcAddress.__class__ is not int:
         vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+    elif not 0 <= vdpGetProcAddress < 18446744073709551616:
+        raise _c.address_error(vdpGetProcAddress, "cudaVDPAUSetVDPAUDevice", "vdpGetProcAddress")
     try:
         err = _cudaVDPAUSetVDPAUDevice(device, vdpDevice, vdpGetProcAddress)
     except _ArgumentError as exc:
@@ -13290,8 +16143,26 @@ def cudaWaitExternalSemaphoresAsync(
     """
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
+    elif not 0 <= extSemArray < 18446744073709551616:
+        raise _c.address_error(extSemArray, "cudaWaitExternalSemaphoresAsync", "extSemArray")
     if paramsArray.__class__ is not int:
         paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreWaitParams, "paramsArray", False)
+    elif not 65536 <= paramsArray < 18446744073709551616 and paramsArray:
+        raise _c.address_error(
+            paramsArray,
+            "cudaWaitExternalSemaphoresAsync",
+            "paramsArray",
+            "cudaExternalSemaphoreWaitParams",
+        )
+    if numExtSems.__class__ is not int or not 0 <= numExtSems <= 4294967295:
+        numExtSems = _c.integer(
+            numExtSems,
+            0,
+            4294967295,
+            "cudaWaitExternalSemaphoresAsync",
+            "numExtSems",
+            "unsigned int",
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13304,6 +16175,740 @@ def cudaWaitExternalSemaphoresAsync(
         ) from None
     if err:
         raise _error(err, _lib)
+
+
+def make_char1(x: int) -> char1:
+    """make_char1(x) -> char1
+
+    As sys_13030.make_char1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -128 <= x <= 127:
+        x = _c.integer(x, -128, 127, "make_char1", "x", "signed char")
+    return _lib.make_char1(x)
+
+
+def make_char2(x: int, y: int) -> char2:
+    """make_char2(x, y) -> char2
+
+    As sys_13030.make_char2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -128 <= x <= 127:
+        x = _c.integer(x, -128, 127, "make_char2", "x", "signed char")
+    if y.__class__ is not int or not -128 <= y <= 127:
+        y = _c.integer(y, -128, 127, "make_char2", "y", "signed char")
+    return _lib.make_char2(x, y)
+
+
+def make_char3(x: int, y: int, z: int) -> char3:
+    """make_char3(x, y, z) -> char3
+
+    As sys_13030.make_char3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -128 <= x <= 127:
+        x = _c.integer(x, -128, 127, "make_char3", "x", "signed char")
+    if y.__class__ is not int or not -128 <= y <= 127:
+        y = _c.integer(y, -128, 127, "make_char3", "y", "signed char")
+    if z.__class__ is not int or not -128 <= z <= 127:
+        z = _c.integer(z, -128, 127, "make_char3", "z", "signed char")
+    return _lib.make_char3(x, y, z)
+
+
+def make_char4(x: int, y: int, z: int, w: int) -> char4:
+    """make_char4(x, y, z, w) -> char4
+
+    As sys_13030.make_char4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -128 <= x <= 127:
+        x = _c.integer(x, -128, 127, "make_char4", "x", "signed char")
+    if y.__class__ is not int or not -128 <= y <= 127:
+        y = _c.integer(y, -128, 127, "make_char4", "y", "signed char")
+    if z.__class__ is not int or not -128 <= z <= 127:
+        z = _c.integer(z, -128, 127, "make_char4", "z", "signed char")
+    if w.__class__ is not int or not -128 <= w <= 127:
+        w = _c.integer(w, -128, 127, "make_char4", "w", "signed char")
+    return _lib.make_char4(x, y, z, w)
+
+
+def make_cudaExtent(w: int, h: int, d: int) -> cudaExtent:
+    """make_cudaExtent(w, h, d) -> cudaExtent
+
+    Returns a cudaExtent based on input parameters.
+
+    As sys_13030.make_cudaExtent, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if w.__class__ is not int or not 0 <= w <= 18446744073709551615:
+        w = _c.integer(w, 0, 18446744073709551615, "make_cudaExtent", "w", "size_t")
+    if h.__class__ is not int or not 0 <= h <= 18446744073709551615:
+        h = _c.integer(h, 0, 18446744073709551615, "make_cudaExtent", "h", "size_t")
+    if d.__class__ is not int or not 0 <= d <= 18446744073709551615:
+        d = _c.integer(d, 0, 18446744073709551615, "make_cudaExtent", "d", "size_t")
+    return _lib.make_cudaExtent(w, h, d)
+
+
+def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitchedPtr:
+    """make_cudaPitchedPtr(d, p, xsz, ysz) -> cudaPitchedPtr
+
+    Returns a cudaPitchedPtr based on input parameters.
+
+    As sys_13030.make_cudaPitchedPtr, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if d.__class__ is int and not 0 <= d < 18446744073709551616:
+        raise _c.address_error(d, "make_cudaPitchedPtr", "d")
+    if p.__class__ is not int or not 0 <= p <= 18446744073709551615:
+        p = _c.integer(p, 0, 18446744073709551615, "make_cudaPitchedPtr", "p", "size_t")
+    if xsz.__class__ is not int or not 0 <= xsz <= 18446744073709551615:
+        xsz = _c.integer(xsz, 0, 18446744073709551615, "make_cudaPitchedPtr", "xsz", "size_t")
+    if ysz.__class__ is not int or not 0 <= ysz <= 18446744073709551615:
+        ysz = _c.integer(ysz, 0, 18446744073709551615, "make_cudaPitchedPtr", "ysz", "size_t")
+    return _lib.make_cudaPitchedPtr(d, p, xsz, ysz)
+
+
+def make_cudaPos(x: int, y: int, z: int) -> cudaPos:
+    """make_cudaPos(x, y, z) -> cudaPos
+
+    Returns a cudaPos based on input parameters.
+
+    As sys_13030.make_cudaPos, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_cudaPos", "x", "size_t")
+    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+        y = _c.integer(y, 0, 18446744073709551615, "make_cudaPos", "y", "size_t")
+    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+        z = _c.integer(z, 0, 18446744073709551615, "make_cudaPos", "z", "size_t")
+    return _lib.make_cudaPos(x, y, z)
+
+
+def make_int1(x: int) -> int1:
+    """make_int1(x) -> int1
+
+    As sys_13030.make_int1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
+        x = _c.integer(x, -2147483648, 2147483647, "make_int1", "x", "int")
+    return _lib.make_int1(x)
+
+
+def make_int2(x: int, y: int) -> int2:
+    """make_int2(x, y) -> int2
+
+    As sys_13030.make_int2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
+        x = _c.integer(x, -2147483648, 2147483647, "make_int2", "x", "int")
+    if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
+        y = _c.integer(y, -2147483648, 2147483647, "make_int2", "y", "int")
+    return _lib.make_int2(x, y)
+
+
+def make_int3(x: int, y: int, z: int) -> int3:
+    """make_int3(x, y, z) -> int3
+
+    As sys_13030.make_int3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
+        x = _c.integer(x, -2147483648, 2147483647, "make_int3", "x", "int")
+    if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
+        y = _c.integer(y, -2147483648, 2147483647, "make_int3", "y", "int")
+    if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
+        z = _c.integer(z, -2147483648, 2147483647, "make_int3", "z", "int")
+    return _lib.make_int3(x, y, z)
+
+
+def make_int4(x: int, y: int, z: int, w: int) -> int4:
+    """make_int4(x, y, z, w) -> int4
+
+    As sys_13030.make_int4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
+        x = _c.integer(x, -2147483648, 2147483647, "make_int4", "x", "int")
+    if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
+        y = _c.integer(y, -2147483648, 2147483647, "make_int4", "y", "int")
+    if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
+        z = _c.integer(z, -2147483648, 2147483647, "make_int4", "z", "int")
+    if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
+        w = _c.integer(w, -2147483648, 2147483647, "make_int4", "w", "int")
+    return _lib.make_int4(x, y, z, w)
+
+
+def make_long1(x: int) -> long1:
+    """make_long1(x) -> long1
+
+    As sys_13030.make_long1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long1", "x", "long")
+    return _lib.make_long1(x)
+
+
+def make_long2(x: int, y: int) -> long2:
+    """make_long2(x, y) -> long2
+
+    As sys_13030.make_long2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long2", "x", "long")
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long2", "y", "long")
+    return _lib.make_long2(x, y)
+
+
+def make_long3(x: int, y: int, z: int) -> long3:
+    """make_long3(x, y, z) -> long3
+
+    As sys_13030.make_long3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long3", "x", "long")
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long3", "y", "long")
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(z, -9223372036854775808, 9223372036854775807, "make_long3", "z", "long")
+    return _lib.make_long3(x, y, z)
+
+
+def make_long4(x: int, y: int, z: int, w: int) -> long4:
+    """make_long4(x, y, z, w) -> long4
+
+    As sys_13030.make_long4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long4", "x", "long")
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long4", "y", "long")
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(z, -9223372036854775808, 9223372036854775807, "make_long4", "z", "long")
+    if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
+        w = _c.integer(w, -9223372036854775808, 9223372036854775807, "make_long4", "w", "long")
+    return _lib.make_long4(x, y, z, w)
+
+
+def make_long4_16a(x: int, y: int, z: int, w: int) -> long4_16a:
+    """make_long4_16a(x, y, z, w) -> long4_16a
+
+    As sys_13030.make_long4_16a, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long4_16a", "x", "long")
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long4_16a", "y", "long")
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(z, -9223372036854775808, 9223372036854775807, "make_long4_16a", "z", "long")
+    if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
+        w = _c.integer(w, -9223372036854775808, 9223372036854775807, "make_long4_16a", "w", "long")
+    return _lib.make_long4_16a(x, y, z, w)
+
+
+def make_long4_32a(x: int, y: int, z: int, w: int) -> long4_32a:
+    """make_long4_32a(x, y, z, w) -> long4_32a
+
+    As sys_13030.make_long4_32a, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long4_32a", "x", "long")
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long4_32a", "y", "long")
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(z, -9223372036854775808, 9223372036854775807, "make_long4_32a", "z", "long")
+    if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
+        w = _c.integer(w, -9223372036854775808, 9223372036854775807, "make_long4_32a", "w", "long")
+    return _lib.make_long4_32a(x, y, z, w)
+
+
+def make_longlong1(x: int) -> longlong1:
+    """make_longlong1(x) -> longlong1
+
+    As sys_13030.make_longlong1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(
+            x, -9223372036854775808, 9223372036854775807, "make_longlong1", "x", "long long"
+        )
+    return _lib.make_longlong1(x)
+
+
+def make_longlong2(x: int, y: int) -> longlong2:
+    """make_longlong2(x, y) -> longlong2
+
+    As sys_13030.make_longlong2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(
+            x, -9223372036854775808, 9223372036854775807, "make_longlong2", "x", "long long"
+        )
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(
+            y, -9223372036854775808, 9223372036854775807, "make_longlong2", "y", "long long"
+        )
+    return _lib.make_longlong2(x, y)
+
+
+def make_longlong3(x: int, y: int, z: int) -> longlong3:
+    """make_longlong3(x, y, z) -> longlong3
+
+    As sys_13030.make_longlong3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(
+            x, -9223372036854775808, 9223372036854775807, "make_longlong3", "x", "long long"
+        )
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(
+            y, -9223372036854775808, 9223372036854775807, "make_longlong3", "y", "long long"
+        )
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(
+            z, -9223372036854775808, 9223372036854775807, "make_longlong3", "z", "long long"
+        )
+    return _lib.make_longlong3(x, y, z)
+
+
+def make_longlong4(x: int, y: int, z: int, w: int) -> longlong4:
+    """make_longlong4(x, y, z, w) -> longlong4
+
+    As sys_13030.make_longlong4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(
+            x, -9223372036854775808, 9223372036854775807, "make_longlong4", "x", "long long"
+        )
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(
+            y, -9223372036854775808, 9223372036854775807, "make_longlong4", "y", "long long"
+        )
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(
+            z, -9223372036854775808, 9223372036854775807, "make_longlong4", "z", "long long"
+        )
+    if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
+        w = _c.integer(
+            w, -9223372036854775808, 9223372036854775807, "make_longlong4", "w", "long long"
+        )
+    return _lib.make_longlong4(x, y, z, w)
+
+
+def make_longlong4_16a(x: int, y: int, z: int, w: int) -> longlong4_16a:
+    """make_longlong4_16a(x, y, z, w) -> longlong4_16a
+
+    As sys_13030.make_longlong4_16a, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(
+            x, -9223372036854775808, 9223372036854775807, "make_longlong4_16a", "x", "long long"
+        )
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(
+            y, -9223372036854775808, 9223372036854775807, "make_longlong4_16a", "y", "long long"
+        )
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(
+            z, -9223372036854775808, 9223372036854775807, "make_longlong4_16a", "z", "long long"
+        )
+    if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
+        w = _c.integer(
+            w, -9223372036854775808, 9223372036854775807, "make_longlong4_16a", "w", "long long"
+        )
+    return _lib.make_longlong4_16a(x, y, z, w)
+
+
+def make_longlong4_32a(x: int, y: int, z: int, w: int) -> longlong4_32a:
+    """make_longlong4_32a(x, y, z, w) -> longlong4_32a
+
+    As sys_13030.make_longlong4_32a, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(
+            x, -9223372036854775808, 9223372036854775807, "make_longlong4_32a", "x", "long long"
+        )
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(
+            y, -9223372036854775808, 9223372036854775807, "make_longlong4_32a", "y", "long long"
+        )
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(
+            z, -9223372036854775808, 9223372036854775807, "make_longlong4_32a", "z", "long long"
+        )
+    if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
+        w = _c.integer(
+            w, -9223372036854775808, 9223372036854775807, "make_longlong4_32a", "w", "long long"
+        )
+    return _lib.make_longlong4_32a(x, y, z, w)
+
+
+def make_short1(x: int) -> short1:
+    """make_short1(x) -> short1
+
+    As sys_13030.make_short1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -32768 <= x <= 32767:
+        x = _c.integer(x, -32768, 32767, "make_short1", "x", "short")
+    return _lib.make_short1(x)
+
+
+def make_short2(x: int, y: int) -> short2:
+    """make_short2(x, y) -> short2
+
+    As sys_13030.make_short2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -32768 <= x <= 32767:
+        x = _c.integer(x, -32768, 32767, "make_short2", "x", "short")
+    if y.__class__ is not int or not -32768 <= y <= 32767:
+        y = _c.integer(y, -32768, 32767, "make_short2", "y", "short")
+    return _lib.make_short2(x, y)
+
+
+def make_short3(x: int, y: int, z: int) -> short3:
+    """make_short3(x, y, z) -> short3
+
+    As sys_13030.make_short3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -32768 <= x <= 32767:
+        x = _c.integer(x, -32768, 32767, "make_short3", "x", "short")
+    if y.__class__ is not int or not -32768 <= y <= 32767:
+        y = _c.integer(y, -32768, 32767, "make_short3", "y", "short")
+    if z.__class__ is not int or not -32768 <= z <= 32767:
+        z = _c.integer(z, -32768, 32767, "make_short3", "z", "short")
+    return _lib.make_short3(x, y, z)
+
+
+def make_short4(x: int, y: int, z: int, w: int) -> short4:
+    """make_short4(x, y, z, w) -> short4
+
+    As sys_13030.make_short4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -32768 <= x <= 32767:
+        x = _c.integer(x, -32768, 32767, "make_short4", "x", "short")
+    if y.__class__ is not int or not -32768 <= y <= 32767:
+        y = _c.integer(y, -32768, 32767, "make_short4", "y", "short")
+    if z.__class__ is not int or not -32768 <= z <= 32767:
+        z = _c.integer(z, -32768, 32767, "make_short4", "z", "short")
+    if w.__class__ is not int or not -32768 <= w <= 32767:
+        w = _c.integer(w, -32768, 32767, "make_short4", "w", "short")
+    return _lib.make_short4(x, y, z, w)
+
+
+def make_uchar1(x: int) -> uchar1:
+    """make_uchar1(x) -> uchar1
+
+    As sys_13030.make_uchar1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 255:
+        x = _c.integer(x, 0, 255, "make_uchar1", "x", "unsigned char")
+    return _lib.make_uchar1(x)
+
+
+def make_uchar2(x: int, y: int) -> uchar2:
+    """make_uchar2(x, y) -> uchar2
+
+    As sys_13030.make_uchar2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 255:
+        x = _c.integer(x, 0, 255, "make_uchar2", "x", "unsigned char")
+    if y.__class__ is not int or not 0 <= y <= 255:
+        y = _c.integer(y, 0, 255, "make_uchar2", "y", "unsigned char")
+    return _lib.make_uchar2(x, y)
+
+
+def make_uchar3(x: int, y: int, z: int) -> uchar3:
+    """make_uchar3(x, y, z) -> uchar3
+
+    As sys_13030.make_uchar3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 255:
+        x = _c.integer(x, 0, 255, "make_uchar3", "x", "unsigned char")
+    if y.__class__ is not int or not 0 <= y <= 255:
+        y = _c.integer(y, 0, 255, "make_uchar3", "y", "unsigned char")
+    if z.__class__ is not int or not 0 <= z <= 255:
+        z = _c.integer(z, 0, 255, "make_uchar3", "z", "unsigned char")
+    return _lib.make_uchar3(x, y, z)
+
+
+def make_uchar4(x: int, y: int, z: int, w: int) -> uchar4:
+    """make_uchar4(x, y, z, w) -> uchar4
+
+    As sys_13030.make_uchar4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 255:
+        x = _c.integer(x, 0, 255, "make_uchar4", "x", "unsigned char")
+    if y.__class__ is not int or not 0 <= y <= 255:
+        y = _c.integer(y, 0, 255, "make_uchar4", "y", "unsigned char")
+    if z.__class__ is not int or not 0 <= z <= 255:
+        z = _c.integer(z, 0, 255, "make_uchar4", "z", "unsigned char")
+    if w.__class__ is not int or not 0 <= w <= 255:
+        w = _c.integer(w, 0, 255, "make_uchar4", "w", "unsigned char")
+    return _lib.make_uchar4(x, y, z, w)
+
+
+def make_uint1(x: int) -> uint1:
+    """make_uint1(x) -> uint1
+
+    As sys_13030.make_uint1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 4294967295:
+        x = _c.integer(x, 0, 4294967295, "make_uint1", "x", "unsigned int")
+    return _lib.make_uint1(x)
+
+
+def make_uint2(x: int, y: int) -> uint2:
+    """make_uint2(x, y) -> uint2
+
+    As sys_13030.make_uint2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 4294967295:
+        x = _c.integer(x, 0, 4294967295, "make_uint2", "x", "unsigned int")
+    if y.__class__ is not int or not 0 <= y <= 4294967295:
+        y = _c.integer(y, 0, 4294967295, "make_uint2", "y", "unsigned int")
+    return _lib.make_uint2(x, y)
+
+
+def make_uint3(x: int, y: int, z: int) -> uint3:
+    """make_uint3(x, y, z) -> uint3
+
+    As sys_13030.make_uint3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 4294967295:
+        x = _c.integer(x, 0, 4294967295, "make_uint3", "x", "unsigned int")
+    if y.__class__ is not int or not 0 <= y <= 4294967295:
+        y = _c.integer(y, 0, 4294967295, "make_uint3", "y", "unsigned int")
+    if z.__class__ is not int or not 0 <= z <= 4294967295:
+        z = _c.integer(z, 0, 4294967295, "make_uint3", "z", "unsigned int")
+    return _lib.make_uint3(x, y, z)
+
+
+def make_uint4(x: int, y: int, z: int, w: int) -> uint4:
+    """make_uint4(x, y, z, w) -> uint4
+
+    As sys_13030.make_uint4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 4294967295:
+        x = _c.integer(x, 0, 4294967295, "make_uint4", "x", "unsigned int")
+    if y.__class__ is not int or not 0 <= y <= 4294967295:
+        y = _c.integer(y, 0, 4294967295, "make_uint4", "y", "unsigned int")
+    if z.__class__ is not int or not 0 <= z <= 4294967295:
+        z = _c.integer(z, 0, 4294967295, "make_uint4", "z", "unsigned int")
+    if w.__class__ is not int or not 0 <= w <= 4294967295:
+        w = _c.integer(w, 0, 4294967295, "make_uint4", "w", "unsigned int")
+    return _lib.make_uint4(x, y, z, w)
+
+
+def make_ulong1(x: int) -> ulong1:
+    """make_ulong1(x) -> ulong1
+
+    As sys_13030.make_ulong1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulong1", "x", "unsigned long")
+    return _lib.make_ulong1(x)
+
+
+def make_ulong2(x: int, y: int) -> ulong2:
+    """make_ulong2(x, y) -> ulong2
+
+    As sys_13030.make_ulong2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulong2", "x", "unsigned long")
+    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+        y = _c.integer(y, 0, 18446744073709551615, "make_ulong2", "y", "unsigned long")
+    return _lib.make_ulong2(x, y)
+
+
+def make_ulong3(x: int, y: int, z: int) -> ulong3:
+    """make_ulong3(x, y, z) -> ulong3
+
+    As sys_13030.make_ulong3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulong3", "x", "unsigned long")
+    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+        y = _c.integer(y, 0, 18446744073709551615, "make_ulong3", "y", "unsigned long")
+    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+        z = _c.integer(z, 0, 18446744073709551615, "make_ulong3", "z", "unsigned long")
+    return _lib.make_ulong3(x, y, z)
+
+
+def make_ulong4(x: int, y: int, z: int, w: int) -> ulong4:
+    """make_ulong4(x, y, z, w) -> ulong4
+
+    As sys_13030.make_ulong4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulong4", "x", "unsigned long")
+    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+        y = _c.integer(y, 0, 18446744073709551615, "make_ulong4", "y", "unsigned long")
+    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+        z = _c.integer(z, 0, 18446744073709551615, "make_ulong4", "z", "unsigned long")
+    if w.__class__ is not int or not 0 <= w <= 18446744073709551615:
+        w = _c.integer(w, 0, 18446744073709551615, "make_ulong4", "w", "unsigned long")
+    return _lib.make_ulong4(x, y, z, w)
+
+
+def make_ulong4_16a(x: int, y: int, z: int, w: int) -> ulong4_16a:
+    """make_ulong4_16a(x, y, z, w) -> ulong4_16a
+
+    As sys_13030.make_ulong4_16a, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulong4_16a", "x", "unsigned long")
+    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+        y = _c.integer(y, 0, 18446744073709551615, "make_ulong4_16a", "y", "unsigned long")
+    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+        z = _c.integer(z, 0, 18446744073709551615, "make_ulong4_16a", "z", "unsigned long")
+    if w.__class__ is not int or not 0 <= w <= 18446744073709551615:
+        w = _c.integer(w, 0, 18446744073709551615, "make_ulong4_16a", "w", "unsigned long")
+    return _lib.make_ulong4_16a(x, y, z, w)
+
+
+def make_ulong4_32a(x: int, y: int, z: int, w: int) -> ulong4_32a:
+    """make_ulong4_32a(x, y, z, w) -> ulong4_32a
+
+    As sys_13030.make_ulong4_32a, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulong4_32a", "x", "unsigned long")
+    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+        y = _c.integer(y, 0, 18446744073709551615, "make_ulong4_32a", "y", "unsigned long")
+    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+        z = _c.integer(z, 0, 18446744073709551615, "make_ulong4_32a", "z", "unsigned long")
+    if w.__class__ is not int or not 0 <= w <= 18446744073709551615:
+        w = _c.integer(w, 0, 18446744073709551615, "make_ulong4_32a", "w", "unsigned long")
+    return _lib.make_ulong4_32a(x, y, z, w)
+
+
+def make_ulonglong1(x: int) -> ulonglong1:
+    """make_ulonglong1(x) -> ulonglong1
+
+    As sys_13030.make_ulonglong1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong1", "x", "unsigned long long")
+    return _lib.make_ulonglong1(x)
+
+
+def make_ulonglong2(x: int, y: int) -> ulonglong2:
+    """make_ulonglong2(x, y) -> ulonglong2
+
+    As sys_13030.make_ulonglong2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong2", "x", "unsigned long long")
+    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong2", "y", "unsigned long long")
+    return _lib.make_ulonglong2(x, y)
+
+
+def make_ulonglong3(x: int, y: int, z: int) -> ulonglong3:
+    """make_ulonglong3(x, y, z) -> ulonglong3
+
+    As sys_13030.make_ulonglong3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong3", "x", "unsigned long long")
+    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong3", "y", "unsigned long long")
+    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+        z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong3", "z", "unsigned long long")
+    return _lib.make_ulonglong3(x, y, z)
+
+
+def make_ulonglong4(x: int, y: int, z: int, w: int) -> ulonglong4:
+    """make_ulonglong4(x, y, z, w) -> ulonglong4
+
+    As sys_13030.make_ulonglong4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong4", "x", "unsigned long long")
+    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong4", "y", "unsigned long long")
+    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+        z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong4", "z", "unsigned long long")
+    if w.__class__ is not int or not 0 <= w <= 18446744073709551615:
+        w = _c.integer(w, 0, 18446744073709551615, "make_ulonglong4", "w", "unsigned long long")
+    return _lib.make_ulonglong4(x, y, z, w)
+
+
+def make_ulonglong4_16a(x: int, y: int, z: int, w: int) -> ulonglong4_16a:
+    """make_ulonglong4_16a(x, y, z, w) -> ulonglong4_16a
+
+    As sys_13030.make_ulonglong4_16a, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong4_16a", "x", "unsigned long long")
+    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong4_16a", "y", "unsigned long long")
+    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+        z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong4_16a", "z", "unsigned long long")
+    if w.__class__ is not int or not 0 <= w <= 18446744073709551615:
+        w = _c.integer(w, 0, 18446744073709551615, "make_ulonglong4_16a", "w", "unsigned long long")
+    return _lib.make_ulonglong4_16a(x, y, z, w)
+
+
+def make_ulonglong4_32a(x: int, y: int, z: int, w: int) -> ulonglong4_32a:
+    """make_ulonglong4_32a(x, y, z, w) -> ulonglong4_32a
+
+    As sys_13030.make_ulonglong4_32a, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong4_32a", "x", "unsigned long long")
+    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong4_32a", "y", "unsigned long long")
+    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+        z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong4_32a", "z", "unsigned long long")
+    if w.__class__ is not int or not 0 <= w <= 18446744073709551615:
+        w = _c.integer(w, 0, 18446744073709551615, "make_ulonglong4_32a", "w", "unsigned long long")
+    return _lib.make_ulonglong4_32a(x, y, z, w)
+
+
+def make_ushort1(x: int) -> ushort1:
+    """make_ushort1(x) -> ushort1
+
+    As sys_13030.make_ushort1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 65535:
+        x = _c.integer(x, 0, 65535, "make_ushort1", "x", "unsigned short")
+    return _lib.make_ushort1(x)
+
+
+def make_ushort2(x: int, y: int) -> ushort2:
+    """make_ushort2(x, y) -> ushort2
+
+    As sys_13030.make_ushort2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 65535:
+        x = _c.integer(x, 0, 65535, "make_ushort2", "x", "unsigned short")
+    if y.__class__ is not int or not 0 <= y <= 65535:
+        y = _c.integer(y, 0, 65535, "make_ushort2", "y", "unsigned short")
+    return _lib.make_ushort2(x, y)
+
+
+def make_ushort3(x: int, y: int, z: int) -> ushort3:
+    """make_ushort3(x, y, z) -> ushort3
+
+    As sys_13030.make_ushort3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 65535:
+        x = _c.integer(x, 0, 65535, "make_ushort3", "x", "unsigned short")
+    if y.__class__ is not int or not 0 <= y <= 65535:
+        y = _c.integer(y, 0, 65535, "make_ushort3", "y", "unsigned short")
+    if z.__class__ is not int or not 0 <= z <= 65535:
+        z = _c.integer(z, 0, 65535, "make_ushort3", "z", "unsigned short")
+    return _lib.make_ushort3(x, y, z)
+
+
+def make_ushort4(x: int, y: int, z: int, w: int) -> ushort4:
+    """make_ushort4(x, y, z, w) -> ushort4
+
+    As sys_13030.make_ushort4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not 0 <= x <= 65535:
+        x = _c.integer(x, 0, 65535, "make_ushort4", "x", "unsigned short")
+    if y.__class__ is not int or not 0 <= y <= 65535:
+        y = _c.integer(y, 0, 65535, "make_ushort4", "y", "unsigned short")
+    if z.__class__ is not int or not 0 <= z <= 65535:
+        z = _c.integer(z, 0, 65535, "make_ushort4", "z", "unsigned short")
+    if w.__class__ is not int or not 0 <= w <= 65535:
+        w = _c.integer(w, 0, 65535, "make_ushort4", "w", "unsigned short")
+    return _lib.make_ushort4(x, y, z, w)
 
 
 # The occupancy calculators cuda_runtime.h defines as C++ templates (libcudart exports
