@@ -79,20 +79,20 @@ def pointer(value: Any, name: str, writable: bool) -> Any:
     it for the call). A read-only buffer where the function writes is a TypeError; a
     read-only buffer other than bytes, where it only reads, is copied once.
     """
-    if value is None:
-        return value
     if type(value) is int:
-        if not 0 <= value < _ADDRESS_END:
+        if value >> 64:  # negative, or 2**64 and more: ctypes would wrap or mask it
             raise OverflowError(f"'{name}' is {value}: an address is 0 <= {name} < 2**64")
         return value
-    if isinstance(value, Handle):
-        raise TypeError(f"'{name}' must be a pointer to memory, not a {type(value).__name__}")
+    if value is None:
+        return value
     if isinstance(value, HostMemory):
         # Passed as the ctypes array it is (c_void_p takes an array as its address), and
         # kept as itself so what the call returns or frees can name it; freed: refused.
         value.check()
         return value
     if isinstance(value, _CDATA):
+        if isinstance(value, Handle):  # a handle is no memory: C would read its object
+            raise TypeError(f"'{name}' must be a pointer to memory, not a {type(value).__name__}")
         return value if isinstance(value, _POINTER_TYPES) else byref(value)  # type: ignore[arg-type]
     if type(value).__name__ == "CArgObject":  # ctypes.byref(...)
         return value
@@ -199,7 +199,7 @@ def handle(value: Any, cls: type, name: str) -> Any:
     if value is None:
         return value
     if type(value) is int:
-        if not 0 <= value < _ADDRESS_END:
+        if value >> 64:  # negative, or 2**64 and more: ctypes would wrap or mask it
             raise OverflowError(
                 f"'{name}' is {value}: a {cls.__name__} is an address, 0 <= {name} < 2**64"
             )
@@ -626,8 +626,7 @@ def enum_argument(
     if flags is not None:
         if number & ~flags:
             raise ValueError(
-                f"{what} is {number:#x}: not an OR of {enum.__name__}'s flags "
-                f"(bits {flags:#x})"
+                f"{what} is {number:#x}: not an OR of {enum.__name__}'s flags " f"(bits {flags:#x})"
             )
     elif number not in enum._value2member_map_:
         raise ValueError(f"{what} is {number}: not a {enum.__name__} value")

@@ -1468,6 +1468,318 @@ _c.bind_on_first_call(
 )
 
 
+# The values of each enum an argument is checked against (the header's enumerators).
+_cudaChannelFormatKind_members = frozenset(
+    (
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        11,
+        12,
+        13,
+        14,
+        15,
+        16,
+        17,
+        18,
+        19,
+        20,
+        21,
+        22,
+        23,
+        24,
+        25,
+        26,
+        27,
+        28,
+        29,
+        30,
+    )
+)
+_cudaDeviceAttr_members = frozenset(
+    (
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        11,
+        12,
+        13,
+        14,
+        15,
+        16,
+        17,
+        18,
+        19,
+        20,
+        21,
+        22,
+        23,
+        24,
+        25,
+        26,
+        27,
+        28,
+        29,
+        30,
+        31,
+        32,
+        33,
+        34,
+        35,
+        36,
+        37,
+        38,
+        39,
+        40,
+        41,
+        42,
+        43,
+        45,
+        46,
+        47,
+        48,
+        49,
+        50,
+        51,
+        52,
+        53,
+        54,
+        55,
+        56,
+        57,
+        58,
+        59,
+        60,
+        61,
+        62,
+        63,
+        64,
+        65,
+        66,
+        67,
+        68,
+        69,
+        70,
+        71,
+        72,
+        73,
+        74,
+        75,
+        76,
+        77,
+        78,
+        79,
+        80,
+        81,
+        82,
+        83,
+        84,
+        85,
+        86,
+        87,
+        88,
+        89,
+        90,
+        91,
+        92,
+        93,
+        94,
+        95,
+        96,
+        97,
+        98,
+        99,
+        100,
+        101,
+        106,
+        108,
+        109,
+        111,
+        112,
+        113,
+        114,
+        115,
+        116,
+        117,
+        118,
+        119,
+        120,
+        121,
+        122,
+        123,
+        124,
+        125,
+        126,
+        127,
+        128,
+        129,
+        132,
+        133,
+    )
+)
+_cudaDeviceP2PAttr_members = frozenset((1, 2, 3, 4))
+_cudaError_members = frozenset(
+    (
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        9,
+        12,
+        13,
+        16,
+        17,
+        18,
+        19,
+        20,
+        21,
+        22,
+        23,
+        24,
+        25,
+        26,
+        27,
+        28,
+        31,
+        32,
+        34,
+        35,
+        36,
+        37,
+        43,
+        44,
+        45,
+        46,
+        49,
+        52,
+        53,
+        65,
+        66,
+        67,
+        68,
+        69,
+        98,
+        100,
+        101,
+        102,
+        103,
+        127,
+        200,
+        201,
+        205,
+        206,
+        207,
+        208,
+        209,
+        210,
+        211,
+        212,
+        213,
+        214,
+        215,
+        216,
+        217,
+        218,
+        219,
+        220,
+        221,
+        222,
+        223,
+        224,
+        225,
+        300,
+        301,
+        302,
+        303,
+        304,
+        400,
+        401,
+        500,
+        600,
+        700,
+        701,
+        702,
+        703,
+        704,
+        705,
+        708,
+        709,
+        710,
+        711,
+        712,
+        713,
+        714,
+        715,
+        716,
+        717,
+        718,
+        719,
+        720,
+        800,
+        801,
+        802,
+        803,
+        804,
+        805,
+        806,
+        807,
+        808,
+        809,
+        810,
+        811,
+        812,
+        900,
+        901,
+        902,
+        903,
+        904,
+        905,
+        906,
+        907,
+        908,
+        909,
+        910,
+        911,
+        912,
+        999,
+        10000,
+    )
+)
+_cudaFlushGPUDirectRDMAWritesScope_members = frozenset((100, 200))
+_cudaFlushGPUDirectRDMAWritesTarget_members = frozenset((0,))
+_cudaFuncAttribute_members = frozenset((8, 9, 10, 11, 12, 13, 14, 15, 16))
+_cudaFuncCache_members = frozenset((0, 1, 2, 3))
+_cudaGLDeviceList_members = frozenset((1, 2, 3))
+_cudaGraphMemAttributeType_members = frozenset((0, 1, 2, 3))
+_cudaLaunchAttributeID_members = frozenset((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
+_cudaLimit_members = frozenset((0, 1, 2, 3, 4, 5, 6))
+_cudaMemcpyKind_members = frozenset((0, 1, 2, 3, 4))
+_cudaMemoryAdvise_members = frozenset((1, 2, 3, 4, 5, 6))
+_cudaMemPoolAttr_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
+_cudaMemRangeAttribute_members = frozenset((1, 2, 3, 4))
+_cudaSharedMemConfig_members = frozenset((0, 1, 2))
+_cudaStreamCaptureMode_members = frozenset((0, 1, 2))
+
 # Records with a cudaHostFn_t `fn` that also takes a Python callable (cudart.callbacks
 # runs it with `userData`, any object then): `cudart.cudaHostNodeParams` is this module's.
 if not TYPE_CHECKING:
@@ -1563,7 +1875,7 @@ def cudaArrayGetPlane(hArray: cudaArray_t | _HandleLike, planeIdx: int) -> cudaA
     """
     if hArray.__class__ is not cudaArray_t:
         hArray = _c.handle(hArray, cudaArray_t, "hArray")
-    if planeIdx.__class__ is not int or not 0 <= planeIdx <= 4294967295:
+    if planeIdx.__class__ is not int or planeIdx >> 32:
         planeIdx = _c.integer(
             planeIdx, 0, 4294967295, "cudaArrayGetPlane", "planeIdx", "unsigned int"
         )
@@ -1625,7 +1937,7 @@ def cudaChooseDevice(prop: _PointerLike) -> int:
     """
     if prop.__class__ is not int:
         prop = _c.ref(prop, cudaDeviceProp, "prop", False)
-    elif not 65536 <= prop < 18446744073709551616 and prop:
+    elif prop >> 64 or 0 < prop < 65536:
         raise _c.address_error(prop, "cudaChooseDevice", "prop", "cudaDeviceProp")
     device = c_int()
     try:
@@ -1662,7 +1974,7 @@ def cudaCreateChannelDesc(
     if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
         w = _c.integer(w, -2147483648, 2147483647, "cudaCreateChannelDesc", "w", "int")
     if f.__class__ is not cudaChannelFormatKind and (
-        f.__class__ is not int or f not in cudaChannelFormatKind._value2member_map_
+        f.__class__ is not int or f not in _cudaChannelFormatKind_members
     ):
         f = _c.enum_argument(
             f,
@@ -1697,7 +2009,7 @@ def cudaCreateSurfaceObject(pResDesc: _PointerLike) -> int:
     """
     if pResDesc.__class__ is not int:
         pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
-    elif not 65536 <= pResDesc < 18446744073709551616 and pResDesc:
+    elif pResDesc >> 64 or 0 < pResDesc < 65536:
         raise _c.address_error(pResDesc, "cudaCreateSurfaceObject", "pResDesc", "cudaResourceDesc")
     pSurfObject = cudaSurfaceObject_t()
     try:
@@ -1732,15 +2044,15 @@ def cudaCreateTextureObject(
     """
     if pResDesc.__class__ is not int:
         pResDesc = _c.ref(pResDesc, cudaResourceDesc, "pResDesc", False)
-    elif not 65536 <= pResDesc < 18446744073709551616 and pResDesc:
+    elif pResDesc >> 64 or 0 < pResDesc < 65536:
         raise _c.address_error(pResDesc, "cudaCreateTextureObject", "pResDesc", "cudaResourceDesc")
     if pTexDesc.__class__ is not int:
         pTexDesc = _c.ref(pTexDesc, cudaTextureDesc, "pTexDesc", False)
-    elif not 65536 <= pTexDesc < 18446744073709551616 and pTexDesc:
+    elif pTexDesc >> 64 or 0 < pTexDesc < 65536:
         raise _c.address_error(pTexDesc, "cudaCreateTextureObject", "pTexDesc", "cudaTextureDesc")
     if pResViewDesc.__class__ is not int:
         pResViewDesc = _c.ref(pResViewDesc, cudaResourceViewDesc, "pResViewDesc", False)
-    elif not 65536 <= pResViewDesc < 18446744073709551616 and pResViewDesc:
+    elif pResViewDesc >> 64 or 0 < pResViewDesc < 65536:
         raise _c.address_error(
             pResViewDesc, "cudaCreateTextureObject", "pResViewDesc", "cudaResourceViewDesc"
         )
@@ -1827,7 +2139,7 @@ def cudaDestroySurfaceObject(surfObject: int) -> None:
 
     C: cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)
     """
-    if surfObject.__class__ is not int or not 0 <= surfObject <= 18446744073709551615:
+    if surfObject.__class__ is not int or surfObject >> 64:
         surfObject = _c.integer(
             surfObject,
             0,
@@ -1856,7 +2168,7 @@ def cudaDestroyTextureObject(texObject: int) -> None:
 
     C: cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
     """
-    if texObject.__class__ is not int or not 0 <= texObject <= 18446744073709551615:
+    if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
             0,
@@ -1950,7 +2262,7 @@ def cudaDeviceEnablePeerAccess(peerDevice: int, flags: int) -> None:
         peerDevice = _c.integer(
             peerDevice, -2147483648, 2147483647, "cudaDeviceEnablePeerAccess", "peerDevice", "int"
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaDeviceEnablePeerAccess", "flags", "unsigned int"
         )
@@ -1980,8 +2292,7 @@ def cudaDeviceFlushGPUDirectRDMAWrites(
     C: cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope)
     """
     if target.__class__ is not cudaFlushGPUDirectRDMAWritesTarget and (
-        target.__class__ is not int
-        or target not in cudaFlushGPUDirectRDMAWritesTarget._value2member_map_
+        target.__class__ is not int or target not in _cudaFlushGPUDirectRDMAWritesTarget_members
     ):
         target = _c.enum_argument(
             target,
@@ -1994,8 +2305,7 @@ def cudaDeviceFlushGPUDirectRDMAWrites(
             "enum cudaFlushGPUDirectRDMAWritesTarget",
         )
     if scope.__class__ is not cudaFlushGPUDirectRDMAWritesScope and (
-        scope.__class__ is not int
-        or scope not in cudaFlushGPUDirectRDMAWritesScope._value2member_map_
+        scope.__class__ is not int or scope not in _cudaFlushGPUDirectRDMAWritesScope_members
     ):
         scope = _c.enum_argument(
             scope,
@@ -2034,7 +2344,7 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> int:
     C: cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
     """
     if attr.__class__ is not cudaDeviceAttr and (
-        attr.__class__ is not int or attr not in cudaDeviceAttr._value2member_map_
+        attr.__class__ is not int or attr not in _cudaDeviceAttr_members
     ):
         attr = _c.enum_argument(
             attr,
@@ -2164,7 +2474,7 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
             device, -2147483648, 2147483647, "cudaDeviceGetGraphMemAttribute", "device", "int"
         )
     if attr.__class__ is not cudaGraphMemAttributeType and (
-        attr.__class__ is not int or attr not in cudaGraphMemAttributeType._value2member_map_
+        attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
     ):
         attr = _c.enum_argument(
             attr,
@@ -2206,7 +2516,7 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
     C: cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
     """
     if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in cudaLimit._value2member_map_
+        limit.__class__ is not int or limit not in _cudaLimit_members
     ):
         limit = _c.enum_argument(
             limit, cudaLimit, 0, 4294967295, None, "cudaDeviceGetLimit", "limit", "enum cudaLimit"
@@ -2263,7 +2573,7 @@ def cudaDeviceGetNvSciSyncAttributes(
     """
     if nvSciSyncAttrList.__class__ is not int:
         nvSciSyncAttrList = _c.pointer(nvSciSyncAttrList, "nvSciSyncAttrList", True)
-    elif not 0 <= nvSciSyncAttrList < 18446744073709551616:
+    elif nvSciSyncAttrList >> 64:
         raise _c.address_error(
             nvSciSyncAttrList, "cudaDeviceGetNvSciSyncAttributes", "nvSciSyncAttrList"
         )
@@ -2303,7 +2613,7 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
     C: cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)
     """
     if attr.__class__ is not cudaDeviceP2PAttr and (
-        attr.__class__ is not int or attr not in cudaDeviceP2PAttr._value2member_map_
+        attr.__class__ is not int or attr not in _cudaDeviceP2PAttr_members
     ):
         attr = _c.enum_argument(
             attr,
@@ -2432,7 +2742,7 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
     """
     if fmtDesc.__class__ is not int:
         fmtDesc = _c.ref(fmtDesc, cudaChannelFormatDesc, "fmtDesc", False)
-    elif not 65536 <= fmtDesc < 18446744073709551616 and fmtDesc:
+    elif fmtDesc >> 64 or 0 < fmtDesc < 65536:
         raise _c.address_error(
             fmtDesc, "cudaDeviceGetTexture1DLinearMaxWidth", "fmtDesc", "cudaChannelFormatDesc"
         )
@@ -2502,7 +2812,7 @@ def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
     C: cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
     """
     if cacheConfig.__class__ is not cudaFuncCache and (
-        cacheConfig.__class__ is not int or cacheConfig not in cudaFuncCache._value2member_map_
+        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
     ):
         cacheConfig = _c.enum_argument(
             cacheConfig,
@@ -2551,7 +2861,7 @@ def cudaDeviceSetGraphMemAttribute(
             device, -2147483648, 2147483647, "cudaDeviceSetGraphMemAttribute", "device", "int"
         )
     if attr.__class__ is not cudaGraphMemAttributeType and (
-        attr.__class__ is not int or attr not in cudaGraphMemAttributeType._value2member_map_
+        attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
     ):
         attr = _c.enum_argument(
             attr,
@@ -2590,12 +2900,12 @@ def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> None:
     C: cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
     """
     if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in cudaLimit._value2member_map_
+        limit.__class__ is not int or limit not in _cudaLimit_members
     ):
         limit = _c.enum_argument(
             limit, cudaLimit, 0, 4294967295, None, "cudaDeviceSetLimit", "limit", "enum cudaLimit"
         )
-    if value.__class__ is not int or not 0 <= value <= 18446744073709551615:
+    if value.__class__ is not int or value >> 64:
         value = _c.integer(value, 0, 18446744073709551615, "cudaDeviceSetLimit", "value", "size_t")
     try:
         err = _cudaDeviceSetLimit(limit, value)
@@ -2641,7 +2951,7 @@ def cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int) -> None:
     C: cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)
     """
     if config.__class__ is not cudaSharedMemConfig and (
-        config.__class__ is not int or config not in cudaSharedMemConfig._value2member_map_
+        config.__class__ is not int or config not in _cudaSharedMemConfig_members
     ):
         config = _c.enum_argument(
             config,
@@ -2717,17 +3027,17 @@ def cudaEGLStreamConsumerAcquireFrame(
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
-    elif not 0 <= conn < 18446744073709551616:
+    elif conn >> 64:
         raise _c.address_error(conn, "cudaEGLStreamConsumerAcquireFrame", "conn")
     if pCudaResource.__class__ is not int:
         pCudaResource = _c.ref(pCudaResource, cudaGraphicsResource_t, "pCudaResource", True)
-    elif not 0 <= pCudaResource < 18446744073709551616:
+    elif pCudaResource >> 64:
         raise _c.address_error(pCudaResource, "cudaEGLStreamConsumerAcquireFrame", "pCudaResource")
     if pStream.__class__ is not int:
         pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
-    elif not 0 <= pStream < 18446744073709551616:
+    elif pStream >> 64:
         raise _c.address_error(pStream, "cudaEGLStreamConsumerAcquireFrame", "pStream")
-    if timeout.__class__ is not int or not 0 <= timeout <= 4294967295:
+    if timeout.__class__ is not int or timeout >> 32:
         timeout = _c.integer(
             timeout, 0, 4294967295, "cudaEGLStreamConsumerAcquireFrame", "timeout", "unsigned int"
         )
@@ -2792,7 +3102,7 @@ def cudaEGLStreamConsumerConnectWithFlags(
     """
     if eglStream.__class__ is not EGLStreamKHR:
         eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaEGLStreamConsumerConnectWithFlags", "flags", "unsigned int"
         )
@@ -2822,7 +3132,7 @@ def cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None:
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
-    elif not 0 <= conn < 18446744073709551616:
+    elif conn >> 64:
         raise _c.address_error(conn, "cudaEGLStreamConsumerDisconnect", "conn")
     try:
         err = _cudaEGLStreamConsumerDisconnect(conn)
@@ -2850,13 +3160,13 @@ def cudaEGLStreamConsumerReleaseFrame(
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
-    elif not 0 <= conn < 18446744073709551616:
+    elif conn >> 64:
         raise _c.address_error(conn, "cudaEGLStreamConsumerReleaseFrame", "conn")
     if pCudaResource.__class__ is not cudaGraphicsResource_t:
         pCudaResource = _c.handle(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
     if pStream.__class__ is not int:
         pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
-    elif not 0 <= pStream < 18446744073709551616:
+    elif pStream >> 64:
         raise _c.address_error(pStream, "cudaEGLStreamConsumerReleaseFrame", "pStream")
     try:
         err = _cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream)
@@ -2928,7 +3238,7 @@ def cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None:
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
-    elif not 0 <= conn < 18446744073709551616:
+    elif conn >> 64:
         raise _c.address_error(conn, "cudaEGLStreamProducerDisconnect", "conn")
     try:
         err = _cudaEGLStreamProducerDisconnect(conn)
@@ -2956,11 +3266,11 @@ def cudaEGLStreamProducerPresentFrame(
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
-    elif not 0 <= conn < 18446744073709551616:
+    elif conn >> 64:
         raise _c.address_error(conn, "cudaEGLStreamProducerPresentFrame", "conn")
     if pStream.__class__ is not int:
         pStream = _c.ref(pStream, cudaStream_t, "pStream", True)
-    elif not 0 <= pStream < 18446744073709551616:
+    elif pStream >> 64:
         raise _c.address_error(pStream, "cudaEGLStreamProducerPresentFrame", "pStream")
     try:
         err = _cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream)
@@ -2990,7 +3300,7 @@ def cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, 
     """
     if conn.__class__ is not int:
         conn = _c.ref(conn, cudaEglStreamConnection, "conn", True)
-    elif not 0 <= conn < 18446744073709551616:
+    elif conn >> 64:
         raise _c.address_error(conn, "cudaEGLStreamProducerReturnFrame", "conn")
     eglframe = cudaEglFrame()
     pStream = cudaStream_t()
@@ -3045,7 +3355,7 @@ def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) ->
     """
     if eglSync.__class__ is not EGLSyncKHR:
         eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaEventCreateFromEGLSync", "flags", "unsigned int"
         )
@@ -3076,7 +3386,7 @@ def cudaEventCreateWithFlags(flags: int) -> cudaEvent_t:
 
     C: cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
     """
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaEventCreateWithFlags", "flags", "unsigned int"
         )
@@ -3216,7 +3526,7 @@ def cudaEventRecordWithFlags(
         event = _c.handle(event, cudaEvent_t, "event")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaEventRecordWithFlags", "flags", "unsigned int"
         )
@@ -3274,7 +3584,7 @@ def cudaExternalMemoryGetMappedBuffer(
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if bufferDesc.__class__ is not int:
         bufferDesc = _c.ref(bufferDesc, cudaExternalMemoryBufferDesc, "bufferDesc", False)
-    elif not 65536 <= bufferDesc < 18446744073709551616 and bufferDesc:
+    elif bufferDesc >> 64 or 0 < bufferDesc < 65536:
         raise _c.address_error(
             bufferDesc,
             "cudaExternalMemoryGetMappedBuffer",
@@ -3315,7 +3625,7 @@ def cudaExternalMemoryGetMappedMipmappedArray(
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
     if mipmapDesc.__class__ is not int:
         mipmapDesc = _c.ref(mipmapDesc, cudaExternalMemoryMipmappedArrayDesc, "mipmapDesc", False)
-    elif not 65536 <= mipmapDesc < 18446744073709551616 and mipmapDesc:
+    elif mipmapDesc >> 64 or 0 < mipmapDesc < 65536:
         raise _c.address_error(
             mipmapDesc,
             "cudaExternalMemoryGetMappedMipmappedArray",
@@ -3350,7 +3660,7 @@ def cudaFree(devPtr: _PointerLike) -> None:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaFree", "devPtr")
     try:
         err = _cudaFree(devPtr)
@@ -3398,7 +3708,7 @@ def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> 
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaFreeAsync", "devPtr")
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
@@ -3426,7 +3736,7 @@ def cudaFreeHost(ptr: _PointerLike) -> None:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True)
-    elif not 0 <= ptr < 18446744073709551616:
+    elif ptr >> 64:
         raise _c.address_error(ptr, "cudaFreeHost", "ptr")
     try:
         err = _cudaFreeHost(ptr)
@@ -3476,7 +3786,7 @@ def cudaFuncGetAttributes(func: _PointerLike) -> cudaFuncAttributes:
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(func, "cudaFuncGetAttributes", "func")
     attr = cudaFuncAttributes()
     try:
@@ -3504,10 +3814,10 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(func, "cudaFuncSetAttribute", "func")
     if attr.__class__ is not cudaFuncAttribute and (
-        attr.__class__ is not int or attr not in cudaFuncAttribute._value2member_map_
+        attr.__class__ is not int or attr not in _cudaFuncAttribute_members
     ):
         attr = _c.enum_argument(
             attr,
@@ -3544,10 +3854,10 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(func, "cudaFuncSetCacheConfig", "func")
     if cacheConfig.__class__ is not cudaFuncCache and (
-        cacheConfig.__class__ is not int or cacheConfig not in cudaFuncCache._value2member_map_
+        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
     ):
         cacheConfig = _c.enum_argument(
             cacheConfig,
@@ -3582,10 +3892,10 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(func, "cudaFuncSetSharedMemConfig", "func")
     if config.__class__ is not cudaSharedMemConfig and (
-        config.__class__ is not int or config not in cudaSharedMemConfig._value2member_map_
+        config.__class__ is not int or config not in _cudaSharedMemConfig_members
     ):
         config = _c.enum_argument(
             config,
@@ -3624,12 +3934,12 @@ def cudaGLGetDevices(
 
     C: cudaError_t cudaGLGetDevices(unsigned int *pCudaDeviceCount, int *pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList)
     """
-    if cudaDeviceCount.__class__ is not int or not 0 <= cudaDeviceCount <= 4294967295:
+    if cudaDeviceCount.__class__ is not int or cudaDeviceCount >> 32:
         cudaDeviceCount = _c.integer(
             cudaDeviceCount, 0, 4294967295, "cudaGLGetDevices", "cudaDeviceCount", "unsigned int"
         )
     if deviceList.__class__ is not cudaGLDeviceList and (
-        deviceList.__class__ is not int or deviceList not in cudaGLDeviceList._value2member_map_
+        deviceList.__class__ is not int or deviceList not in _cudaGLDeviceList_members
     ):
         deviceList = _c.enum_argument(
             deviceList,
@@ -3674,7 +3984,7 @@ def cudaGLMapBufferObject(bufObj: int) -> int:
     C: cudaError_t cudaGLMapBufferObject(void **devPtr, GLuint bufObj)
     """
     _c.deprecated("cudaGLMapBufferObject", None)
-    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+    if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
             bufObj, 0, 4294967295, "cudaGLMapBufferObject", "bufObj", "GLuint (unsigned int)"
         )
@@ -3707,7 +4017,7 @@ def cudaGLMapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike) 
     C: cudaError_t cudaGLMapBufferObjectAsync(void **devPtr, GLuint bufObj, cudaStream_t stream)
     """
     _c.deprecated("cudaGLMapBufferObjectAsync", None)
-    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+    if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
             bufObj, 0, 4294967295, "cudaGLMapBufferObjectAsync", "bufObj", "GLuint (unsigned int)"
         )
@@ -3740,7 +4050,7 @@ def cudaGLRegisterBufferObject(bufObj: int) -> None:
     C: cudaError_t cudaGLRegisterBufferObject(GLuint bufObj)
     """
     _c.deprecated("cudaGLRegisterBufferObject", None)
-    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+    if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
             bufObj, 0, 4294967295, "cudaGLRegisterBufferObject", "bufObj", "GLuint (unsigned int)"
         )
@@ -3768,7 +4078,7 @@ def cudaGLSetBufferObjectMapFlags(bufObj: int, flags: int) -> None:
     C: cudaError_t cudaGLSetBufferObjectMapFlags(GLuint bufObj, unsigned int flags)
     """
     _c.deprecated("cudaGLSetBufferObjectMapFlags", None)
-    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+    if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
             bufObj,
             0,
@@ -3777,7 +4087,7 @@ def cudaGLSetBufferObjectMapFlags(bufObj: int, flags: int) -> None:
             "bufObj",
             "GLuint (unsigned int)",
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaGLSetBufferObjectMapFlags", "flags", "unsigned int"
         )
@@ -3829,7 +4139,7 @@ def cudaGLUnmapBufferObject(bufObj: int) -> None:
     C: cudaError_t cudaGLUnmapBufferObject(GLuint bufObj)
     """
     _c.deprecated("cudaGLUnmapBufferObject", None)
-    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+    if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
             bufObj, 0, 4294967295, "cudaGLUnmapBufferObject", "bufObj", "GLuint (unsigned int)"
         )
@@ -3857,7 +4167,7 @@ def cudaGLUnmapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike
     C: cudaError_t cudaGLUnmapBufferObjectAsync(GLuint bufObj, cudaStream_t stream)
     """
     _c.deprecated("cudaGLUnmapBufferObjectAsync", None)
-    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+    if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
             bufObj, 0, 4294967295, "cudaGLUnmapBufferObjectAsync", "bufObj", "GLuint (unsigned int)"
         )
@@ -3884,7 +4194,7 @@ def cudaGLUnregisterBufferObject(bufObj: int) -> None:
     C: cudaError_t cudaGLUnregisterBufferObject(GLuint bufObj)
     """
     _c.deprecated("cudaGLUnregisterBufferObject", None)
-    if bufObj.__class__ is not int or not 0 <= bufObj <= 4294967295:
+    if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
             bufObj, 0, 4294967295, "cudaGLUnregisterBufferObject", "bufObj", "GLuint (unsigned int)"
         )
@@ -4066,7 +4376,7 @@ def cudaGetDriverEntryPoint(
     """
     if symbol.__class__ is not bytes:
         symbol = _c.cstring(symbol, "symbol")
-    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+    if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
             flags, 0, 18446744073709551615, "cudaGetDriverEntryPoint", "flags", "unsigned long long"
         )
@@ -4094,7 +4404,7 @@ def cudaGetErrorName(error: cudaError | int) -> str:
     C: const char *cudaGetErrorName(cudaError_t error)
     """
     if error.__class__ is not cudaError and (
-        error.__class__ is not int or error not in cudaError._value2member_map_
+        error.__class__ is not int or error not in _cudaError_members
     ):
         error = _c.enum_argument(
             error, cudaError, 0, 4294967295, None, "cudaGetErrorName", "error", "cudaError_t"
@@ -4116,7 +4426,7 @@ def cudaGetErrorString(error: cudaError | int) -> str:
     C: const char *cudaGetErrorString(cudaError_t error)
     """
     if error.__class__ is not cudaError and (
-        error.__class__ is not int or error not in cudaError._value2member_map_
+        error.__class__ is not int or error not in _cudaError_members
     ):
         error = _c.enum_argument(
             error, cudaError, 0, 4294967295, None, "cudaGetErrorString", "error", "cudaError_t"
@@ -4137,7 +4447,7 @@ def cudaGetExportTable(pExportTableId: _PointerLike) -> int:
     """
     if pExportTableId.__class__ is not int:
         pExportTableId = _c.ref(pExportTableId, cudaUUID_t, "pExportTableId", False)
-    elif not 65536 <= pExportTableId < 18446744073709551616 and pExportTableId:
+    elif pExportTableId >> 64 or 0 < pExportTableId < 65536:
         raise _c.address_error(pExportTableId, "cudaGetExportTable", "pExportTableId", "cudaUUID_t")
     ppExportTable = c_void_p()
     try:
@@ -4166,7 +4476,7 @@ def cudaGetFuncBySymbol(symbolPtr: _PointerLike) -> cudaFunction_t:
     """
     if symbolPtr.__class__ is not int:
         symbolPtr = _c.device_function(symbolPtr, "symbolPtr")
-    elif not 0 <= symbolPtr < 18446744073709551616:
+    elif symbolPtr >> 64:
         raise _c.address_error(symbolPtr, "cudaGetFuncBySymbol", "symbolPtr")
     functionPtr = cudaFunction_t()
     try:
@@ -4193,7 +4503,7 @@ def cudaGetKernel(entryFuncAddr: _PointerLike) -> cudaKernel_t:
     """
     if entryFuncAddr.__class__ is not int:
         entryFuncAddr = _c.device_function(entryFuncAddr, "entryFuncAddr")
-    elif not 0 <= entryFuncAddr < 18446744073709551616:
+    elif entryFuncAddr >> 64:
         raise _c.address_error(entryFuncAddr, "cudaGetKernel", "entryFuncAddr")
     kernelPtr = cudaKernel_t()
     try:
@@ -4242,7 +4552,7 @@ def cudaGetMipmappedArrayLevel(
     """
     if mipmappedArray.__class__ is not cudaMipmappedArray_const_t:
         mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
-    if level.__class__ is not int or not 0 <= level <= 4294967295:
+    if level.__class__ is not int or level >> 32:
         level = _c.integer(
             level, 0, 4294967295, "cudaGetMipmappedArrayLevel", "level", "unsigned int"
         )
@@ -4273,7 +4583,7 @@ def cudaGetSurfaceObjectResourceDesc(surfObject: int) -> cudaResourceDesc:
 
     C: cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject)
     """
-    if surfObject.__class__ is not int or not 0 <= surfObject <= 18446744073709551615:
+    if surfObject.__class__ is not int or surfObject >> 64:
         surfObject = _c.integer(
             surfObject,
             0,
@@ -4311,7 +4621,7 @@ def cudaGetSymbolAddress(symbol: _PointerLike) -> int:
     """
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGetSymbolAddress", "symbol")
     devPtr = c_void_p()
     try:
@@ -4340,7 +4650,7 @@ def cudaGetSymbolSize(symbol: _PointerLike) -> int:
     """
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGetSymbolSize", "symbol")
     size = c_size_t()
     try:
@@ -4367,7 +4677,7 @@ def cudaGetTextureObjectResourceDesc(texObject: int) -> cudaResourceDesc:
 
     C: cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject)
     """
-    if texObject.__class__ is not int or not 0 <= texObject <= 18446744073709551615:
+    if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
             0,
@@ -4403,7 +4713,7 @@ def cudaGetTextureObjectResourceViewDesc(texObject: int) -> cudaResourceViewDesc
 
     C: cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *pResViewDesc, cudaTextureObject_t texObject)
     """
-    if texObject.__class__ is not int or not 0 <= texObject <= 18446744073709551615:
+    if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
             0,
@@ -4439,7 +4749,7 @@ def cudaGetTextureObjectTextureDesc(texObject: int) -> cudaTextureDesc:
 
     C: cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *pTexDesc, cudaTextureObject_t texObject)
     """
-    if texObject.__class__ is not int or not 0 <= texObject <= 18446744073709551615:
+    if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
             0,
@@ -4489,9 +4799,9 @@ def cudaGraphAddChildGraphNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddChildGraphNode", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -4540,13 +4850,13 @@ def cudaGraphAddDependencies(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
         from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
-    elif not 0 <= from_ < 18446744073709551616:
+    elif from_ >> 64:
         raise _c.address_error(from_, "cudaGraphAddDependencies", "from_")
     if to.__class__ is not int:
         to = _c.ref(to, cudaGraphNode_t, "to", False)
-    elif not 0 <= to < 18446744073709551616:
+    elif to >> 64:
         raise _c.address_error(to, "cudaGraphAddDependencies", "to")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -4588,9 +4898,9 @@ def cudaGraphAddEmptyNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEmptyNode", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -4640,9 +4950,9 @@ def cudaGraphAddEventRecordNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEventRecordNode", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -4694,9 +5004,9 @@ def cudaGraphAddEventWaitNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEventWaitNode", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -4748,11 +5058,11 @@ def cudaGraphAddExternalSemaphoresSignalNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(
             pDependencies, "cudaGraphAddExternalSemaphoresSignalNode", "pDependencies"
         )
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -4763,7 +5073,7 @@ def cudaGraphAddExternalSemaphoresSignalNode(
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
-    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
         raise _c.address_error(
             nodeParams,
             "cudaGraphAddExternalSemaphoresSignalNode",
@@ -4813,11 +5123,11 @@ def cudaGraphAddExternalSemaphoresWaitNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(
             pDependencies, "cudaGraphAddExternalSemaphoresWaitNode", "pDependencies"
         )
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -4828,7 +5138,7 @@ def cudaGraphAddExternalSemaphoresWaitNode(
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
-    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
         raise _c.address_error(
             nodeParams,
             "cudaGraphAddExternalSemaphoresWaitNode",
@@ -4880,9 +5190,9 @@ def cudaGraphAddHostNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddHostNode", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -4939,9 +5249,9 @@ def cudaGraphAddKernelNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddKernelNode", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -4952,7 +5262,7 @@ def cudaGraphAddKernelNode(
         )
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
-    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
         raise _c.address_error(
             pNodeParams, "cudaGraphAddKernelNode", "pNodeParams", "cudaKernelNodeParams"
         )
@@ -4999,9 +5309,9 @@ def cudaGraphAddMemAllocNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemAllocNode", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -5012,7 +5322,7 @@ def cudaGraphAddMemAllocNode(
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaMemAllocNodeParams, "nodeParams", True)
-    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
         raise _c.address_error(
             nodeParams, "cudaGraphAddMemAllocNode", "nodeParams", "cudaMemAllocNodeParams"
         )
@@ -5059,9 +5369,9 @@ def cudaGraphAddMemFreeNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemFreeNode", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -5072,7 +5382,7 @@ def cudaGraphAddMemFreeNode(
         )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
-    elif not 0 <= dptr < 18446744073709551616:
+    elif dptr >> 64:
         raise _c.address_error(dptr, "cudaGraphAddMemFreeNode", "dptr")
     pGraphNode = cudaGraphNode_t()
     try:
@@ -5115,9 +5425,9 @@ def cudaGraphAddMemcpyNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -5128,7 +5438,7 @@ def cudaGraphAddMemcpyNode(
         )
     if pCopyParams.__class__ is not int:
         pCopyParams = _c.ref(pCopyParams, cudaMemcpy3DParms, "pCopyParams", False)
-    elif not 65536 <= pCopyParams < 18446744073709551616 and pCopyParams:
+    elif pCopyParams >> 64 or 0 < pCopyParams < 65536:
         raise _c.address_error(
             pCopyParams, "cudaGraphAddMemcpyNode", "pCopyParams", "cudaMemcpy3DParms"
         )
@@ -5181,9 +5491,9 @@ def cudaGraphAddMemcpyNode1D(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode1D", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -5194,18 +5504,18 @@ def cudaGraphAddMemcpyNode1D(
         )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaGraphAddMemcpyNode1D", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNode1D", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaGraphAddMemcpyNode1D", "count", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -5277,9 +5587,9 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeFromSymbol", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -5290,22 +5600,22 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaGraphAddMemcpyNodeFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphAddMemcpyNodeFromSymbol", "symbol")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeFromSymbol", "count", "size_t"
         )
-    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+    if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
             offset, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeFromSymbol", "offset", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -5378,9 +5688,9 @@ def cudaGraphAddMemcpyNodeToSymbol(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeToSymbol", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -5391,22 +5701,22 @@ def cudaGraphAddMemcpyNodeToSymbol(
         )
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphAddMemcpyNodeToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNodeToSymbol", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeToSymbol", "count", "size_t"
         )
-    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+    if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
             offset, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeToSymbol", "offset", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -5471,9 +5781,9 @@ def cudaGraphAddMemsetNode(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
         pDependencies = _c.ref(pDependencies, cudaGraphNode_t, "pDependencies", False)
-    elif not 0 <= pDependencies < 18446744073709551616:
+    elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemsetNode", "pDependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -5484,7 +5794,7 @@ def cudaGraphAddMemsetNode(
         )
     if pMemsetParams.__class__ is not int:
         pMemsetParams = _c.ref(pMemsetParams, cudaMemsetParams, "pMemsetParams", False)
-    elif not 65536 <= pMemsetParams < 18446744073709551616 and pMemsetParams:
+    elif pMemsetParams >> 64 or 0 < pMemsetParams < 65536:
         raise _c.address_error(
             pMemsetParams, "cudaGraphAddMemsetNode", "pMemsetParams", "cudaMemsetParams"
         )
@@ -5578,7 +5888,7 @@ def cudaGraphCreate(flags: int) -> cudaGraph_t:
 
     C: cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
     """
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaGraphCreate", "flags", "unsigned int")
     pGraph = cudaGraph_t()
     try:
@@ -5610,7 +5920,7 @@ def cudaGraphDebugDotPrint(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if path.__class__ is not bytes:
         path = _c.cstring(path, "path")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaGraphDebugDotPrint", "flags", "unsigned int")
     try:
         err = _cudaGraphDebugDotPrint(graph, path, flags)
@@ -5935,7 +6245,7 @@ def cudaGraphExecExternalSemaphoresSignalNodeSetParams(
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
-    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
         raise _c.address_error(
             nodeParams,
             "cudaGraphExecExternalSemaphoresSignalNodeSetParams",
@@ -5978,7 +6288,7 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
-    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
         raise _c.address_error(
             nodeParams,
             "cudaGraphExecExternalSemaphoresWaitNodeSetParams",
@@ -6088,7 +6398,7 @@ def cudaGraphExecKernelNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
-    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
         raise _c.address_error(
             pNodeParams, "cudaGraphExecKernelNodeSetParams", "pNodeParams", "cudaKernelNodeParams"
         )
@@ -6126,7 +6436,7 @@ def cudaGraphExecMemcpyNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
-    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
         raise _c.address_error(
             pNodeParams, "cudaGraphExecMemcpyNodeSetParams", "pNodeParams", "cudaMemcpy3DParms"
         )
@@ -6170,18 +6480,18 @@ def cudaGraphExecMemcpyNodeSetParams1D(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaGraphExecMemcpyNodeSetParams1D", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParams1D", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaGraphExecMemcpyNodeSetParams1D", "count", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -6237,13 +6547,13 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "symbol")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count,
             0,
@@ -6252,7 +6562,7 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
             "count",
             "size_t",
         )
-    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+    if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
             offset,
             0,
@@ -6262,7 +6572,7 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
             "size_t",
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -6320,13 +6630,13 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count,
             0,
@@ -6335,7 +6645,7 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
             "count",
             "size_t",
         )
-    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+    if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
             offset,
             0,
@@ -6345,7 +6655,7 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
             "size_t",
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -6395,7 +6705,7 @@ def cudaGraphExecMemsetNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
-    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
         raise _c.address_error(
             pNodeParams, "cudaGraphExecMemsetNodeSetParams", "pNodeParams", "cudaMemsetParams"
         )
@@ -6496,7 +6806,7 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
-    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
         raise _c.address_error(
             nodeParams,
             "cudaGraphExternalSemaphoresSignalNodeSetParams",
@@ -6563,7 +6873,7 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
-    elif not 65536 <= nodeParams < 18446744073709551616 and nodeParams:
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
         raise _c.address_error(
             nodeParams,
             "cudaGraphExternalSemaphoresWaitNodeSetParams",
@@ -6765,7 +7075,7 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
     """
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
-    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+    if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
             flags, 0, 18446744073709551615, "cudaGraphInstantiate", "flags", "unsigned long long"
         )
@@ -6804,7 +7114,7 @@ def cudaGraphInstantiateWithFlags(
     """
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
-    if flags.__class__ is not int or not 0 <= flags <= 18446744073709551615:
+    if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
             flags,
             0,
@@ -6852,7 +7162,7 @@ def cudaGraphInstantiateWithParams(
         instantiateParams = _c.ref(
             instantiateParams, cudaGraphInstantiateParams, "instantiateParams", True
         )
-    elif not 65536 <= instantiateParams < 18446744073709551616 and instantiateParams:
+    elif instantiateParams >> 64 or 0 < instantiateParams < 65536:
         raise _c.address_error(
             instantiateParams,
             "cudaGraphInstantiateWithParams",
@@ -6938,7 +7248,7 @@ def cudaGraphKernelNodeGetAttribute(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if attr.__class__ is not cudaLaunchAttributeID and (
-        attr.__class__ is not int or attr not in cudaLaunchAttributeID._value2member_map_
+        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr,
@@ -7031,7 +7341,7 @@ def cudaGraphKernelNodeSetAttribute(
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if attr.__class__ is not cudaLaunchAttributeID and (
-        attr.__class__ is not int or attr not in cudaLaunchAttributeID._value2member_map_
+        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr,
@@ -7075,7 +7385,7 @@ def cudaGraphKernelNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
-    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
         raise _c.address_error(
             pNodeParams, "cudaGraphKernelNodeSetParams", "pNodeParams", "cudaKernelNodeParams"
         )
@@ -7222,7 +7532,7 @@ def cudaGraphMemcpyNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaMemcpy3DParms, "pNodeParams", False)
-    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
         raise _c.address_error(
             pNodeParams, "cudaGraphMemcpyNodeSetParams", "pNodeParams", "cudaMemcpy3DParms"
         )
@@ -7262,18 +7572,18 @@ def cudaGraphMemcpyNodeSetParams1D(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaGraphMemcpyNodeSetParams1D", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParams1D", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaGraphMemcpyNodeSetParams1D", "count", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -7323,13 +7633,13 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaGraphMemcpyNodeSetParamsFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphMemcpyNodeSetParamsFromSymbol", "symbol")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count,
             0,
@@ -7338,7 +7648,7 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
             "count",
             "size_t",
         )
-    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+    if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
             offset,
             0,
@@ -7348,7 +7658,7 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
             "size_t",
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -7400,13 +7710,13 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphMemcpyNodeSetParamsToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParamsToSymbol", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count,
             0,
@@ -7415,7 +7725,7 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
             "count",
             "size_t",
         )
-    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+    if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
             offset,
             0,
@@ -7425,7 +7735,7 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
             "size_t",
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -7497,7 +7807,7 @@ def cudaGraphMemsetNodeSetParams(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaMemsetParams, "pNodeParams", False)
-    elif not 65536 <= pNodeParams < 18446744073709551616 and pNodeParams:
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
         raise _c.address_error(
             pNodeParams, "cudaGraphMemsetNodeSetParams", "pNodeParams", "cudaMemsetParams"
         )
@@ -7692,7 +8002,7 @@ def cudaGraphNodeSetEnabled(
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
-    if isEnabled.__class__ is not int or not 0 <= isEnabled <= 4294967295:
+    if isEnabled.__class__ is not int or isEnabled >> 32:
         isEnabled = _c.integer(
             isEnabled, 0, 4294967295, "cudaGraphNodeSetEnabled", "isEnabled", "unsigned int"
         )
@@ -7726,7 +8036,7 @@ def cudaGraphReleaseUserObject(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
-    if count.__class__ is not int or not 0 <= count <= 4294967295:
+    if count.__class__ is not int or count >> 32:
         count = _c.integer(
             count, 0, 4294967295, "cudaGraphReleaseUserObject", "count", "unsigned int"
         )
@@ -7761,13 +8071,13 @@ def cudaGraphRemoveDependencies(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
         from_ = _c.ref(from_, cudaGraphNode_t, "from_", False)
-    elif not 0 <= from_ < 18446744073709551616:
+    elif from_ >> 64:
         raise _c.address_error(from_, "cudaGraphRemoveDependencies", "from_")
     if to.__class__ is not int:
         to = _c.ref(to, cudaGraphNode_t, "to", False)
-    elif not 0 <= to < 18446744073709551616:
+    elif to >> 64:
         raise _c.address_error(to, "cudaGraphRemoveDependencies", "to")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -7810,11 +8120,11 @@ def cudaGraphRetainUserObject(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
-    if count.__class__ is not int or not 0 <= count <= 4294967295:
+    if count.__class__ is not int or count >> 32:
         count = _c.integer(
             count, 0, 4294967295, "cudaGraphRetainUserObject", "count", "unsigned int"
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaGraphRetainUserObject", "flags", "unsigned int"
         )
@@ -7875,7 +8185,7 @@ def cudaGraphicsEGLRegisterImage(
     """
     if image.__class__ is not EGLImageKHR:
         image = _c.handle(image, EGLImageKHR, "image")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaGraphicsEGLRegisterImage", "flags", "unsigned int"
         )
@@ -7907,11 +8217,11 @@ def cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> cudaGraphicsResourc
 
     C: cudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource **resource, GLuint buffer, unsigned int flags)
     """
-    if buffer.__class__ is not int or not 0 <= buffer <= 4294967295:
+    if buffer.__class__ is not int or buffer >> 32:
         buffer = _c.integer(
             buffer, 0, 4294967295, "cudaGraphicsGLRegisterBuffer", "buffer", "GLuint (unsigned int)"
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaGraphicsGLRegisterBuffer", "flags", "unsigned int"
         )
@@ -7944,15 +8254,15 @@ def cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> cudaGrap
 
     C: cudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource **resource, GLuint image, GLenum target, unsigned int flags)
     """
-    if image.__class__ is not int or not 0 <= image <= 4294967295:
+    if image.__class__ is not int or image >> 32:
         image = _c.integer(
             image, 0, 4294967295, "cudaGraphicsGLRegisterImage", "image", "GLuint (unsigned int)"
         )
-    if target.__class__ is not int or not 0 <= target <= 4294967295:
+    if target.__class__ is not int or target >> 32:
         target = _c.integer(
             target, 0, 4294967295, "cudaGraphicsGLRegisterImage", "target", "GLenum (unsigned int)"
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaGraphicsGLRegisterImage", "flags", "unsigned int"
         )
@@ -7990,7 +8300,7 @@ def cudaGraphicsMapResources(
         )
     if resources.__class__ is not int:
         resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
-    elif not 0 <= resources < 18446744073709551616:
+    elif resources >> 64:
         raise _c.address_error(resources, "cudaGraphicsMapResources", "resources")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -8025,11 +8335,11 @@ def cudaGraphicsResourceGetMappedEglFrame(
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
-    if index.__class__ is not int or not 0 <= index <= 4294967295:
+    if index.__class__ is not int or index >> 32:
         index = _c.integer(
             index, 0, 4294967295, "cudaGraphicsResourceGetMappedEglFrame", "index", "unsigned int"
         )
-    if mipLevel.__class__ is not int or not 0 <= mipLevel <= 4294967295:
+    if mipLevel.__class__ is not int or mipLevel >> 32:
         mipLevel = _c.integer(
             mipLevel,
             0,
@@ -8133,7 +8443,7 @@ def cudaGraphicsResourceSetMapFlags(
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaGraphicsResourceSetMapFlags", "flags", "unsigned int"
         )
@@ -8168,7 +8478,7 @@ def cudaGraphicsSubResourceGetMappedArray(
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
-    if arrayIndex.__class__ is not int or not 0 <= arrayIndex <= 4294967295:
+    if arrayIndex.__class__ is not int or arrayIndex >> 32:
         arrayIndex = _c.integer(
             arrayIndex,
             0,
@@ -8177,7 +8487,7 @@ def cudaGraphicsSubResourceGetMappedArray(
             "arrayIndex",
             "unsigned int",
         )
-    if mipLevel.__class__ is not int or not 0 <= mipLevel <= 4294967295:
+    if mipLevel.__class__ is not int or mipLevel >> 32:
         mipLevel = _c.integer(
             mipLevel,
             0,
@@ -8222,7 +8532,7 @@ def cudaGraphicsUnmapResources(
         )
     if resources.__class__ is not int:
         resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
-    elif not 0 <= resources < 18446744073709551616:
+    elif resources >> 64:
         raise _c.address_error(resources, "cudaGraphicsUnmapResources", "resources")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -8274,7 +8584,7 @@ def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaG
 
     C: cudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource **resource, VdpOutputSurface vdpSurface, unsigned int flags)
     """
-    if vdpSurface.__class__ is not int or not 0 <= vdpSurface <= 4294967295:
+    if vdpSurface.__class__ is not int or vdpSurface >> 32:
         vdpSurface = _c.integer(
             vdpSurface,
             0,
@@ -8283,7 +8593,7 @@ def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaG
             "vdpSurface",
             "VdpOutputSurface (unsigned int)",
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaGraphicsVDPAURegisterOutputSurface", "flags", "unsigned int"
         )
@@ -8315,7 +8625,7 @@ def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> cudaGr
 
     C: cudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource **resource, VdpVideoSurface vdpSurface, unsigned int flags)
     """
-    if vdpSurface.__class__ is not int or not 0 <= vdpSurface <= 4294967295:
+    if vdpSurface.__class__ is not int or vdpSurface >> 32:
         vdpSurface = _c.integer(
             vdpSurface,
             0,
@@ -8324,7 +8634,7 @@ def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> cudaGr
             "vdpSurface",
             "VdpVideoSurface (unsigned int)",
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaGraphicsVDPAURegisterVideoSurface", "flags", "unsigned int"
         )
@@ -8356,9 +8666,9 @@ def cudaHostAlloc(size: int, flags: int) -> _HostMemory:
 
     C: cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
     """
-    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+    if size.__class__ is not int or size >> 64:
         size = _c.integer(size, 0, 18446744073709551615, "cudaHostAlloc", "size", "size_t")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaHostAlloc", "flags", "unsigned int")
     pHost = c_void_p()
     try:
@@ -8388,9 +8698,9 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | i
     """
     if pHost.__class__ is not int:
         pHost = _c.pointer(pHost, "pHost", True)
-    elif not 0 <= pHost < 18446744073709551616:
+    elif pHost >> 64:
         raise _c.address_error(pHost, "cudaHostGetDevicePointer", "pHost")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaHostGetDevicePointer", "flags", "unsigned int"
         )
@@ -8423,7 +8733,7 @@ def cudaHostGetFlags(pHost: _PointerLike) -> int:
     """
     if pHost.__class__ is not int:
         pHost = _c.pointer(pHost, "pHost", True)
-    elif not 0 <= pHost < 18446744073709551616:
+    elif pHost >> 64:
         raise _c.address_error(pHost, "cudaHostGetFlags", "pHost")
     pFlags = c_uint()
     try:
@@ -8451,11 +8761,11 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True)
-    elif not 0 <= ptr < 18446744073709551616:
+    elif ptr >> 64:
         raise _c.address_error(ptr, "cudaHostRegister", "ptr")
-    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+    if size.__class__ is not int or size >> 64:
         size = _c.integer(size, 0, 18446744073709551615, "cudaHostRegister", "size", "size_t")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaHostRegister", "flags", "unsigned int")
     try:
         err = _cudaHostRegister(ptr, size, flags)
@@ -8479,7 +8789,7 @@ def cudaHostUnregister(ptr: _PointerLike) -> None:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True)
-    elif not 0 <= ptr < 18446744073709551616:
+    elif ptr >> 64:
         raise _c.address_error(ptr, "cudaHostUnregister", "ptr")
     try:
         err = _cudaHostUnregister(ptr)
@@ -8506,7 +8816,7 @@ def cudaImportExternalMemory(memHandleDesc: _PointerLike) -> cudaExternalMemory_
     """
     if memHandleDesc.__class__ is not int:
         memHandleDesc = _c.ref(memHandleDesc, cudaExternalMemoryHandleDesc, "memHandleDesc", False)
-    elif not 65536 <= memHandleDesc < 18446744073709551616 and memHandleDesc:
+    elif memHandleDesc >> 64 or 0 < memHandleDesc < 65536:
         raise _c.address_error(
             memHandleDesc,
             "cudaImportExternalMemory",
@@ -8544,7 +8854,7 @@ def cudaImportExternalSemaphore(semHandleDesc: _PointerLike) -> cudaExternalSema
         semHandleDesc = _c.ref(
             semHandleDesc, cudaExternalSemaphoreHandleDesc, "semHandleDesc", False
         )
-    elif not 65536 <= semHandleDesc < 18446744073709551616 and semHandleDesc:
+    elif semHandleDesc >> 64 or 0 < semHandleDesc < 65536:
         raise _c.address_error(
             semHandleDesc,
             "cudaImportExternalSemaphore",
@@ -8579,11 +8889,11 @@ def cudaInitDevice(device: int, deviceFlags: int, flags: int) -> None:
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, -2147483648, 2147483647, "cudaInitDevice", "device", "int")
-    if deviceFlags.__class__ is not int or not 0 <= deviceFlags <= 4294967295:
+    if deviceFlags.__class__ is not int or deviceFlags >> 32:
         deviceFlags = _c.integer(
             deviceFlags, 0, 4294967295, "cudaInitDevice", "deviceFlags", "unsigned int"
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaInitDevice", "flags", "unsigned int")
     try:
         err = _cudaInitDevice(device, deviceFlags, flags)
@@ -8607,7 +8917,7 @@ def cudaIpcCloseMemHandle(devPtr: _PointerLike) -> None:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaIpcCloseMemHandle", "devPtr")
     try:
         err = _cudaIpcCloseMemHandle(devPtr)
@@ -8661,7 +8971,7 @@ def cudaIpcGetMemHandle(devPtr: _PointerLike) -> cudaIpcMemHandle_t:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaIpcGetMemHandle", "devPtr")
     handle = cudaIpcMemHandle_t()
     try:
@@ -8714,7 +9024,7 @@ def cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: int) -> int:
 
     C: cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
     """
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaIpcOpenMemHandle", "flags", "unsigned int")
     devPtr = c_void_p()
     try:
@@ -8754,13 +9064,13 @@ def cudaLaunchCooperativeKernel(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(func, "cudaLaunchCooperativeKernel", "func")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
-    elif not 0 <= args < 18446744073709551616:
+    elif args >> 64:
         raise _c.address_error(args, "cudaLaunchCooperativeKernel", "args")
-    if sharedMem.__class__ is not int or not 0 <= sharedMem <= 18446744073709551615:
+    if sharedMem.__class__ is not int or sharedMem >> 64:
         sharedMem = _c.integer(
             sharedMem, 0, 18446744073709551615, "cudaLaunchCooperativeKernel", "sharedMem", "size_t"
         )
@@ -8799,14 +9109,14 @@ def cudaLaunchCooperativeKernelMultiDevice(
     _c.deprecated("cudaLaunchCooperativeKernelMultiDevice", None)
     if launchParamsList.__class__ is not int:
         launchParamsList = _c.ref(launchParamsList, cudaLaunchParams, "launchParamsList", True)
-    elif not 65536 <= launchParamsList < 18446744073709551616 and launchParamsList:
+    elif launchParamsList >> 64 or 0 < launchParamsList < 65536:
         raise _c.address_error(
             launchParamsList,
             "cudaLaunchCooperativeKernelMultiDevice",
             "launchParamsList",
             "cudaLaunchParams",
         )
-    if numDevices.__class__ is not int or not 0 <= numDevices <= 4294967295:
+    if numDevices.__class__ is not int or numDevices >> 32:
         numDevices = _c.integer(
             numDevices,
             0,
@@ -8815,7 +9125,7 @@ def cudaLaunchCooperativeKernelMultiDevice(
             "numDevices",
             "unsigned int",
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaLaunchCooperativeKernelMultiDevice", "flags", "unsigned int"
         )
@@ -8888,13 +9198,13 @@ def cudaLaunchKernel(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(func, "cudaLaunchKernel", "func")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
-    elif not 0 <= args < 18446744073709551616:
+    elif args >> 64:
         raise _c.address_error(args, "cudaLaunchKernel", "args")
-    if sharedMem.__class__ is not int or not 0 <= sharedMem <= 18446744073709551615:
+    if sharedMem.__class__ is not int or sharedMem >> 64:
         sharedMem = _c.integer(
             sharedMem, 0, 18446744073709551615, "cudaLaunchKernel", "sharedMem", "size_t"
         )
@@ -8926,15 +9236,15 @@ def cudaLaunchKernelExC(config: _PointerLike, func: _PointerLike, args: _Pointer
     """
     if config.__class__ is not int:
         config = _c.ref(config, cudaLaunchConfig_t, "config", False)
-    elif not 65536 <= config < 18446744073709551616 and config:
+    elif config >> 64 or 0 < config < 65536:
         raise _c.address_error(config, "cudaLaunchKernelExC", "config", "cudaLaunchConfig_t")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(func, "cudaLaunchKernelExC", "func")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
-    elif not 0 <= args < 18446744073709551616:
+    elif args >> 64:
         raise _c.address_error(args, "cudaLaunchKernelExC", "args")
     try:
         err = _cudaLaunchKernelExC(config, func, args)
@@ -8959,7 +9269,7 @@ def cudaMalloc(size: int) -> int:
 
     C: cudaError_t cudaMalloc(void **devPtr, size_t size)
     """
-    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+    if size.__class__ is not int or size >> 64:
         size = _c.integer(size, 0, 18446744073709551615, "cudaMalloc", "size", "size_t")
     devPtr = c_void_p()
     try:
@@ -9015,9 +9325,9 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
     """
     if desc.__class__ is not int:
         desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
-    elif not 65536 <= desc < 18446744073709551616 and desc:
+    elif desc >> 64 or 0 < desc < 65536:
         raise _c.address_error(desc, "cudaMalloc3DArray", "desc", "cudaChannelFormatDesc")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaMalloc3DArray", "flags", "unsigned int")
     array = cudaArray_t()
     try:
@@ -9051,13 +9361,13 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
     """
     if desc.__class__ is not int:
         desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
-    elif not 65536 <= desc < 18446744073709551616 and desc:
+    elif desc >> 64 or 0 < desc < 65536:
         raise _c.address_error(desc, "cudaMallocArray", "desc", "cudaChannelFormatDesc")
-    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+    if width.__class__ is not int or width >> 64:
         width = _c.integer(width, 0, 18446744073709551615, "cudaMallocArray", "width", "size_t")
-    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+    if height.__class__ is not int or height >> 64:
         height = _c.integer(height, 0, 18446744073709551615, "cudaMallocArray", "height", "size_t")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaMallocArray", "flags", "unsigned int")
     array = cudaArray_t()
     try:
@@ -9087,7 +9397,7 @@ def cudaMallocAsync(size: int, hStream: cudaStream_t | _HandleLike) -> int:
 
     C: cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
     """
-    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+    if size.__class__ is not int or size >> 64:
         size = _c.integer(size, 0, 18446744073709551615, "cudaMallocAsync", "size", "size_t")
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
@@ -9120,7 +9430,7 @@ def cudaMallocFromPoolAsync(
 
     C: cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
     """
-    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+    if size.__class__ is not int or size >> 64:
         size = _c.integer(
             size, 0, 18446744073709551615, "cudaMallocFromPoolAsync", "size", "size_t"
         )
@@ -9155,7 +9465,7 @@ def cudaMallocHost(size: int) -> _HostMemory:
 
     C: cudaError_t cudaMallocHost(void **ptr, size_t size)
     """
-    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+    if size.__class__ is not int or size >> 64:
         size = _c.integer(size, 0, 18446744073709551615, "cudaMallocHost", "size", "size_t")
     ptr = c_void_p()
     try:
@@ -9183,9 +9493,9 @@ def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> _HostMemor
 
     C: cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
     """
-    if size.__class__ is not int or not 0 <= size <= 18446744073709551615:
+    if size.__class__ is not int or size >> 64:
         size = _c.integer(size, 0, 18446744073709551615, "cudaMallocManaged", "size", "size_t")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaMallocManaged", "flags", "unsigned int")
     devPtr = c_void_p()
     try:
@@ -9219,13 +9529,13 @@ def cudaMallocMipmappedArray(
     """
     if desc.__class__ is not int:
         desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False)
-    elif not 65536 <= desc < 18446744073709551616 and desc:
+    elif desc >> 64 or 0 < desc < 65536:
         raise _c.address_error(desc, "cudaMallocMipmappedArray", "desc", "cudaChannelFormatDesc")
-    if numLevels.__class__ is not int or not 0 <= numLevels <= 4294967295:
+    if numLevels.__class__ is not int or numLevels >> 32:
         numLevels = _c.integer(
             numLevels, 0, 4294967295, "cudaMallocMipmappedArray", "numLevels", "unsigned int"
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaMallocMipmappedArray", "flags", "unsigned int"
         )
@@ -9260,9 +9570,9 @@ def cudaMallocPitch(width: int, height: int) -> tuple[int, int]:
 
     C: cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
     """
-    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+    if width.__class__ is not int or width >> 64:
         width = _c.integer(width, 0, 18446744073709551615, "cudaMallocPitch", "width", "size_t")
-    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+    if height.__class__ is not int or height >> 64:
         height = _c.integer(height, 0, 18446744073709551615, "cudaMallocPitch", "height", "size_t")
     devPtr = c_void_p()
     pitch = c_size_t()
@@ -9296,12 +9606,12 @@ def cudaMemAdvise(
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemAdvise", "devPtr")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(count, 0, 18446744073709551615, "cudaMemAdvise", "count", "size_t")
     if advice.__class__ is not cudaMemoryAdvise and (
-        advice.__class__ is not int or advice not in cudaMemoryAdvise._value2member_map_
+        advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
     ):
         advice = _c.enum_argument(
             advice,
@@ -9363,7 +9673,7 @@ def cudaMemPoolCreate(poolProps: _PointerLike) -> cudaMemPool_t:
     """
     if poolProps.__class__ is not int:
         poolProps = _c.ref(poolProps, cudaMemPoolProps, "poolProps", False)
-    elif not 65536 <= poolProps < 18446744073709551616 and poolProps:
+    elif poolProps >> 64 or 0 < poolProps < 65536:
         raise _c.address_error(poolProps, "cudaMemPoolCreate", "poolProps", "cudaMemPoolProps")
     memPool = cudaMemPool_t()
     try:
@@ -9411,7 +9721,7 @@ def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True)
-    elif not 0 <= ptr < 18446744073709551616:
+    elif ptr >> 64:
         raise _c.address_error(ptr, "cudaMemPoolExportPointer", "ptr")
     exportData = cudaMemPoolPtrExportData()
     try:
@@ -9445,7 +9755,7 @@ def cudaMemPoolExportToShareableHandle(
     """
     if shareableHandle.__class__ is not int:
         shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif not 0 <= shareableHandle < 18446744073709551616:
+    elif shareableHandle >> 64:
         raise _c.address_error(
             shareableHandle, "cudaMemPoolExportToShareableHandle", "shareableHandle"
         )
@@ -9464,7 +9774,7 @@ def cudaMemPoolExportToShareableHandle(
             "handleType",
             "enum cudaMemAllocationHandleType",
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaMemPoolExportToShareableHandle", "flags", "unsigned int"
         )
@@ -9500,7 +9810,7 @@ def cudaMemPoolGetAccess(
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if location.__class__ is not int:
         location = _c.ref(location, cudaMemLocation, "location", True)
-    elif not 65536 <= location < 18446744073709551616 and location:
+    elif location >> 64 or 0 < location < 65536:
         raise _c.address_error(location, "cudaMemPoolGetAccess", "location", "cudaMemLocation")
     flags = c_uint()
     try:
@@ -9547,7 +9857,7 @@ def cudaMemPoolGetAttribute(
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if attr.__class__ is not cudaMemPoolAttr and (
-        attr.__class__ is not int or attr not in cudaMemPoolAttr._value2member_map_
+        attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
         attr = _c.enum_argument(
             attr,
@@ -9592,7 +9902,7 @@ def cudaMemPoolImportFromShareableHandle(
     """
     if shareableHandle.__class__ is not int:
         shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif not 0 <= shareableHandle < 18446744073709551616:
+    elif shareableHandle >> 64:
         raise _c.address_error(
             shareableHandle, "cudaMemPoolImportFromShareableHandle", "shareableHandle"
         )
@@ -9609,7 +9919,7 @@ def cudaMemPoolImportFromShareableHandle(
             "handleType",
             "enum cudaMemAllocationHandleType",
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaMemPoolImportFromShareableHandle", "flags", "unsigned int"
         )
@@ -9645,7 +9955,7 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if exportData.__class__ is not int:
         exportData = _c.ref(exportData, cudaMemPoolPtrExportData, "exportData", True)
-    elif not 65536 <= exportData < 18446744073709551616 and exportData:
+    elif exportData >> 64 or 0 < exportData < 65536:
         raise _c.address_error(
             exportData, "cudaMemPoolImportPointer", "exportData", "cudaMemPoolPtrExportData"
         )
@@ -9681,9 +9991,9 @@ def cudaMemPoolSetAccess(
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if descList.__class__ is not int:
         descList = _c.ref(descList, cudaMemAccessDesc, "descList", False)
-    elif not 65536 <= descList < 18446744073709551616 and descList:
+    elif descList >> 64 or 0 < descList < 65536:
         raise _c.address_error(descList, "cudaMemPoolSetAccess", "descList", "cudaMemAccessDesc")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaMemPoolSetAccess", "count", "size_t"
         )
@@ -9728,7 +10038,7 @@ def cudaMemPoolSetAttribute(
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if attr.__class__ is not cudaMemPoolAttr and (
-        attr.__class__ is not int or attr not in cudaMemPoolAttr._value2member_map_
+        attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
         attr = _c.enum_argument(
             attr,
@@ -9768,7 +10078,7 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
-    if minBytesToKeep.__class__ is not int or not 0 <= minBytesToKeep <= 18446744073709551615:
+    if minBytesToKeep.__class__ is not int or minBytesToKeep >> 64:
         minBytesToKeep = _c.integer(
             minBytesToKeep, 0, 18446744073709551615, "cudaMemPoolTrimTo", "minBytesToKeep", "size_t"
         )
@@ -9799,9 +10109,9 @@ def cudaMemPrefetchAsync(
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemPrefetchAsync", "devPtr")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaMemPrefetchAsync", "count", "size_t"
         )
@@ -9849,12 +10159,12 @@ def cudaMemRangeGetAttribute(
 
     C: cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)
     """
-    if dataSize.__class__ is not int or not 0 <= dataSize <= 18446744073709551615:
+    if dataSize.__class__ is not int or dataSize >> 64:
         dataSize = _c.integer(
             dataSize, 0, 18446744073709551615, "cudaMemRangeGetAttribute", "dataSize", "size_t"
         )
     if attribute.__class__ is not cudaMemRangeAttribute and (
-        attribute.__class__ is not int or attribute not in cudaMemRangeAttribute._value2member_map_
+        attribute.__class__ is not int or attribute not in _cudaMemRangeAttribute_members
     ):
         attribute = _c.enum_argument(
             attribute,
@@ -9868,9 +10178,9 @@ def cudaMemRangeGetAttribute(
         )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttribute", "devPtr")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaMemRangeGetAttribute", "count", "size_t"
         )
@@ -9923,13 +10233,13 @@ def cudaMemRangeGetAttributes(
     """
     if dataSizes.__class__ is not int:
         dataSizes = _c.ref(dataSizes, c_size_t, "dataSizes", True)
-    elif not 0 <= dataSizes < 18446744073709551616:
+    elif dataSizes >> 64:
         raise _c.address_error(dataSizes, "cudaMemRangeGetAttributes", "dataSizes")
     if attributes.__class__ is not int:
         attributes = _c.ref(attributes, c_uint, "attributes", True)
-    elif not 0 <= attributes < 18446744073709551616:
+    elif attributes >> 64:
         raise _c.address_error(attributes, "cudaMemRangeGetAttributes", "attributes")
-    if numAttributes.__class__ is not int or not 0 <= numAttributes <= 18446744073709551615:
+    if numAttributes.__class__ is not int or numAttributes >> 64:
         numAttributes = _c.integer(
             numAttributes,
             0,
@@ -9940,9 +10250,9 @@ def cudaMemRangeGetAttributes(
         )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttributes", "devPtr")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaMemRangeGetAttributes", "count", "size_t"
         )
@@ -9987,16 +10297,16 @@ def cudaMemcpy(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpy", "count", "size_t")
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind, cudaMemcpyKind, 0, 4294967295, None, "cudaMemcpy", "kind", "enum cudaMemcpyKind"
@@ -10037,22 +10347,22 @@ def cudaMemcpy2D(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2D", "dst")
-    if dpitch.__class__ is not int or not 0 <= dpitch <= 18446744073709551615:
+    if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, 0, 18446744073709551615, "cudaMemcpy2D", "dpitch", "size_t")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2D", "src")
-    if spitch.__class__ is not int or not 0 <= spitch <= 18446744073709551615:
+    if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, 0, 18446744073709551615, "cudaMemcpy2D", "spitch", "size_t")
-    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+    if width.__class__ is not int or width >> 64:
         width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2D", "width", "size_t")
-    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+    if height.__class__ is not int or height >> 64:
         height = _c.integer(height, 0, 18446744073709551615, "cudaMemcpy2D", "height", "size_t")
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind, cudaMemcpyKind, 0, 4294967295, None, "cudaMemcpy2D", "kind", "enum cudaMemcpyKind"
@@ -10099,34 +10409,34 @@ def cudaMemcpy2DArrayToArray(
     """
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
-    if wOffsetDst.__class__ is not int or not 0 <= wOffsetDst <= 18446744073709551615:
+    if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
         wOffsetDst = _c.integer(
             wOffsetDst, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "wOffsetDst", "size_t"
         )
-    if hOffsetDst.__class__ is not int or not 0 <= hOffsetDst <= 18446744073709551615:
+    if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
         hOffsetDst = _c.integer(
             hOffsetDst, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "hOffsetDst", "size_t"
         )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
-    if wOffsetSrc.__class__ is not int or not 0 <= wOffsetSrc <= 18446744073709551615:
+    if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
         wOffsetSrc = _c.integer(
             wOffsetSrc, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "wOffsetSrc", "size_t"
         )
-    if hOffsetSrc.__class__ is not int or not 0 <= hOffsetSrc <= 18446744073709551615:
+    if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
         hOffsetSrc = _c.integer(
             hOffsetSrc, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "hOffsetSrc", "size_t"
         )
-    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+    if width.__class__ is not int or width >> 64:
         width = _c.integer(
             width, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "width", "size_t"
         )
-    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+    if height.__class__ is not int or height >> 64:
         height = _c.integer(
             height, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "height", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -10192,28 +10502,28 @@ def cudaMemcpy2DAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2DAsync", "dst")
-    if dpitch.__class__ is not int or not 0 <= dpitch <= 18446744073709551615:
+    if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(
             dpitch, 0, 18446744073709551615, "cudaMemcpy2DAsync", "dpitch", "size_t"
         )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2DAsync", "src")
-    if spitch.__class__ is not int or not 0 <= spitch <= 18446744073709551615:
+    if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(
             spitch, 0, 18446744073709551615, "cudaMemcpy2DAsync", "spitch", "size_t"
         )
-    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+    if width.__class__ is not int or width >> 64:
         width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2DAsync", "width", "size_t")
-    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+    if height.__class__ is not int or height >> 64:
         height = _c.integer(
             height, 0, 18446744073709551615, "cudaMemcpy2DAsync", "height", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -10269,32 +10579,32 @@ def cudaMemcpy2DFromArray(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2DFromArray", "dst")
-    if dpitch.__class__ is not int or not 0 <= dpitch <= 18446744073709551615:
+    if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(
             dpitch, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "dpitch", "size_t"
         )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
-    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+    if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(
             wOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "wOffset", "size_t"
         )
-    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+    if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(
             hOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "hOffset", "size_t"
         )
-    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+    if width.__class__ is not int or width >> 64:
         width = _c.integer(
             width, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "width", "size_t"
         )
-    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+    if height.__class__ is not int or height >> 64:
         height = _c.integer(
             height, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "height", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -10350,32 +10660,32 @@ def cudaMemcpy2DFromArrayAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2DFromArrayAsync", "dst")
-    if dpitch.__class__ is not int or not 0 <= dpitch <= 18446744073709551615:
+    if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(
             dpitch, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "dpitch", "size_t"
         )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
-    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+    if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(
             wOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "wOffset", "size_t"
         )
-    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+    if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(
             hOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "hOffset", "size_t"
         )
-    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+    if width.__class__ is not int or width >> 64:
         width = _c.integer(
             width, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "width", "size_t"
         )
-    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+    if height.__class__ is not int or height >> 64:
         height = _c.integer(
             height, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "height", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -10433,30 +10743,30 @@ def cudaMemcpy2DToArray(
     """
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
-    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+    if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(
             wOffset, 0, 18446744073709551615, "cudaMemcpy2DToArray", "wOffset", "size_t"
         )
-    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+    if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(
             hOffset, 0, 18446744073709551615, "cudaMemcpy2DToArray", "hOffset", "size_t"
         )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2DToArray", "src")
-    if spitch.__class__ is not int or not 0 <= spitch <= 18446744073709551615:
+    if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(
             spitch, 0, 18446744073709551615, "cudaMemcpy2DToArray", "spitch", "size_t"
         )
-    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+    if width.__class__ is not int or width >> 64:
         width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2DToArray", "width", "size_t")
-    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+    if height.__class__ is not int or height >> 64:
         height = _c.integer(
             height, 0, 18446744073709551615, "cudaMemcpy2DToArray", "height", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -10512,32 +10822,32 @@ def cudaMemcpy2DToArrayAsync(
     """
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
-    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+    if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(
             wOffset, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "wOffset", "size_t"
         )
-    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+    if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(
             hOffset, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "hOffset", "size_t"
         )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2DToArrayAsync", "src")
-    if spitch.__class__ is not int or not 0 <= spitch <= 18446744073709551615:
+    if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(
             spitch, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "spitch", "size_t"
         )
-    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+    if width.__class__ is not int or width >> 64:
         width = _c.integer(
             width, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "width", "size_t"
         )
-    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+    if height.__class__ is not int or height >> 64:
         height = _c.integer(
             height, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "height", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -10579,7 +10889,7 @@ def cudaMemcpy3D(p: _PointerLike) -> None:
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DParms, "p", False)
-    elif not 65536 <= p < 18446744073709551616 and p:
+    elif p >> 64 or 0 < p < 65536:
         raise _c.address_error(p, "cudaMemcpy3D", "p", "cudaMemcpy3DParms")
     try:
         err = _cudaMemcpy3D(p)
@@ -10604,7 +10914,7 @@ def cudaMemcpy3DAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = None
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DParms, "p", False)
-    elif not 65536 <= p < 18446744073709551616 and p:
+    elif p >> 64 or 0 < p < 65536:
         raise _c.address_error(p, "cudaMemcpy3DAsync", "p", "cudaMemcpy3DParms")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -10630,7 +10940,7 @@ def cudaMemcpy3DPeer(p: _PointerLike) -> None:
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
-    elif not 65536 <= p < 18446744073709551616 and p:
+    elif p >> 64 or 0 < p < 65536:
         raise _c.address_error(p, "cudaMemcpy3DPeer", "p", "cudaMemcpy3DPeerParms")
     try:
         err = _cudaMemcpy3DPeer(p)
@@ -10655,7 +10965,7 @@ def cudaMemcpy3DPeerAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = 
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False)
-    elif not 65536 <= p < 18446744073709551616 and p:
+    elif p >> 64 or 0 < p < 65536:
         raise _c.address_error(p, "cudaMemcpy3DPeerAsync", "p", "cudaMemcpy3DPeerParms")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -10700,30 +11010,30 @@ def cudaMemcpyArrayToArray(
     _c.deprecated("cudaMemcpyArrayToArray", None)
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
-    if wOffsetDst.__class__ is not int or not 0 <= wOffsetDst <= 18446744073709551615:
+    if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
         wOffsetDst = _c.integer(
             wOffsetDst, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "wOffsetDst", "size_t"
         )
-    if hOffsetDst.__class__ is not int or not 0 <= hOffsetDst <= 18446744073709551615:
+    if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
         hOffsetDst = _c.integer(
             hOffsetDst, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "hOffsetDst", "size_t"
         )
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
-    if wOffsetSrc.__class__ is not int or not 0 <= wOffsetSrc <= 18446744073709551615:
+    if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
         wOffsetSrc = _c.integer(
             wOffsetSrc, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "wOffsetSrc", "size_t"
         )
-    if hOffsetSrc.__class__ is not int or not 0 <= hOffsetSrc <= 18446744073709551615:
+    if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
         hOffsetSrc = _c.integer(
             hOffsetSrc, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "hOffsetSrc", "size_t"
         )
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "count", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -10773,16 +11083,16 @@ def cudaMemcpyAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpyAsync", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyAsync", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyAsync", "count", "size_t")
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -10835,22 +11145,22 @@ def cudaMemcpyFromArray(
     _c.deprecated("cudaMemcpyFromArray", None)
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpyFromArray", "dst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
-    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+    if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(
             wOffset, 0, 18446744073709551615, "cudaMemcpyFromArray", "wOffset", "size_t"
         )
-    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+    if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(
             hOffset, 0, 18446744073709551615, "cudaMemcpyFromArray", "hOffset", "size_t"
         )
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyFromArray", "count", "size_t")
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -10903,24 +11213,24 @@ def cudaMemcpyFromArrayAsync(
     _c.deprecated("cudaMemcpyFromArrayAsync", None)
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpyFromArrayAsync", "dst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
-    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+    if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(
             wOffset, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "wOffset", "size_t"
         )
-    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+    if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(
             hOffset, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "hOffset", "size_t"
         )
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "count", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -10970,22 +11280,22 @@ def cudaMemcpyFromSymbol(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpyFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbol", "symbol")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaMemcpyFromSymbol", "count", "size_t"
         )
-    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+    if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
             offset, 0, 18446744073709551615, "cudaMemcpyFromSymbol", "offset", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -11033,22 +11343,22 @@ def cudaMemcpyFromSymbolAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpyFromSymbolAsync", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbolAsync", "symbol")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaMemcpyFromSymbolAsync", "count", "size_t"
         )
-    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+    if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
             offset, 0, 18446744073709551615, "cudaMemcpyFromSymbolAsync", "offset", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -11092,7 +11402,7 @@ def cudaMemcpyPeer(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpyPeer", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
         dstDevice = _c.integer(
@@ -11100,13 +11410,13 @@ def cudaMemcpyPeer(
         )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyPeer", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(
             srcDevice, -2147483648, 2147483647, "cudaMemcpyPeer", "srcDevice", "int"
         )
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyPeer", "count", "size_t")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
@@ -11144,7 +11454,7 @@ def cudaMemcpyPeerAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
-    elif not 0 <= dst < 18446744073709551616:
+    elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpyPeerAsync", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
         dstDevice = _c.integer(
@@ -11152,13 +11462,13 @@ def cudaMemcpyPeerAsync(
         )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyPeerAsync", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(
             srcDevice, -2147483648, 2147483647, "cudaMemcpyPeerAsync", "srcDevice", "int"
         )
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyPeerAsync", "count", "size_t")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -11201,22 +11511,22 @@ def cudaMemcpyToArray(
     _c.deprecated("cudaMemcpyToArray", None)
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
-    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+    if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(
             wOffset, 0, 18446744073709551615, "cudaMemcpyToArray", "wOffset", "size_t"
         )
-    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+    if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(
             hOffset, 0, 18446744073709551615, "cudaMemcpyToArray", "hOffset", "size_t"
         )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToArray", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyToArray", "count", "size_t")
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -11269,24 +11579,24 @@ def cudaMemcpyToArrayAsync(
     _c.deprecated("cudaMemcpyToArrayAsync", None)
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
-    if wOffset.__class__ is not int or not 0 <= wOffset <= 18446744073709551615:
+    if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(
             wOffset, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "wOffset", "size_t"
         )
-    if hOffset.__class__ is not int or not 0 <= hOffset <= 18446744073709551615:
+    if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(
             hOffset, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "hOffset", "size_t"
         )
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToArrayAsync", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "count", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -11336,20 +11646,20 @@ def cudaMemcpyToSymbol(
     """
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbol", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyToSymbol", "count", "size_t")
-    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+    if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
             offset, 0, 18446744073709551615, "cudaMemcpyToSymbol", "offset", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -11397,22 +11707,22 @@ def cudaMemcpyToSymbolAsync(
     """
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
-    elif not 0 <= symbol < 18446744073709551616:
+    elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyToSymbolAsync", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
-    elif not 0 <= src < 18446744073709551616:
+    elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbolAsync", "src")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(
             count, 0, 18446744073709551615, "cudaMemcpyToSymbolAsync", "count", "size_t"
         )
-    if offset.__class__ is not int or not 0 <= offset <= 18446744073709551615:
+    if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
             offset, 0, 18446744073709551615, "cudaMemcpyToSymbolAsync", "offset", "size_t"
         )
     if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in cudaMemcpyKind._value2member_map_
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
             kind,
@@ -11452,11 +11762,11 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, -2147483648, 2147483647, "cudaMemset", "value", "int")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(count, 0, 18446744073709551615, "cudaMemset", "count", "size_t")
     try:
         err = _cudaMemset(devPtr, value, count)
@@ -11484,15 +11794,15 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2D", "devPtr")
-    if pitch.__class__ is not int or not 0 <= pitch <= 18446744073709551615:
+    if pitch.__class__ is not int or pitch >> 64:
         pitch = _c.integer(pitch, 0, 18446744073709551615, "cudaMemset2D", "pitch", "size_t")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, -2147483648, 2147483647, "cudaMemset2D", "value", "int")
-    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+    if width.__class__ is not int or width >> 64:
         width = _c.integer(width, 0, 18446744073709551615, "cudaMemset2D", "width", "size_t")
-    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+    if height.__class__ is not int or height >> 64:
         height = _c.integer(height, 0, 18446744073709551615, "cudaMemset2D", "height", "size_t")
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
@@ -11530,15 +11840,15 @@ def cudaMemset2DAsync(
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2DAsync", "devPtr")
-    if pitch.__class__ is not int or not 0 <= pitch <= 18446744073709551615:
+    if pitch.__class__ is not int or pitch >> 64:
         pitch = _c.integer(pitch, 0, 18446744073709551615, "cudaMemset2DAsync", "pitch", "size_t")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, -2147483648, 2147483647, "cudaMemset2DAsync", "value", "int")
-    if width.__class__ is not int or not 0 <= width <= 18446744073709551615:
+    if width.__class__ is not int or width >> 64:
         width = _c.integer(width, 0, 18446744073709551615, "cudaMemset2DAsync", "width", "size_t")
-    if height.__class__ is not int or not 0 <= height <= 18446744073709551615:
+    if height.__class__ is not int or height >> 64:
         height = _c.integer(
             height, 0, 18446744073709551615, "cudaMemset2DAsync", "height", "size_t"
         )
@@ -11631,11 +11941,11 @@ def cudaMemsetAsync(
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemsetAsync", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, -2147483648, 2147483647, "cudaMemsetAsync", "value", "int")
-    if count.__class__ is not int or not 0 <= count <= 18446744073709551615:
+    if count.__class__ is not int or count >> 64:
         count = _c.integer(count, 0, 18446744073709551615, "cudaMemsetAsync", "count", "size_t")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -11744,7 +12054,7 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(func, "cudaOccupancyAvailableDynamicSMemPerBlock", "func")
     if numBlocks.__class__ is not int or not -2147483648 <= numBlocks <= 2147483647:
         numBlocks = _c.integer(
@@ -11801,7 +12111,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "func")
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
@@ -11812,7 +12122,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             "blockSize",
             "int",
         )
-    if dynamicSMemSize.__class__ is not int or not 0 <= dynamicSMemSize <= 18446744073709551615:
+    if dynamicSMemSize.__class__ is not int or dynamicSMemSize >> 64:
         dynamicSMemSize = _c.integer(
             dynamicSMemSize,
             0,
@@ -11859,7 +12169,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(
             func, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "func"
         )
@@ -11872,7 +12182,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
             "blockSize",
             "int",
         )
-    if dynamicSMemSize.__class__ is not int or not 0 <= dynamicSMemSize <= 18446744073709551615:
+    if dynamicSMemSize.__class__ is not int or dynamicSMemSize >> 64:
         dynamicSMemSize = _c.integer(
             dynamicSMemSize,
             0,
@@ -11881,7 +12191,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
             "dynamicSMemSize",
             "size_t",
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags,
             0,
@@ -11924,11 +12234,11 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(func, "cudaOccupancyMaxActiveClusters", "func")
     if launchConfig.__class__ is not int:
         launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
-    elif not 65536 <= launchConfig < 18446744073709551616 and launchConfig:
+    elif launchConfig >> 64 or 0 < launchConfig < 65536:
         raise _c.address_error(
             launchConfig, "cudaOccupancyMaxActiveClusters", "launchConfig", "cudaLaunchConfig_t"
         )
@@ -11962,11 +12272,11 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
-    elif not 0 <= func < 18446744073709551616:
+    elif func >> 64:
         raise _c.address_error(func, "cudaOccupancyMaxPotentialClusterSize", "func")
     if launchConfig.__class__ is not int:
         launchConfig = _c.ref(launchConfig, cudaLaunchConfig_t, "launchConfig", False)
-    elif not 65536 <= launchConfig < 18446744073709551616 and launchConfig:
+    elif launchConfig >> 64 or 0 < launchConfig < 65536:
         raise _c.address_error(
             launchConfig,
             "cudaOccupancyMaxPotentialClusterSize",
@@ -12019,7 +12329,7 @@ def cudaPointerGetAttributes(ptr: _PointerLike) -> cudaPointerAttributes:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", False)
-    elif not 0 <= ptr < 18446744073709551616:
+    elif ptr >> 64:
         raise _c.address_error(ptr, "cudaPointerGetAttributes", "ptr")
     attributes = cudaPointerAttributes()
     try:
@@ -12117,7 +12427,7 @@ def cudaSetDeviceFlags(flags: int) -> None:
 
     C: cudaError_t cudaSetDeviceFlags(unsigned int flags)
     """
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaSetDeviceFlags", "flags", "unsigned int")
     try:
         err = _cudaSetDeviceFlags(flags)
@@ -12142,7 +12452,7 @@ def cudaSetDoubleForDevice(d: _PointerLike) -> None:
     _c.deprecated("cudaSetDoubleForDevice", None)
     if d.__class__ is not int:
         d = _c.ref(d, c_double, "d", True)
-    elif not 0 <= d < 18446744073709551616:
+    elif d >> 64:
         raise _c.address_error(d, "cudaSetDoubleForDevice", "d")
     try:
         err = _cudaSetDoubleForDevice(d)
@@ -12167,7 +12477,7 @@ def cudaSetDoubleForHost(d: _PointerLike) -> None:
     _c.deprecated("cudaSetDoubleForHost", None)
     if d.__class__ is not int:
         d = _c.ref(d, c_double, "d", True)
-    elif not 0 <= d < 18446744073709551616:
+    elif d >> 64:
         raise _c.address_error(d, "cudaSetDoubleForHost", "d")
     try:
         err = _cudaSetDoubleForHost(d)
@@ -12192,7 +12502,7 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
     """
     if device_arr.__class__ is not int:
         device_arr = _c.ref(device_arr, c_int, "device_arr", True)
-    elif not 0 <= device_arr < 18446744073709551616:
+    elif device_arr >> 64:
         raise _c.address_error(device_arr, "cudaSetValidDevices", "device_arr")
     if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
         len = _c.integer(len, -2147483648, 2147483647, "cudaSetValidDevices", "len", "int")
@@ -12226,18 +12536,18 @@ def cudaSignalExternalSemaphoresAsync(
     """
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
-    elif not 0 <= extSemArray < 18446744073709551616:
+    elif extSemArray >> 64:
         raise _c.address_error(extSemArray, "cudaSignalExternalSemaphoresAsync", "extSemArray")
     if paramsArray.__class__ is not int:
         paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreSignalParams, "paramsArray", False)
-    elif not 65536 <= paramsArray < 18446744073709551616 and paramsArray:
+    elif paramsArray >> 64 or 0 < paramsArray < 65536:
         raise _c.address_error(
             paramsArray,
             "cudaSignalExternalSemaphoresAsync",
             "paramsArray",
             "cudaExternalSemaphoreSignalParams",
         )
-    if numExtSems.__class__ is not int or not 0 <= numExtSems <= 4294967295:
+    if numExtSems.__class__ is not int or numExtSems >> 32:
         numExtSems = _c.integer(
             numExtSems,
             0,
@@ -12282,18 +12592,18 @@ def cudaSignalExternalSemaphoresAsync_v2(
     """
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
-    elif not 0 <= extSemArray < 18446744073709551616:
+    elif extSemArray >> 64:
         raise _c.address_error(extSemArray, "cudaSignalExternalSemaphoresAsync_v2", "extSemArray")
     if paramsArray.__class__ is not int:
         paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreSignalParams, "paramsArray", False)
-    elif not 65536 <= paramsArray < 18446744073709551616 and paramsArray:
+    elif paramsArray >> 64 or 0 < paramsArray < 65536:
         raise _c.address_error(
             paramsArray,
             "cudaSignalExternalSemaphoresAsync_v2",
             "paramsArray",
             "cudaExternalSemaphoreSignalParams",
         )
-    if numExtSems.__class__ is not int or not 0 <= numExtSems <= 4294967295:
+    if numExtSems.__class__ is not int or numExtSems >> 32:
         numExtSems = _c.integer(
             numExtSems,
             0,
@@ -12338,7 +12648,7 @@ def cudaStreamAddCallback(
     callback, userData, _callback_token = _c.callback(
         callback, userData, "cudaStreamCallback_t", _lib, ("callback", "userData"), stream
     )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaStreamAddCallback", "flags", "unsigned int")
     try:
         err = _cudaStreamAddCallback(stream, callback, userData, flags)
@@ -12376,13 +12686,13 @@ def cudaStreamAttachMemAsync(
         stream = _c.handle(stream, cudaStream_t, "stream")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
-    elif not 0 <= devPtr < 18446744073709551616:
+    elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaStreamAttachMemAsync", "devPtr")
-    if length.__class__ is not int or not 0 <= length <= 18446744073709551615:
+    if length.__class__ is not int or length >> 64:
         length = _c.integer(
             length, 0, 18446744073709551615, "cudaStreamAttachMemAsync", "length", "size_t"
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaStreamAttachMemAsync", "flags", "unsigned int"
         )
@@ -12414,7 +12724,7 @@ def cudaStreamBeginCapture(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in cudaStreamCaptureMode._value2member_map_
+        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
             mode,
@@ -12498,7 +12808,7 @@ def cudaStreamCreateWithFlags(flags: int) -> cudaStream_t:
 
     C: cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
     """
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaStreamCreateWithFlags", "flags", "unsigned int"
         )
@@ -12528,7 +12838,7 @@ def cudaStreamCreateWithPriority(flags: int, priority: int) -> cudaStream_t:
 
     C: cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)
     """
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaStreamCreateWithPriority", "flags", "unsigned int"
         )
@@ -12636,7 +12946,7 @@ def cudaStreamGetAttribute(
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
     if attr.__class__ is not cudaLaunchAttributeID and (
-        attr.__class__ is not int or attr not in cudaLaunchAttributeID._value2member_map_
+        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr,
@@ -12943,7 +13253,7 @@ def cudaStreamSetAttribute(
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
     if attr.__class__ is not cudaLaunchAttributeID and (
-        attr.__class__ is not int or attr not in cudaLaunchAttributeID._value2member_map_
+        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr,
@@ -13008,9 +13318,9 @@ def cudaStreamUpdateCaptureDependencies(
         stream = _c.handle(stream, cudaStream_t, "stream")
     if dependencies.__class__ is not int:
         dependencies = _c.ref(dependencies, cudaGraphNode_t, "dependencies", True)
-    elif not 0 <= dependencies < 18446744073709551616:
+    elif dependencies >> 64:
         raise _c.address_error(dependencies, "cudaStreamUpdateCaptureDependencies", "dependencies")
-    if numDependencies.__class__ is not int or not 0 <= numDependencies <= 18446744073709551615:
+    if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
             0,
@@ -13019,7 +13329,7 @@ def cudaStreamUpdateCaptureDependencies(
             "numDependencies",
             "size_t",
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, 0, 4294967295, "cudaStreamUpdateCaptureDependencies", "flags", "unsigned int"
         )
@@ -13055,7 +13365,7 @@ def cudaStreamWaitEvent(
         stream = _c.handle(stream, cudaStream_t, "stream")
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaStreamWaitEvent", "flags", "unsigned int")
     try:
         err = _cudaStreamWaitEvent(stream, event, flags)
@@ -13081,7 +13391,7 @@ def cudaThreadExchangeStreamCaptureMode(mode: cudaStreamCaptureMode) -> cudaStre
     C: cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
     """
     if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in cudaStreamCaptureMode._value2member_map_
+        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
             mode,
@@ -13163,7 +13473,7 @@ def cudaThreadGetLimit(limit: cudaLimit | int) -> int:
     """
     _c.deprecated("cudaThreadGetLimit", "cudaDeviceGetLimit")
     if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in cudaLimit._value2member_map_
+        limit.__class__ is not int or limit not in _cudaLimit_members
     ):
         limit = _c.enum_argument(
             limit, cudaLimit, 0, 4294967295, None, "cudaThreadGetLimit", "limit", "enum cudaLimit"
@@ -13192,7 +13502,7 @@ def cudaThreadSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
     """
     _c.deprecated("cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig")
     if cacheConfig.__class__ is not cudaFuncCache and (
-        cacheConfig.__class__ is not int or cacheConfig not in cudaFuncCache._value2member_map_
+        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
     ):
         cacheConfig = _c.enum_argument(
             cacheConfig,
@@ -13229,12 +13539,12 @@ def cudaThreadSetLimit(limit: cudaLimit | int, value: int) -> None:
     """
     _c.deprecated("cudaThreadSetLimit", "cudaDeviceSetLimit")
     if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in cudaLimit._value2member_map_
+        limit.__class__ is not int or limit not in _cudaLimit_members
     ):
         limit = _c.enum_argument(
             limit, cudaLimit, 0, 4294967295, None, "cudaThreadSetLimit", "limit", "enum cudaLimit"
         )
-    if value.__class__ is not int or not 0 <= value <= 18446744073709551615:
+    if value.__class__ is not int or value >> 64:
         value = _c.integer(value, 0, 18446744073709551615, "cudaThreadSetLimit", "value", "size_t")
     try:
         err = _cudaThreadSetLimit(limit, value)
@@ -13285,7 +13595,7 @@ def cudaUserObjectCreate(
     destroy, ptr, _destroy_token = _c.callback(
         destroy, ptr, "cudaHostFn_t", _lib, ("destroy", "ptr")
     )
-    if initialRefcount.__class__ is not int or not 0 <= initialRefcount <= 4294967295:
+    if initialRefcount.__class__ is not int or initialRefcount >> 32:
         initialRefcount = _c.integer(
             initialRefcount,
             0,
@@ -13294,7 +13604,7 @@ def cudaUserObjectCreate(
             "initialRefcount",
             "unsigned int",
         )
-    if flags.__class__ is not int or not 0 <= flags <= 4294967295:
+    if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, 0, 4294967295, "cudaUserObjectCreate", "flags", "unsigned int")
     object_out = cudaUserObject_t()
     try:
@@ -13327,7 +13637,7 @@ def cudaUserObjectRelease(object: cudaUserObject_t | _HandleLike, count: int = 1
     """
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
-    if count.__class__ is not int or not 0 <= count <= 4294967295:
+    if count.__class__ is not int or count >> 32:
         count = _c.integer(count, 0, 4294967295, "cudaUserObjectRelease", "count", "unsigned int")
     try:
         err = _cudaUserObjectRelease(object, count)
@@ -13352,7 +13662,7 @@ def cudaUserObjectRetain(object: cudaUserObject_t | _HandleLike, count: int = 1)
     """
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
-    if count.__class__ is not int or not 0 <= count <= 4294967295:
+    if count.__class__ is not int or count >> 32:
         count = _c.integer(count, 0, 4294967295, "cudaUserObjectRetain", "count", "unsigned int")
     try:
         err = _cudaUserObjectRetain(object, count)
@@ -13376,13 +13686,13 @@ def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
 
     C: cudaError_t cudaVDPAUGetDevice(int *device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
     """
-    if vdpDevice.__class__ is not int or not 0 <= vdpDevice <= 4294967295:
+    if vdpDevice.__class__ is not int or vdpDevice >> 32:
         vdpDevice = _c.integer(
             vdpDevice, 0, 4294967295, "cudaVDPAUGetDevice", "vdpDevice", "VdpDevice (unsigned int)"
         )
     if vdpGetProcAddress.__class__ is not int:
         vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
-    elif not 0 <= vdpGetProcAddress < 18446744073709551616:
+    elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUGetDevice", "vdpGetProcAddress")
     device = c_int()
     try:
@@ -13414,7 +13724,7 @@ def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _Poi
         device = _c.integer(
             device, -2147483648, 2147483647, "cudaVDPAUSetVDPAUDevice", "device", "int"
         )
-    if vdpDevice.__class__ is not int or not 0 <= vdpDevice <= 4294967295:
+    if vdpDevice.__class__ is not int or vdpDevice >> 32:
         vdpDevice = _c.integer(
             vdpDevice,
             0,
@@ -13425,7 +13735,7 @@ def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _Poi
         )
     if vdpGetProcAddress.__class__ is not int:
         vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
-    elif not 0 <= vdpGetProcAddress < 18446744073709551616:
+    elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUSetVDPAUDevice", "vdpGetProcAddress")
     try:
         err = _cudaVDPAUSetVDPAUDevice(device, vdpDevice, vdpGetProcAddress)
@@ -13459,18 +13769,18 @@ def cudaWaitExternalSemaphoresAsync(
     """
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
-    elif not 0 <= extSemArray < 18446744073709551616:
+    elif extSemArray >> 64:
         raise _c.address_error(extSemArray, "cudaWaitExternalSemaphoresAsync", "extSemArray")
     if paramsArray.__class__ is not int:
         paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreWaitParams, "paramsArray", False)
-    elif not 65536 <= paramsArray < 18446744073709551616 and paramsArray:
+    elif paramsArray >> 64 or 0 < paramsArray < 65536:
         raise _c.address_error(
             paramsArray,
             "cudaWaitExternalSemaphoresAsync",
             "paramsArray",
             "cudaExternalSemaphoreWaitParams",
         )
-    if numExtSems.__class__ is not int or not 0 <= numExtSems <= 4294967295:
+    if numExtSems.__class__ is not int or numExtSems >> 32:
         numExtSems = _c.integer(
             numExtSems,
             0,
@@ -13515,18 +13825,18 @@ def cudaWaitExternalSemaphoresAsync_v2(
     """
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(extSemArray, cudaExternalSemaphore_t, "extSemArray", False)
-    elif not 0 <= extSemArray < 18446744073709551616:
+    elif extSemArray >> 64:
         raise _c.address_error(extSemArray, "cudaWaitExternalSemaphoresAsync_v2", "extSemArray")
     if paramsArray.__class__ is not int:
         paramsArray = _c.ref(paramsArray, cudaExternalSemaphoreWaitParams, "paramsArray", False)
-    elif not 65536 <= paramsArray < 18446744073709551616 and paramsArray:
+    elif paramsArray >> 64 or 0 < paramsArray < 65536:
         raise _c.address_error(
             paramsArray,
             "cudaWaitExternalSemaphoresAsync_v2",
             "paramsArray",
             "cudaExternalSemaphoreWaitParams",
         )
-    if numExtSems.__class__ is not int or not 0 <= numExtSems <= 4294967295:
+    if numExtSems.__class__ is not int or numExtSems >> 32:
         numExtSems = _c.integer(
             numExtSems,
             0,
@@ -13608,11 +13918,11 @@ def make_cudaExtent(w: int, h: int, d: int) -> cudaExtent:
 
     As sys_12010.make_cudaExtent, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if w.__class__ is not int or not 0 <= w <= 18446744073709551615:
+    if w.__class__ is not int or w >> 64:
         w = _c.integer(w, 0, 18446744073709551615, "make_cudaExtent", "w", "size_t")
-    if h.__class__ is not int or not 0 <= h <= 18446744073709551615:
+    if h.__class__ is not int or h >> 64:
         h = _c.integer(h, 0, 18446744073709551615, "make_cudaExtent", "h", "size_t")
-    if d.__class__ is not int or not 0 <= d <= 18446744073709551615:
+    if d.__class__ is not int or d >> 64:
         d = _c.integer(d, 0, 18446744073709551615, "make_cudaExtent", "d", "size_t")
     return _lib.make_cudaExtent(w, h, d)
 
@@ -13626,11 +13936,11 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
     """
     if d.__class__ is int and not 0 <= d < 18446744073709551616:
         raise _c.address_error(d, "make_cudaPitchedPtr", "d")
-    if p.__class__ is not int or not 0 <= p <= 18446744073709551615:
+    if p.__class__ is not int or p >> 64:
         p = _c.integer(p, 0, 18446744073709551615, "make_cudaPitchedPtr", "p", "size_t")
-    if xsz.__class__ is not int or not 0 <= xsz <= 18446744073709551615:
+    if xsz.__class__ is not int or xsz >> 64:
         xsz = _c.integer(xsz, 0, 18446744073709551615, "make_cudaPitchedPtr", "xsz", "size_t")
-    if ysz.__class__ is not int or not 0 <= ysz <= 18446744073709551615:
+    if ysz.__class__ is not int or ysz >> 64:
         ysz = _c.integer(ysz, 0, 18446744073709551615, "make_cudaPitchedPtr", "ysz", "size_t")
     return _lib.make_cudaPitchedPtr(d, p, xsz, ysz)
 
@@ -13642,11 +13952,11 @@ def make_cudaPos(x: int, y: int, z: int) -> cudaPos:
 
     As sys_12010.make_cudaPos, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+    if x.__class__ is not int or x >> 64:
         x = _c.integer(x, 0, 18446744073709551615, "make_cudaPos", "x", "size_t")
-    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+    if y.__class__ is not int or y >> 64:
         y = _c.integer(y, 0, 18446744073709551615, "make_cudaPos", "y", "size_t")
-    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+    if z.__class__ is not int or z >> 64:
         z = _c.integer(z, 0, 18446744073709551615, "make_cudaPos", "z", "size_t")
     return _lib.make_cudaPos(x, y, z)
 
@@ -13884,7 +14194,7 @@ def make_uchar1(x: int) -> uchar1:
 
     As sys_12010.make_uchar1, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 255:
+    if x.__class__ is not int or x >> 8:
         x = _c.integer(x, 0, 255, "make_uchar1", "x", "unsigned char")
     return _lib.make_uchar1(x)
 
@@ -13894,9 +14204,9 @@ def make_uchar2(x: int, y: int) -> uchar2:
 
     As sys_12010.make_uchar2, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 255:
+    if x.__class__ is not int or x >> 8:
         x = _c.integer(x, 0, 255, "make_uchar2", "x", "unsigned char")
-    if y.__class__ is not int or not 0 <= y <= 255:
+    if y.__class__ is not int or y >> 8:
         y = _c.integer(y, 0, 255, "make_uchar2", "y", "unsigned char")
     return _lib.make_uchar2(x, y)
 
@@ -13906,11 +14216,11 @@ def make_uchar3(x: int, y: int, z: int) -> uchar3:
 
     As sys_12010.make_uchar3, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 255:
+    if x.__class__ is not int or x >> 8:
         x = _c.integer(x, 0, 255, "make_uchar3", "x", "unsigned char")
-    if y.__class__ is not int or not 0 <= y <= 255:
+    if y.__class__ is not int or y >> 8:
         y = _c.integer(y, 0, 255, "make_uchar3", "y", "unsigned char")
-    if z.__class__ is not int or not 0 <= z <= 255:
+    if z.__class__ is not int or z >> 8:
         z = _c.integer(z, 0, 255, "make_uchar3", "z", "unsigned char")
     return _lib.make_uchar3(x, y, z)
 
@@ -13920,13 +14230,13 @@ def make_uchar4(x: int, y: int, z: int, w: int) -> uchar4:
 
     As sys_12010.make_uchar4, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 255:
+    if x.__class__ is not int or x >> 8:
         x = _c.integer(x, 0, 255, "make_uchar4", "x", "unsigned char")
-    if y.__class__ is not int or not 0 <= y <= 255:
+    if y.__class__ is not int or y >> 8:
         y = _c.integer(y, 0, 255, "make_uchar4", "y", "unsigned char")
-    if z.__class__ is not int or not 0 <= z <= 255:
+    if z.__class__ is not int or z >> 8:
         z = _c.integer(z, 0, 255, "make_uchar4", "z", "unsigned char")
-    if w.__class__ is not int or not 0 <= w <= 255:
+    if w.__class__ is not int or w >> 8:
         w = _c.integer(w, 0, 255, "make_uchar4", "w", "unsigned char")
     return _lib.make_uchar4(x, y, z, w)
 
@@ -13936,7 +14246,7 @@ def make_uint1(x: int) -> uint1:
 
     As sys_12010.make_uint1, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 4294967295:
+    if x.__class__ is not int or x >> 32:
         x = _c.integer(x, 0, 4294967295, "make_uint1", "x", "unsigned int")
     return _lib.make_uint1(x)
 
@@ -13946,9 +14256,9 @@ def make_uint2(x: int, y: int) -> uint2:
 
     As sys_12010.make_uint2, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 4294967295:
+    if x.__class__ is not int or x >> 32:
         x = _c.integer(x, 0, 4294967295, "make_uint2", "x", "unsigned int")
-    if y.__class__ is not int or not 0 <= y <= 4294967295:
+    if y.__class__ is not int or y >> 32:
         y = _c.integer(y, 0, 4294967295, "make_uint2", "y", "unsigned int")
     return _lib.make_uint2(x, y)
 
@@ -13958,11 +14268,11 @@ def make_uint3(x: int, y: int, z: int) -> uint3:
 
     As sys_12010.make_uint3, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 4294967295:
+    if x.__class__ is not int or x >> 32:
         x = _c.integer(x, 0, 4294967295, "make_uint3", "x", "unsigned int")
-    if y.__class__ is not int or not 0 <= y <= 4294967295:
+    if y.__class__ is not int or y >> 32:
         y = _c.integer(y, 0, 4294967295, "make_uint3", "y", "unsigned int")
-    if z.__class__ is not int or not 0 <= z <= 4294967295:
+    if z.__class__ is not int or z >> 32:
         z = _c.integer(z, 0, 4294967295, "make_uint3", "z", "unsigned int")
     return _lib.make_uint3(x, y, z)
 
@@ -13972,13 +14282,13 @@ def make_uint4(x: int, y: int, z: int, w: int) -> uint4:
 
     As sys_12010.make_uint4, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 4294967295:
+    if x.__class__ is not int or x >> 32:
         x = _c.integer(x, 0, 4294967295, "make_uint4", "x", "unsigned int")
-    if y.__class__ is not int or not 0 <= y <= 4294967295:
+    if y.__class__ is not int or y >> 32:
         y = _c.integer(y, 0, 4294967295, "make_uint4", "y", "unsigned int")
-    if z.__class__ is not int or not 0 <= z <= 4294967295:
+    if z.__class__ is not int or z >> 32:
         z = _c.integer(z, 0, 4294967295, "make_uint4", "z", "unsigned int")
-    if w.__class__ is not int or not 0 <= w <= 4294967295:
+    if w.__class__ is not int or w >> 32:
         w = _c.integer(w, 0, 4294967295, "make_uint4", "w", "unsigned int")
     return _lib.make_uint4(x, y, z, w)
 
@@ -13988,7 +14298,7 @@ def make_ulong1(x: int) -> ulong1:
 
     As sys_12010.make_ulong1, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+    if x.__class__ is not int or x >> 64:
         x = _c.integer(x, 0, 18446744073709551615, "make_ulong1", "x", "unsigned long")
     return _lib.make_ulong1(x)
 
@@ -13998,9 +14308,9 @@ def make_ulong2(x: int, y: int) -> ulong2:
 
     As sys_12010.make_ulong2, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+    if x.__class__ is not int or x >> 64:
         x = _c.integer(x, 0, 18446744073709551615, "make_ulong2", "x", "unsigned long")
-    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+    if y.__class__ is not int or y >> 64:
         y = _c.integer(y, 0, 18446744073709551615, "make_ulong2", "y", "unsigned long")
     return _lib.make_ulong2(x, y)
 
@@ -14010,11 +14320,11 @@ def make_ulong3(x: int, y: int, z: int) -> ulong3:
 
     As sys_12010.make_ulong3, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+    if x.__class__ is not int or x >> 64:
         x = _c.integer(x, 0, 18446744073709551615, "make_ulong3", "x", "unsigned long")
-    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+    if y.__class__ is not int or y >> 64:
         y = _c.integer(y, 0, 18446744073709551615, "make_ulong3", "y", "unsigned long")
-    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+    if z.__class__ is not int or z >> 64:
         z = _c.integer(z, 0, 18446744073709551615, "make_ulong3", "z", "unsigned long")
     return _lib.make_ulong3(x, y, z)
 
@@ -14024,13 +14334,13 @@ def make_ulong4(x: int, y: int, z: int, w: int) -> ulong4:
 
     As sys_12010.make_ulong4, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+    if x.__class__ is not int or x >> 64:
         x = _c.integer(x, 0, 18446744073709551615, "make_ulong4", "x", "unsigned long")
-    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+    if y.__class__ is not int or y >> 64:
         y = _c.integer(y, 0, 18446744073709551615, "make_ulong4", "y", "unsigned long")
-    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+    if z.__class__ is not int or z >> 64:
         z = _c.integer(z, 0, 18446744073709551615, "make_ulong4", "z", "unsigned long")
-    if w.__class__ is not int or not 0 <= w <= 18446744073709551615:
+    if w.__class__ is not int or w >> 64:
         w = _c.integer(w, 0, 18446744073709551615, "make_ulong4", "w", "unsigned long")
     return _lib.make_ulong4(x, y, z, w)
 
@@ -14040,7 +14350,7 @@ def make_ulonglong1(x: int) -> ulonglong1:
 
     As sys_12010.make_ulonglong1, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+    if x.__class__ is not int or x >> 64:
         x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong1", "x", "unsigned long long")
     return _lib.make_ulonglong1(x)
 
@@ -14050,9 +14360,9 @@ def make_ulonglong2(x: int, y: int) -> ulonglong2:
 
     As sys_12010.make_ulonglong2, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+    if x.__class__ is not int or x >> 64:
         x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong2", "x", "unsigned long long")
-    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+    if y.__class__ is not int or y >> 64:
         y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong2", "y", "unsigned long long")
     return _lib.make_ulonglong2(x, y)
 
@@ -14062,11 +14372,11 @@ def make_ulonglong3(x: int, y: int, z: int) -> ulonglong3:
 
     As sys_12010.make_ulonglong3, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+    if x.__class__ is not int or x >> 64:
         x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong3", "x", "unsigned long long")
-    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+    if y.__class__ is not int or y >> 64:
         y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong3", "y", "unsigned long long")
-    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+    if z.__class__ is not int or z >> 64:
         z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong3", "z", "unsigned long long")
     return _lib.make_ulonglong3(x, y, z)
 
@@ -14076,13 +14386,13 @@ def make_ulonglong4(x: int, y: int, z: int, w: int) -> ulonglong4:
 
     As sys_12010.make_ulonglong4, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 18446744073709551615:
+    if x.__class__ is not int or x >> 64:
         x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong4", "x", "unsigned long long")
-    if y.__class__ is not int or not 0 <= y <= 18446744073709551615:
+    if y.__class__ is not int or y >> 64:
         y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong4", "y", "unsigned long long")
-    if z.__class__ is not int or not 0 <= z <= 18446744073709551615:
+    if z.__class__ is not int or z >> 64:
         z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong4", "z", "unsigned long long")
-    if w.__class__ is not int or not 0 <= w <= 18446744073709551615:
+    if w.__class__ is not int or w >> 64:
         w = _c.integer(w, 0, 18446744073709551615, "make_ulonglong4", "w", "unsigned long long")
     return _lib.make_ulonglong4(x, y, z, w)
 
@@ -14092,7 +14402,7 @@ def make_ushort1(x: int) -> ushort1:
 
     As sys_12010.make_ushort1, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 65535:
+    if x.__class__ is not int or x >> 16:
         x = _c.integer(x, 0, 65535, "make_ushort1", "x", "unsigned short")
     return _lib.make_ushort1(x)
 
@@ -14102,9 +14412,9 @@ def make_ushort2(x: int, y: int) -> ushort2:
 
     As sys_12010.make_ushort2, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 65535:
+    if x.__class__ is not int or x >> 16:
         x = _c.integer(x, 0, 65535, "make_ushort2", "x", "unsigned short")
-    if y.__class__ is not int or not 0 <= y <= 65535:
+    if y.__class__ is not int or y >> 16:
         y = _c.integer(y, 0, 65535, "make_ushort2", "y", "unsigned short")
     return _lib.make_ushort2(x, y)
 
@@ -14114,11 +14424,11 @@ def make_ushort3(x: int, y: int, z: int) -> ushort3:
 
     As sys_12010.make_ushort3, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 65535:
+    if x.__class__ is not int or x >> 16:
         x = _c.integer(x, 0, 65535, "make_ushort3", "x", "unsigned short")
-    if y.__class__ is not int or not 0 <= y <= 65535:
+    if y.__class__ is not int or y >> 16:
         y = _c.integer(y, 0, 65535, "make_ushort3", "y", "unsigned short")
-    if z.__class__ is not int or not 0 <= z <= 65535:
+    if z.__class__ is not int or z >> 16:
         z = _c.integer(z, 0, 65535, "make_ushort3", "z", "unsigned short")
     return _lib.make_ushort3(x, y, z)
 
@@ -14128,13 +14438,13 @@ def make_ushort4(x: int, y: int, z: int, w: int) -> ushort4:
 
     As sys_12010.make_ushort4, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if x.__class__ is not int or not 0 <= x <= 65535:
+    if x.__class__ is not int or x >> 16:
         x = _c.integer(x, 0, 65535, "make_ushort4", "x", "unsigned short")
-    if y.__class__ is not int or not 0 <= y <= 65535:
+    if y.__class__ is not int or y >> 16:
         y = _c.integer(y, 0, 65535, "make_ushort4", "y", "unsigned short")
-    if z.__class__ is not int or not 0 <= z <= 65535:
+    if z.__class__ is not int or z >> 16:
         z = _c.integer(z, 0, 65535, "make_ushort4", "z", "unsigned short")
-    if w.__class__ is not int or not 0 <= w <= 65535:
+    if w.__class__ is not int or w >> 16:
         w = _c.integer(w, 0, 65535, "make_ushort4", "w", "unsigned short")
     return _lib.make_ushort4(x, y, z, w)
 

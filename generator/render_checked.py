@@ -75,6 +75,9 @@ class CheckedView:
         # The inline record builders: the raw ones where no integer needs a range check,
         # else a checked one (below) that calls the raw one.
         self._imports: set[str] = set()
+        # Enum class -> the name and values of the frozenset a range check tests.
+        self.enum_values: dict[str, str] = {}
+        self.enum_members: dict[str, tuple[int, ...]] = {}
         self.builders = [self._builder(b) for b in sorted(model.builders, key=lambda b: b.name)]
         self.builders = [code for code in self.builders if code]
         # Records whose `fn` the checked module lets be a Python callable (its own subclass).
@@ -277,13 +280,11 @@ _LOWEST_RECORD_ADDRESS = 1 << 16
 
 def _address_check(f: _Function, n: str, record: str | None = None) -> tuple[str, ...]:
     where = f'"{f.plan.name}", {n!r}'
+    # `n >> 64` is non-zero for a negative int too: one operation for both bounds.
     if record is None:
-        return (
-            f"elif not 0 <= {n} < {_ADDRESS_END}:",
-            f"    raise _c.address_error({n}, {where})",
-        )
+        return (f"elif {n} >> 64:", f"    raise _c.address_error({n}, {where})")
     return (
-        f"elif not {_LOWEST_RECORD_ADDRESS} <= {n} < {_ADDRESS_END} and {n}:",
+        f"elif {n} >> 64 or 0 < {n} < {_LOWEST_RECORD_ADDRESS}:",
         f'    raise _c.address_error({n}, {where}, "{record}")',
     )
 
@@ -301,15 +302,27 @@ def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, 
         return ()
     where = f'"{function}", {n!r}, {r.c_name!r}'
     if r.enum is None:
+        # An unsigned type of N bits: `n >> N` is non-zero exactly outside 0..2**N-1
+        # (a negative int shifts to -1), cheaper than a chained comparison.
+        bits = r.high.bit_length()
+        if r.low == 0 and r.high == (1 << bits) - 1:
+            outside = f"{n} >> {bits}"
+        else:
+            outside = f"not {r.low} <= {n} <= {r.high}"
         return (
-            f"if {n}.__class__ is not int or not {r.low} <= {n} <= {r.high}:",
+            f"if {n}.__class__ is not int or {outside}:",
             f"    {n} = _c.integer({n}, {r.low}, {r.high}, {where})",
         )
     enum = v.use(r.enum)
     if r.flags is not None:
         bad = f"{n} & {~r.flags}"  # a bit outside the flags, or a negative value
     else:
-        bad = f"{n} not in {enum}._value2member_map_"
+        # A module-level frozenset of the values (an enum class's own attributes cost
+        # a metaclass lookup per call).
+        assert r.members is not None
+        values = v.enum_values.setdefault(r.enum, f"_{r.enum}_members")
+        v.enum_members[r.enum] = tuple(sorted(r.members))
+        bad = f"{n} not in {values}"
     return (
         f"if {n}.__class__ is not {enum} and ({n}.__class__ is not int or {bad}):",
         f"    {n} = _c.enum_argument({n}, {enum}, {r.low}, {r.high}, {r.flags}, {where})",

@@ -46,9 +46,7 @@ def test_flags_enums_are_the_reviewed_ones(models):
 
 def test_is_flags_enum_rule():
     def enum(*values: int) -> Enum:
-        return Enum(
-            "e", Builtin("unsigned int"), tuple(Enumerator(f"k{v}", v) for v in values)
-        )
+        return Enum("e", Builtin("unsigned int"), tuple(Enumerator(f"k{v}", v) for v in values))
 
     assert is_flags_enum(enum(0, 1, 2, 4))
     assert is_flags_enum(enum(1, 2, 4, 4))  # an alias is no new value
