@@ -19,11 +19,11 @@ from ._contract import symbol_of
 from ._convert import (
     AttributeTable,
     AttributeValue,
+    address_error,
     attribute_result,
     attribute_results,
     attribute_storage,
     attribute_storages,
-    address_error,
     attribute_value,
     cstring,
     device_function,

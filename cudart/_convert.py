@@ -176,12 +176,20 @@ def _record_pointer(value: Any, ctype: Any, name: str, writable: bool) -> Any:
         if converted and converted < _LOWEST_RECORD_ADDRESS:
             raise address_error(converted, "", name, ctype.__name__)
         return converted
-    if converted is not None and type(converted).__name__ != "CArgObject":
-        got = ctypes.sizeof(converted) if isinstance(converted, _CDATA) else len(converted)
-        if not isinstance(converted, _POINTER_TYPES) and got < size:
-            raise ValueError(
-                f"'{name}' must be a {ctype.__name__}: {got} bytes given, it has {size}"
-            )
+    if converted is None:
+        return converted
+    # What C reads from: the ctypes object (also behind a byref), or the buffer's copy.
+    source = getattr(value, "_obj", value) if type(value).__name__ == "CArgObject" else value
+    if not isinstance(source, _CDATA):
+        source = converted
+    if isinstance(source, bytes):
+        got = len(source)
+    elif isinstance(source, _CDATA) and not isinstance(source, _POINTER_TYPES):
+        got = ctypes.sizeof(source)  # type: ignore[arg-type]
+    else:
+        return converted  # a ctypes pointer: the caller's promise, as an address is
+    if got < size:
+        raise ValueError(f"'{name}' must be a {ctype.__name__}: {got} bytes given, it has {size}")
     return converted
 
 

@@ -108,7 +108,7 @@ class CheckedView:
         checked against their C types (the record's fields would mask them), then the
         raw module's builder fills the record. "" where the raw one is offered as is."""
         names = {p.name: (p.name + "_" if keyword.iskeyword(p.name) else p.name) for p in b.params}
-        checks = []
+        checks: list[str] = []
         for p in b.params:
             n = names[p.name]
             checks += _range_lines(self, b.name, n, p)
