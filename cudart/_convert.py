@@ -594,60 +594,57 @@ _LOWEST_RECORD_ADDRESS = 1 << 16
 
 def _index(value: Any, what: str) -> int:
     if isinstance(value, _CDATA):
-        raise TypeError(f"{what} must be an int, not a ctypes {type(value).__name__}")
+        raise TypeError(f"{what}: must be an int, not a ctypes {type(value).__name__}")
     if not hasattr(type(value), "__index__"):  # int, bool, IntEnum, NumPy integers
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+        raise TypeError(f"{what}: must be an int, not {type(value).__name__}")
     return int(value.__index__())
 
 
-def integer(value: Any, low: int, high: int, function: str, name: str, c_name: str) -> int:
-    """An integer argument of C type `c_name` (range low..high), as an int: TypeError
-    for what is no integer, OverflowError outside the range (ctypes would mask it)."""
-    what = f"{function}(): '{name}'"
+def integer(value: Any, spec: tuple[int, int, str], function: str, name: str) -> int:
+    """An integer argument of a C type, `spec` = (low, high, C name), as an int:
+    TypeError for what is no integer, OverflowError outside the range (which ctypes
+    would mask or wrap)."""
+    low, high, c_name = spec
+    what = f"{function}() argument '{name}'"
     number = _index(value, what)
     if not low <= number <= high:
-        raise OverflowError(f"{what} is {number}: outside {c_name}'s range {low}..{high}")
+        raise OverflowError(f"{what}: {number} is outside {c_name}'s range {low}..{high}")
     return number
 
 
 def enum_argument(
-    value: Any,
-    enum: Any,
-    low: int,
-    high: int,
-    flags: int | None,
-    function: str,
-    name: str,
-    c_name: str,
+    value: Any, spec: tuple[Any, int, int, int | None, str], function: str, name: str
 ) -> int:
-    """An enum argument: a member of `enum` (any version's class of that name), or an
-    int that is one of its values (for a flags enum, any OR of them). A member of
+    """An enum argument, `spec` = (enum class, low, high, flags or None, C name): a
+    member of the enum (any version's class of that name), or an int that is one of its
+    values (for a flags enum, any OR of them: `flags` is the OR of all). A member of
     another enum is a TypeError, a value outside the C type an OverflowError, an
     in-range value that is no member a ValueError."""
-    what = f"{function}(): '{name}'"
+    enum, low, high, flags, c_name = spec
+    what = f"{function}() argument '{name}'"
     kind = type(value)
     if isinstance(value, int) and kind is not int and kind is not bool:
         members = getattr(kind, "_value2member_map_", None)
         if members is not None and kind.__name__ != enum.__name__:
-            raise TypeError(f"{what} must be a {enum.__name__}, not a {kind.__name__}")
-    number = integer(value, low, high, function, name, c_name)
+            raise TypeError(f"{what}: must be a {enum.__name__}, not a {kind.__name__}")
+    number = integer(value, (low, high, c_name), function, name)
     if flags is not None:
         if number & ~flags:
             raise ValueError(
-                f"{what} is {number:#x}: not an OR of {enum.__name__}'s flags " f"(bits {flags:#x})"
+                f"{what}: {number:#x} is not an OR of {enum.__name__}'s flags (bits {flags:#x})"
             )
     elif number not in enum._value2member_map_:
-        raise ValueError(f"{what} is {number}: not a {enum.__name__} value")
+        raise ValueError(f"{what}: {number} is not a {enum.__name__} value")
     return number
 
 
 def address_error(value: int, function: str, name: str, record: str | None = None) -> Exception:
     """The error for an int pointer or handle C would misread: negative, 2**64 or more,
     or (where C reads a record) a small int that cannot be the record's address."""
-    what = f"{function}(): '{name}'" if function else f"'{name}'"
+    what = f"{function}() argument '{name}'" if function else f"'{name}'"
     if not 0 <= value < _ADDRESS_END:
-        return OverflowError(f"{what} is {value}: an address is 0 <= {name} < 2**64")
+        return OverflowError(f"{what}: {value} is no address (0 <= {name} < 2**64)")
     return ValueError(
-        f"{what} is {value}: not the address of a {record} (pass the {record}, a buffer of "
+        f"{what}: {value} is not the address of a {record} (pass the {record}, a buffer of "
         f"its size, None or an address of at least {_LOWEST_RECORD_ADDRESS:#x})"
     )

@@ -1592,7 +1592,9 @@ _c.bind_on_first_call(
 )
 
 
-# The values of each enum an argument is checked against (the header's enumerators).
+# What the integer arguments are checked against (generator/ctypes_map.py's
+# integer_range): a C type's (low, high, name); an enum's (class, low, high, flags or
+# None, name) and its values.
 _cudaChannelFormatKind_members = frozenset(
     (
         0,
@@ -1912,6 +1914,100 @@ _cudaMemPoolAttr_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
 _cudaMemRangeAttribute_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
 _cudaSharedMemConfig_members = frozenset((0, 1, 2))
 _cudaStreamCaptureMode_members = frozenset((0, 1, 2))
+_range_cudaChannelFormatKind = (
+    cudaChannelFormatKind,
+    0,
+    4294967295,
+    None,
+    "enum cudaChannelFormatKind",
+)
+_range_cudaDeviceAttr = (cudaDeviceAttr, 0, 4294967295, None, "enum cudaDeviceAttr")
+_range_cudaDeviceP2PAttr = (cudaDeviceP2PAttr, 0, 4294967295, None, "enum cudaDeviceP2PAttr")
+_range_cudaError = (cudaError, 0, 4294967295, None, "cudaError_t")
+_range_cudaFlushGPUDirectRDMAWritesScope = (
+    cudaFlushGPUDirectRDMAWritesScope,
+    0,
+    4294967295,
+    None,
+    "enum cudaFlushGPUDirectRDMAWritesScope",
+)
+_range_cudaFlushGPUDirectRDMAWritesTarget = (
+    cudaFlushGPUDirectRDMAWritesTarget,
+    0,
+    4294967295,
+    None,
+    "enum cudaFlushGPUDirectRDMAWritesTarget",
+)
+_range_cudaFuncAttribute = (cudaFuncAttribute, 0, 4294967295, None, "enum cudaFuncAttribute")
+_range_cudaFuncCache = (cudaFuncCache, 0, 4294967295, None, "enum cudaFuncCache")
+_range_cudaGLDeviceList = (cudaGLDeviceList, 0, 4294967295, None, "enum cudaGLDeviceList")
+_range_cudaGraphMemAttributeType = (
+    cudaGraphMemAttributeType,
+    0,
+    4294967295,
+    None,
+    "enum cudaGraphMemAttributeType",
+)
+_range_cudaLaunchAttributeID = (
+    cudaLaunchAttributeID,
+    0,
+    4294967295,
+    None,
+    "enum cudaLaunchAttributeID",
+)
+_range_cudaLimit = (cudaLimit, 0, 4294967295, None, "enum cudaLimit")
+_range_cudaMemAllocationHandleType = (
+    cudaMemAllocationHandleType,
+    0,
+    4294967295,
+    15,
+    "enum cudaMemAllocationHandleType",
+)
+_range_cudaMemcpyKind = (cudaMemcpyKind, 0, 4294967295, None, "enum cudaMemcpyKind")
+_range_cudaMemoryAdvise = (cudaMemoryAdvise, 0, 4294967295, None, "enum cudaMemoryAdvise")
+_range_cudaMemPoolAttr = (cudaMemPoolAttr, 0, 4294967295, None, "enum cudaMemPoolAttr")
+_range_cudaMemRangeAttribute = (
+    cudaMemRangeAttribute,
+    0,
+    4294967295,
+    None,
+    "enum cudaMemRangeAttribute",
+)
+_range_cudaSharedMemConfig = (cudaSharedMemConfig, 0, 4294967295, None, "enum cudaSharedMemConfig")
+_range_cudaStreamCaptureMode = (
+    cudaStreamCaptureMode,
+    0,
+    4294967295,
+    None,
+    "enum cudaStreamCaptureMode",
+)
+_range_cudaSurfaceObject_t_unsigned_long_long = (
+    0,
+    18446744073709551615,
+    "cudaSurfaceObject_t (unsigned long long)",
+)
+_range_cudaTextureObject_t_unsigned_long_long = (
+    0,
+    18446744073709551615,
+    "cudaTextureObject_t (unsigned long long)",
+)
+_range_EGLint_int = (-2147483648, 2147483647, "EGLint (int)")
+_range_GLenum_unsigned_int = (0, 4294967295, "GLenum (unsigned int)")
+_range_GLuint_unsigned_int = (0, 4294967295, "GLuint (unsigned int)")
+_range_int = (-2147483648, 2147483647, "int")
+_range_long = (-9223372036854775808, 9223372036854775807, "long")
+_range_long_long = (-9223372036854775808, 9223372036854775807, "long long")
+_range_short = (-32768, 32767, "short")
+_range_signed_char = (-128, 127, "signed char")
+_range_size_t = (0, 18446744073709551615, "size_t")
+_range_unsigned_char = (0, 255, "unsigned char")
+_range_unsigned_int = (0, 4294967295, "unsigned int")
+_range_unsigned_long = (0, 18446744073709551615, "unsigned long")
+_range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
+_range_unsigned_short = (0, 65535, "unsigned short")
+_range_VdpDevice_unsigned_int = (0, 4294967295, "VdpDevice (unsigned int)")
+_range_VdpOutputSurface_unsigned_int = (0, 4294967295, "VdpOutputSurface (unsigned int)")
+_range_VdpVideoSurface_unsigned_int = (0, 4294967295, "VdpVideoSurface (unsigned int)")
 
 # Records with a cudaHostFn_t `fn` that also takes a Python callable (cudart.callbacks
 # runs it with `userData`, any object then): `cudart.cudaHostNodeParams` is this module's.
@@ -1975,9 +2071,7 @@ def cudaArrayGetMemoryRequirements(
     if array.__class__ is not cudaArray_t:
         array = _c.handle(array, cudaArray_t, "array")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaArrayGetMemoryRequirements", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaArrayGetMemoryRequirements", "device")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaArrayGetMemoryRequirements(memoryRequirements, array, device)
@@ -2009,9 +2103,7 @@ def cudaArrayGetPlane(hArray: cudaArray_t | _HandleLike, planeIdx: int) -> cudaA
     if hArray.__class__ is not cudaArray_t:
         hArray = _c.handle(hArray, cudaArray_t, "hArray")
     if planeIdx.__class__ is not int or planeIdx >> 32:
-        planeIdx = _c.integer(
-            planeIdx, 0, 4294967295, "cudaArrayGetPlane", "planeIdx", "unsigned int"
-        )
+        planeIdx = _c.integer(planeIdx, _range_unsigned_int, "cudaArrayGetPlane", "planeIdx")
     pPlaneArray = cudaArray_t()
     try:
         err = _cudaArrayGetPlane(pPlaneArray, hArray, planeIdx)
@@ -2099,26 +2191,17 @@ def cudaCreateChannelDesc(
     C: struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)
     """
     if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
-        x = _c.integer(x, -2147483648, 2147483647, "cudaCreateChannelDesc", "x", "int")
+        x = _c.integer(x, _range_int, "cudaCreateChannelDesc", "x")
     if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
-        y = _c.integer(y, -2147483648, 2147483647, "cudaCreateChannelDesc", "y", "int")
+        y = _c.integer(y, _range_int, "cudaCreateChannelDesc", "y")
     if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
-        z = _c.integer(z, -2147483648, 2147483647, "cudaCreateChannelDesc", "z", "int")
+        z = _c.integer(z, _range_int, "cudaCreateChannelDesc", "z")
     if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
-        w = _c.integer(w, -2147483648, 2147483647, "cudaCreateChannelDesc", "w", "int")
+        w = _c.integer(w, _range_int, "cudaCreateChannelDesc", "w")
     if f.__class__ is not cudaChannelFormatKind and (
         f.__class__ is not int or f not in _cudaChannelFormatKind_members
     ):
-        f = _c.enum_argument(
-            f,
-            cudaChannelFormatKind,
-            0,
-            4294967295,
-            None,
-            "cudaCreateChannelDesc",
-            "f",
-            "enum cudaChannelFormatKind",
-        )
+        f = _c.enum_argument(f, _range_cudaChannelFormatKind, "cudaCreateChannelDesc", "f")
     try:
         return _cudaCreateChannelDesc(x, y, z, w, f)
     except _ArgumentError as exc:
@@ -2275,11 +2358,9 @@ def cudaDestroySurfaceObject(surfObject: int) -> None:
     if surfObject.__class__ is not int or surfObject >> 64:
         surfObject = _c.integer(
             surfObject,
-            0,
-            18446744073709551615,
+            _range_cudaSurfaceObject_t_unsigned_long_long,
             "cudaDestroySurfaceObject",
             "surfObject",
-            "cudaSurfaceObject_t (unsigned long long)",
         )
     try:
         err = _cudaDestroySurfaceObject(surfObject)
@@ -2304,11 +2385,9 @@ def cudaDestroyTextureObject(texObject: int) -> None:
     if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
-            0,
-            18446744073709551615,
+            _range_cudaTextureObject_t_unsigned_long_long,
             "cudaDestroyTextureObject",
             "texObject",
-            "cudaTextureObject_t (unsigned long long)",
         )
     try:
         err = _cudaDestroyTextureObject(texObject)
@@ -2335,13 +2414,9 @@ def cudaDeviceCanAccessPeer(device: int, peerDevice: int) -> int:
     C: cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceCanAccessPeer", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceCanAccessPeer", "device")
     if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
-        peerDevice = _c.integer(
-            peerDevice, -2147483648, 2147483647, "cudaDeviceCanAccessPeer", "peerDevice", "int"
-        )
+        peerDevice = _c.integer(peerDevice, _range_int, "cudaDeviceCanAccessPeer", "peerDevice")
     canAccessPeer = c_int()
     try:
         err = _cudaDeviceCanAccessPeer(canAccessPeer, device, peerDevice)
@@ -2367,9 +2442,7 @@ def cudaDeviceDisablePeerAccess(peerDevice: int) -> None:
     C: cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
     """
     if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
-        peerDevice = _c.integer(
-            peerDevice, -2147483648, 2147483647, "cudaDeviceDisablePeerAccess", "peerDevice", "int"
-        )
+        peerDevice = _c.integer(peerDevice, _range_int, "cudaDeviceDisablePeerAccess", "peerDevice")
     try:
         err = _cudaDeviceDisablePeerAccess(peerDevice)
     except _ArgumentError as exc:
@@ -2392,13 +2465,9 @@ def cudaDeviceEnablePeerAccess(peerDevice: int, flags: int) -> None:
     C: cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
     """
     if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
-        peerDevice = _c.integer(
-            peerDevice, -2147483648, 2147483647, "cudaDeviceEnablePeerAccess", "peerDevice", "int"
-        )
+        peerDevice = _c.integer(peerDevice, _range_int, "cudaDeviceEnablePeerAccess", "peerDevice")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaDeviceEnablePeerAccess", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaDeviceEnablePeerAccess", "flags")
     try:
         err = _cudaDeviceEnablePeerAccess(peerDevice, flags)
     except _ArgumentError as exc:
@@ -2429,26 +2498,18 @@ def cudaDeviceFlushGPUDirectRDMAWrites(
     ):
         target = _c.enum_argument(
             target,
-            cudaFlushGPUDirectRDMAWritesTarget,
-            0,
-            4294967295,
-            None,
+            _range_cudaFlushGPUDirectRDMAWritesTarget,
             "cudaDeviceFlushGPUDirectRDMAWrites",
             "target",
-            "enum cudaFlushGPUDirectRDMAWritesTarget",
         )
     if scope.__class__ is not cudaFlushGPUDirectRDMAWritesScope and (
         scope.__class__ is not int or scope not in _cudaFlushGPUDirectRDMAWritesScope_members
     ):
         scope = _c.enum_argument(
             scope,
-            cudaFlushGPUDirectRDMAWritesScope,
-            0,
-            4294967295,
-            None,
+            _range_cudaFlushGPUDirectRDMAWritesScope,
             "cudaDeviceFlushGPUDirectRDMAWrites",
             "scope",
-            "enum cudaFlushGPUDirectRDMAWritesScope",
         )
     try:
         err = _cudaDeviceFlushGPUDirectRDMAWrites(target, scope)
@@ -2479,20 +2540,9 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> int:
     if attr.__class__ is not cudaDeviceAttr and (
         attr.__class__ is not int or attr not in _cudaDeviceAttr_members
     ):
-        attr = _c.enum_argument(
-            attr,
-            cudaDeviceAttr,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceGetAttribute",
-            "attr",
-            "enum cudaDeviceAttr",
-        )
+        attr = _c.enum_argument(attr, _range_cudaDeviceAttr, "cudaDeviceGetAttribute", "attr")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetAttribute", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetAttribute", "device")
     value = c_int()
     try:
         err = _cudaDeviceGetAttribute(value, attr, device)
@@ -2565,9 +2615,7 @@ def cudaDeviceGetDefaultMemPool(device: int) -> cudaMemPool_t:
     C: cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetDefaultMemPool", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetDefaultMemPool", "device")
     memPool = cudaMemPool_t()
     try:
         err = _cudaDeviceGetDefaultMemPool(memPool, device)
@@ -2603,21 +2651,12 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
     C: cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetGraphMemAttribute", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetGraphMemAttribute", "device")
     if attr.__class__ is not cudaGraphMemAttributeType and (
         attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaGraphMemAttributeType,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceGetGraphMemAttribute",
-            "attr",
-            "enum cudaGraphMemAttributeType",
+            attr, _range_cudaGraphMemAttributeType, "cudaDeviceGetGraphMemAttribute", "attr"
         )
     value = _c.attribute_storage(
         attr, _cudaGraphMemAttributeType_values, "cudaDeviceGetGraphMemAttribute"
@@ -2651,9 +2690,7 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
     if limit.__class__ is not cudaLimit and (
         limit.__class__ is not int or limit not in _cudaLimit_members
     ):
-        limit = _c.enum_argument(
-            limit, cudaLimit, 0, 4294967295, None, "cudaDeviceGetLimit", "limit", "enum cudaLimit"
-        )
+        limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceGetLimit", "limit")
     pValue = c_size_t()
     try:
         err = _cudaDeviceGetLimit(pValue, limit)
@@ -2677,9 +2714,7 @@ def cudaDeviceGetMemPool(device: int) -> cudaMemPool_t:
     C: cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetMemPool", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetMemPool", "device")
     memPool = cudaMemPool_t()
     try:
         err = _cudaDeviceGetMemPool(memPool, device)
@@ -2711,13 +2746,9 @@ def cudaDeviceGetNvSciSyncAttributes(
             nvSciSyncAttrList, "cudaDeviceGetNvSciSyncAttributes", "nvSciSyncAttrList"
         )
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetNvSciSyncAttributes", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetNvSciSyncAttributes", "device")
     if flags.__class__ is not int or not -2147483648 <= flags <= 2147483647:
-        flags = _c.integer(
-            flags, -2147483648, 2147483647, "cudaDeviceGetNvSciSyncAttributes", "flags", "int"
-        )
+        flags = _c.integer(flags, _range_int, "cudaDeviceGetNvSciSyncAttributes", "flags")
     try:
         err = _cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags)
     except _ArgumentError as exc:
@@ -2748,24 +2779,11 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
     if attr.__class__ is not cudaDeviceP2PAttr and (
         attr.__class__ is not int or attr not in _cudaDeviceP2PAttr_members
     ):
-        attr = _c.enum_argument(
-            attr,
-            cudaDeviceP2PAttr,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceGetP2PAttribute",
-            "attr",
-            "enum cudaDeviceP2PAttr",
-        )
+        attr = _c.enum_argument(attr, _range_cudaDeviceP2PAttr, "cudaDeviceGetP2PAttribute", "attr")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
-        srcDevice = _c.integer(
-            srcDevice, -2147483648, 2147483647, "cudaDeviceGetP2PAttribute", "srcDevice", "int"
-        )
+        srcDevice = _c.integer(srcDevice, _range_int, "cudaDeviceGetP2PAttribute", "srcDevice")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
-        dstDevice = _c.integer(
-            dstDevice, -2147483648, 2147483647, "cudaDeviceGetP2PAttribute", "dstDevice", "int"
-        )
+        dstDevice = _c.integer(dstDevice, _range_int, "cudaDeviceGetP2PAttribute", "dstDevice")
     value = c_int()
     try:
         err = _cudaDeviceGetP2PAttribute(value, attr, srcDevice, dstDevice)
@@ -2795,11 +2813,9 @@ def cudaDeviceGetPCIBusId(len: int, device: int) -> str:
     C: cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
     """
     if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
-        len = _c.integer(len, -2147483648, 2147483647, "cudaDeviceGetPCIBusId", "len", "int")
+        len = _c.integer(len, _range_int, "cudaDeviceGetPCIBusId", "len")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetPCIBusId", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetPCIBusId", "device")
     pciBusId = _create_string_buffer(len)
     try:
         err = _cudaDeviceGetPCIBusId(pciBusId, len, device)
@@ -2883,9 +2899,7 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
             fmtDesc, "cudaDeviceGetTexture1DLinearMaxWidth", "fmtDesc", "cudaChannelFormatDesc"
         )
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetTexture1DLinearMaxWidth", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetTexture1DLinearMaxWidth", "device")
     maxWidthInElements = c_size_t()
     try:
         err = _cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device)
@@ -2911,9 +2925,7 @@ def cudaDeviceGraphMemTrim(device: int) -> None:
     C: cudaError_t cudaDeviceGraphMemTrim(int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGraphMemTrim", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGraphMemTrim", "device")
     try:
         err = _cudaDeviceGraphMemTrim(device)
     except _ArgumentError as exc:
@@ -2942,9 +2954,7 @@ def cudaDeviceRegisterAsyncNotification(
     C: cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void *userData, cudaAsyncCallbackHandle_t *callback)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceRegisterAsyncNotification", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceRegisterAsyncNotification", "device")
     if callbackFunc.__class__ is not int:
         callbackFunc = _c.pointer(callbackFunc, "callbackFunc", True)
     elif callbackFunc >> 64:
@@ -2996,14 +3006,7 @@ def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
         cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
     ):
         cacheConfig = _c.enum_argument(
-            cacheConfig,
-            cudaFuncCache,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceSetCacheConfig",
-            "cacheConfig",
-            "enum cudaFuncCache",
+            cacheConfig, _range_cudaFuncCache, "cudaDeviceSetCacheConfig", "cacheConfig"
         )
     try:
         err = _cudaDeviceSetCacheConfig(cacheConfig)
@@ -3038,21 +3041,12 @@ def cudaDeviceSetGraphMemAttribute(
     C: cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceSetGraphMemAttribute", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceSetGraphMemAttribute", "device")
     if attr.__class__ is not cudaGraphMemAttributeType and (
         attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaGraphMemAttributeType,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceSetGraphMemAttribute",
-            "attr",
-            "enum cudaGraphMemAttributeType",
+            attr, _range_cudaGraphMemAttributeType, "cudaDeviceSetGraphMemAttribute", "attr"
         )
     value = _c.attribute_value(
         value, attr, _cudaGraphMemAttributeType_values, "cudaDeviceSetGraphMemAttribute", "value"
@@ -3083,11 +3077,9 @@ def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> None:
     if limit.__class__ is not cudaLimit and (
         limit.__class__ is not int or limit not in _cudaLimit_members
     ):
-        limit = _c.enum_argument(
-            limit, cudaLimit, 0, 4294967295, None, "cudaDeviceSetLimit", "limit", "enum cudaLimit"
-        )
+        limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
-        value = _c.integer(value, 0, 18446744073709551615, "cudaDeviceSetLimit", "value", "size_t")
+        value = _c.integer(value, _range_size_t, "cudaDeviceSetLimit", "value")
     try:
         err = _cudaDeviceSetLimit(limit, value)
     except _ArgumentError as exc:
@@ -3106,9 +3098,7 @@ def cudaDeviceSetMemPool(device: int, memPool: cudaMemPool_t | _HandleLike) -> N
     C: cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceSetMemPool", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceSetMemPool", "device")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
@@ -3138,14 +3128,7 @@ def cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int) -> None:
         config.__class__ is not int or config not in _cudaSharedMemConfig_members
     ):
         config = _c.enum_argument(
-            config,
-            cudaSharedMemConfig,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceSetSharedMemConfig",
-            "config",
-            "enum cudaSharedMemConfig",
+            config, _range_cudaSharedMemConfig, "cudaDeviceSetSharedMemConfig", "config"
         )
     try:
         err = _cudaDeviceSetSharedMemConfig(config)
@@ -3186,14 +3169,7 @@ def cudaDeviceUnregisterAsyncNotification(
     C: cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device,
-            -2147483648,
-            2147483647,
-            "cudaDeviceUnregisterAsyncNotification",
-            "device",
-            "int",
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceUnregisterAsyncNotification", "device")
     if callback.__class__ is not cudaAsyncCallbackHandle_t:
         callback = _c.handle(callback, cudaAsyncCallbackHandle_t, "callback")
     try:
@@ -3259,7 +3235,7 @@ def cudaEGLStreamConsumerAcquireFrame(
         raise _c.address_error(pStream, "cudaEGLStreamConsumerAcquireFrame", "pStream")
     if timeout.__class__ is not int or timeout >> 32:
         timeout = _c.integer(
-            timeout, 0, 4294967295, "cudaEGLStreamConsumerAcquireFrame", "timeout", "unsigned int"
+            timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
         )
     try:
         err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
@@ -3324,7 +3300,7 @@ def cudaEGLStreamConsumerConnectWithFlags(
         eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaEGLStreamConsumerConnectWithFlags", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaEGLStreamConsumerConnectWithFlags", "flags"
         )
     conn = cudaEglStreamConnection()
     try:
@@ -3420,18 +3396,9 @@ def cudaEGLStreamProducerConnect(
     if eglStream.__class__ is not EGLStreamKHR:
         eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     if width.__class__ is not int or not -2147483648 <= width <= 2147483647:
-        width = _c.integer(
-            width, -2147483648, 2147483647, "cudaEGLStreamProducerConnect", "width", "EGLint (int)"
-        )
+        width = _c.integer(width, _range_EGLint_int, "cudaEGLStreamProducerConnect", "width")
     if height.__class__ is not int or not -2147483648 <= height <= 2147483647:
-        height = _c.integer(
-            height,
-            -2147483648,
-            2147483647,
-            "cudaEGLStreamProducerConnect",
-            "height",
-            "EGLint (int)",
-        )
+        height = _c.integer(height, _range_EGLint_int, "cudaEGLStreamProducerConnect", "height")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamProducerConnect(conn, eglStream, width, height)
@@ -3576,9 +3543,7 @@ def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) ->
     if eglSync.__class__ is not EGLSyncKHR:
         eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaEventCreateFromEGLSync", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventCreateFromEGLSync", "flags")
     phEvent = cudaEvent_t()
     try:
         err = _cudaEventCreateFromEGLSync(phEvent, eglSync, flags)
@@ -3607,9 +3572,7 @@ def cudaEventCreateWithFlags(flags: int) -> cudaEvent_t:
     C: cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaEventCreateWithFlags", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventCreateWithFlags", "flags")
     event = cudaEvent_t()
     try:
         err = _cudaEventCreateWithFlags(event, flags)
@@ -3747,9 +3710,7 @@ def cudaEventRecordWithFlags(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaEventRecordWithFlags", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventRecordWithFlags", "flags")
     try:
         err = _cudaEventRecordWithFlags(event, stream, flags)
     except _ArgumentError as exc:
@@ -4067,9 +4028,7 @@ def cudaFuncGetParamInfo(func: _PointerLike, paramIndex: int) -> tuple[int, int]
     elif func >> 64:
         raise _c.address_error(func, "cudaFuncGetParamInfo", "func")
     if paramIndex.__class__ is not int or paramIndex >> 64:
-        paramIndex = _c.integer(
-            paramIndex, 0, 18446744073709551615, "cudaFuncGetParamInfo", "paramIndex", "size_t"
-        )
+        paramIndex = _c.integer(paramIndex, _range_size_t, "cudaFuncGetParamInfo", "paramIndex")
     paramOffset = c_size_t()
     paramSize = c_size_t()
     try:
@@ -4104,18 +4063,9 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
     if attr.__class__ is not cudaFuncAttribute and (
         attr.__class__ is not int or attr not in _cudaFuncAttribute_members
     ):
-        attr = _c.enum_argument(
-            attr,
-            cudaFuncAttribute,
-            0,
-            4294967295,
-            None,
-            "cudaFuncSetAttribute",
-            "attr",
-            "enum cudaFuncAttribute",
-        )
+        attr = _c.enum_argument(attr, _range_cudaFuncAttribute, "cudaFuncSetAttribute", "attr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaFuncSetAttribute", "value", "int")
+        value = _c.integer(value, _range_int, "cudaFuncSetAttribute", "value")
     try:
         err = _cudaFuncSetAttribute(func, attr, value)
     except _ArgumentError as exc:
@@ -4145,14 +4095,7 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
         cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
     ):
         cacheConfig = _c.enum_argument(
-            cacheConfig,
-            cudaFuncCache,
-            0,
-            4294967295,
-            None,
-            "cudaFuncSetCacheConfig",
-            "cacheConfig",
-            "enum cudaFuncCache",
+            cacheConfig, _range_cudaFuncCache, "cudaFuncSetCacheConfig", "cacheConfig"
         )
     try:
         err = _cudaFuncSetCacheConfig(func, cacheConfig)
@@ -4186,14 +4129,7 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
         config.__class__ is not int or config not in _cudaSharedMemConfig_members
     ):
         config = _c.enum_argument(
-            config,
-            cudaSharedMemConfig,
-            0,
-            4294967295,
-            None,
-            "cudaFuncSetSharedMemConfig",
-            "config",
-            "enum cudaSharedMemConfig",
+            config, _range_cudaSharedMemConfig, "cudaFuncSetSharedMemConfig", "config"
         )
     try:
         err = _cudaFuncSetSharedMemConfig(func, config)
@@ -4224,20 +4160,13 @@ def cudaGLGetDevices(
     """
     if cudaDeviceCount.__class__ is not int or cudaDeviceCount >> 32:
         cudaDeviceCount = _c.integer(
-            cudaDeviceCount, 0, 4294967295, "cudaGLGetDevices", "cudaDeviceCount", "unsigned int"
+            cudaDeviceCount, _range_unsigned_int, "cudaGLGetDevices", "cudaDeviceCount"
         )
     if deviceList.__class__ is not cudaGLDeviceList and (
         deviceList.__class__ is not int or deviceList not in _cudaGLDeviceList_members
     ):
         deviceList = _c.enum_argument(
-            deviceList,
-            cudaGLDeviceList,
-            0,
-            4294967295,
-            None,
-            "cudaGLGetDevices",
-            "deviceList",
-            "enum cudaGLDeviceList",
+            deviceList, _range_cudaGLDeviceList, "cudaGLGetDevices", "deviceList"
         )
     pCudaDeviceCount = c_uint()
     pCudaDevices = (c_int * cudaDeviceCount)()
@@ -4273,9 +4202,7 @@ def cudaGLMapBufferObject(bufObj: int) -> int:
     """
     _c.deprecated("cudaGLMapBufferObject", None)
     if bufObj.__class__ is not int or bufObj >> 32:
-        bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLMapBufferObject", "bufObj", "GLuint (unsigned int)"
-        )
+        bufObj = _c.integer(bufObj, _range_GLuint_unsigned_int, "cudaGLMapBufferObject", "bufObj")
     devPtr = c_void_p()
     try:
         err = _cudaGLMapBufferObject(devPtr, bufObj)
@@ -4307,7 +4234,7 @@ def cudaGLMapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike) 
     _c.deprecated("cudaGLMapBufferObjectAsync", None)
     if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLMapBufferObjectAsync", "bufObj", "GLuint (unsigned int)"
+            bufObj, _range_GLuint_unsigned_int, "cudaGLMapBufferObjectAsync", "bufObj"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -4340,7 +4267,7 @@ def cudaGLRegisterBufferObject(bufObj: int) -> None:
     _c.deprecated("cudaGLRegisterBufferObject", None)
     if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLRegisterBufferObject", "bufObj", "GLuint (unsigned int)"
+            bufObj, _range_GLuint_unsigned_int, "cudaGLRegisterBufferObject", "bufObj"
         )
     try:
         err = _cudaGLRegisterBufferObject(bufObj)
@@ -4368,17 +4295,10 @@ def cudaGLSetBufferObjectMapFlags(bufObj: int, flags: int) -> None:
     _c.deprecated("cudaGLSetBufferObjectMapFlags", None)
     if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
-            bufObj,
-            0,
-            4294967295,
-            "cudaGLSetBufferObjectMapFlags",
-            "bufObj",
-            "GLuint (unsigned int)",
+            bufObj, _range_GLuint_unsigned_int, "cudaGLSetBufferObjectMapFlags", "bufObj"
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGLSetBufferObjectMapFlags", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGLSetBufferObjectMapFlags", "flags")
     try:
         err = _cudaGLSetBufferObjectMapFlags(bufObj, flags)
     except _ArgumentError as exc:
@@ -4403,7 +4323,7 @@ def cudaGLSetGLDevice(device: int) -> None:
     """
     _c.deprecated("cudaGLSetGLDevice", None)
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, -2147483648, 2147483647, "cudaGLSetGLDevice", "device", "int")
+        device = _c.integer(device, _range_int, "cudaGLSetGLDevice", "device")
     try:
         err = _cudaGLSetGLDevice(device)
     except _ArgumentError as exc:
@@ -4428,9 +4348,7 @@ def cudaGLUnmapBufferObject(bufObj: int) -> None:
     """
     _c.deprecated("cudaGLUnmapBufferObject", None)
     if bufObj.__class__ is not int or bufObj >> 32:
-        bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLUnmapBufferObject", "bufObj", "GLuint (unsigned int)"
-        )
+        bufObj = _c.integer(bufObj, _range_GLuint_unsigned_int, "cudaGLUnmapBufferObject", "bufObj")
     try:
         err = _cudaGLUnmapBufferObject(bufObj)
     except _ArgumentError as exc:
@@ -4457,7 +4375,7 @@ def cudaGLUnmapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike
     _c.deprecated("cudaGLUnmapBufferObjectAsync", None)
     if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLUnmapBufferObjectAsync", "bufObj", "GLuint (unsigned int)"
+            bufObj, _range_GLuint_unsigned_int, "cudaGLUnmapBufferObjectAsync", "bufObj"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -4484,7 +4402,7 @@ def cudaGLUnregisterBufferObject(bufObj: int) -> None:
     _c.deprecated("cudaGLUnregisterBufferObject", None)
     if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLUnregisterBufferObject", "bufObj", "GLuint (unsigned int)"
+            bufObj, _range_GLuint_unsigned_int, "cudaGLUnregisterBufferObject", "bufObj"
         )
     try:
         err = _cudaGLUnregisterBufferObject(bufObj)
@@ -4601,9 +4519,7 @@ def cudaGetDeviceProperties(device: int) -> cudaDeviceProp:
     C: cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaGetDeviceProperties", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaGetDeviceProperties", "device")
     prop = cudaDeviceProp()
     try:
         err = _cudaGetDeviceProperties(prop, device)
@@ -4630,9 +4546,7 @@ def cudaGetDeviceProperties_v2(device: int) -> cudaDeviceProp:
     C: cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaGetDeviceProperties_v2", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaGetDeviceProperties_v2", "device")
     prop = cudaDeviceProp()
     try:
         err = _cudaGetDeviceProperties_v2(prop, device)
@@ -4665,9 +4579,7 @@ def cudaGetDriverEntryPoint(
     if symbol.__class__ is not bytes:
         symbol = _c.cstring(symbol, "symbol")
     if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(
-            flags, 0, 18446744073709551615, "cudaGetDriverEntryPoint", "flags", "unsigned long long"
-        )
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaGetDriverEntryPoint", "flags")
     funcPtr = c_void_p()
     driverStatus = c_uint()
     try:
@@ -4705,21 +4617,11 @@ def cudaGetDriverEntryPointByVersion(
         symbol = _c.cstring(symbol, "symbol")
     if cudaVersion.__class__ is not int or cudaVersion >> 32:
         cudaVersion = _c.integer(
-            cudaVersion,
-            0,
-            4294967295,
-            "cudaGetDriverEntryPointByVersion",
-            "cudaVersion",
-            "unsigned int",
+            cudaVersion, _range_unsigned_int, "cudaGetDriverEntryPointByVersion", "cudaVersion"
         )
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
-            flags,
-            0,
-            18446744073709551615,
-            "cudaGetDriverEntryPointByVersion",
-            "flags",
-            "unsigned long long",
+            flags, _range_unsigned_long_long, "cudaGetDriverEntryPointByVersion", "flags"
         )
     funcPtr = c_void_p()
     driverStatus = c_uint()
@@ -4749,9 +4651,7 @@ def cudaGetErrorName(error: cudaError | int) -> str:
     if error.__class__ is not cudaError and (
         error.__class__ is not int or error not in _cudaError_members
     ):
-        error = _c.enum_argument(
-            error, cudaError, 0, 4294967295, None, "cudaGetErrorName", "error", "cudaError_t"
-        )
+        error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorName", "error")
     try:
         return _c.text(_cudaGetErrorName(error))
     except _ArgumentError as exc:
@@ -4771,9 +4671,7 @@ def cudaGetErrorString(error: cudaError | int) -> str:
     if error.__class__ is not cudaError and (
         error.__class__ is not int or error not in _cudaError_members
     ):
-        error = _c.enum_argument(
-            error, cudaError, 0, 4294967295, None, "cudaGetErrorString", "error", "cudaError_t"
-        )
+        error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorString", "error")
     try:
         return _c.text(_cudaGetErrorString(error))
     except _ArgumentError as exc:
@@ -4896,9 +4794,7 @@ def cudaGetMipmappedArrayLevel(
     if mipmappedArray.__class__ is not cudaMipmappedArray_const_t:
         mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
     if level.__class__ is not int or level >> 32:
-        level = _c.integer(
-            level, 0, 4294967295, "cudaGetMipmappedArrayLevel", "level", "unsigned int"
-        )
+        level = _c.integer(level, _range_unsigned_int, "cudaGetMipmappedArrayLevel", "level")
     levelArray = cudaArray_t()
     try:
         err = _cudaGetMipmappedArrayLevel(levelArray, mipmappedArray, level)
@@ -4929,11 +4825,9 @@ def cudaGetSurfaceObjectResourceDesc(surfObject: int) -> cudaResourceDesc:
     if surfObject.__class__ is not int or surfObject >> 64:
         surfObject = _c.integer(
             surfObject,
-            0,
-            18446744073709551615,
+            _range_cudaSurfaceObject_t_unsigned_long_long,
             "cudaGetSurfaceObjectResourceDesc",
             "surfObject",
-            "cudaSurfaceObject_t (unsigned long long)",
         )
     pResDesc = cudaResourceDesc()
     try:
@@ -5023,11 +4917,9 @@ def cudaGetTextureObjectResourceDesc(texObject: int) -> cudaResourceDesc:
     if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
-            0,
-            18446744073709551615,
+            _range_cudaTextureObject_t_unsigned_long_long,
             "cudaGetTextureObjectResourceDesc",
             "texObject",
-            "cudaTextureObject_t (unsigned long long)",
         )
     pResDesc = cudaResourceDesc()
     try:
@@ -5059,11 +4951,9 @@ def cudaGetTextureObjectResourceViewDesc(texObject: int) -> cudaResourceViewDesc
     if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
-            0,
-            18446744073709551615,
+            _range_cudaTextureObject_t_unsigned_long_long,
             "cudaGetTextureObjectResourceViewDesc",
             "texObject",
-            "cudaTextureObject_t (unsigned long long)",
         )
     pResViewDesc = cudaResourceViewDesc()
     try:
@@ -5095,11 +4985,9 @@ def cudaGetTextureObjectTextureDesc(texObject: int) -> cudaTextureDesc:
     if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
-            0,
-            18446744073709551615,
+            _range_cudaTextureObject_t_unsigned_long_long,
             "cudaGetTextureObjectTextureDesc",
             "texObject",
-            "cudaTextureObject_t (unsigned long long)",
         )
     pTexDesc = cudaTextureDesc()
     try:
@@ -5146,12 +5034,7 @@ def cudaGraphAddChildGraphNode(
         raise _c.address_error(pDependencies, "cudaGraphAddChildGraphNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddChildGraphNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddChildGraphNode", "numDependencies"
         )
     if childGraph.__class__ is not cudaGraph_t:
         childGraph = _c.handle(childGraph, cudaGraph_t, "childGraph")
@@ -5201,12 +5084,7 @@ def cudaGraphAddDependencies(
         raise _c.address_error(to, "cudaGraphAddDependencies", "to")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddDependencies",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddDependencies", "numDependencies"
         )
     try:
         err = _cudaGraphAddDependencies(graph, from_, to, numDependencies)
@@ -5258,12 +5136,7 @@ def cudaGraphAddDependencies_v2(
         )
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddDependencies_v2",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddDependencies_v2", "numDependencies"
         )
     try:
         err = _cudaGraphAddDependencies_v2(graph, from_, to, edgeData, numDependencies)
@@ -5304,12 +5177,7 @@ def cudaGraphAddEmptyNode(
         raise _c.address_error(pDependencies, "cudaGraphAddEmptyNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddEmptyNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddEmptyNode", "numDependencies"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -5356,12 +5224,7 @@ def cudaGraphAddEventRecordNode(
         raise _c.address_error(pDependencies, "cudaGraphAddEventRecordNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddEventRecordNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddEventRecordNode", "numDependencies"
         )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
@@ -5410,12 +5273,7 @@ def cudaGraphAddEventWaitNode(
         raise _c.address_error(pDependencies, "cudaGraphAddEventWaitNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddEventWaitNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddEventWaitNode", "numDependencies"
         )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
@@ -5467,11 +5325,9 @@ def cudaGraphAddExternalSemaphoresSignalNode(
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
-            0,
-            18446744073709551615,
+            _range_size_t,
             "cudaGraphAddExternalSemaphoresSignalNode",
             "numDependencies",
-            "size_t",
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
@@ -5532,11 +5388,9 @@ def cudaGraphAddExternalSemaphoresWaitNode(
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
-            0,
-            18446744073709551615,
+            _range_size_t,
             "cudaGraphAddExternalSemaphoresWaitNode",
             "numDependencies",
-            "size_t",
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
@@ -5596,12 +5450,7 @@ def cudaGraphAddHostNode(
         raise _c.address_error(pDependencies, "cudaGraphAddHostNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddHostNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddHostNode", "numDependencies"
         )
     pNodeParams, _pNodeParams_token = _c.callback_record(
         pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
@@ -5655,12 +5504,7 @@ def cudaGraphAddKernelNode(
         raise _c.address_error(pDependencies, "cudaGraphAddKernelNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddKernelNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddKernelNode", "numDependencies"
         )
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
@@ -5715,12 +5559,7 @@ def cudaGraphAddMemAllocNode(
         raise _c.address_error(pDependencies, "cudaGraphAddMemAllocNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemAllocNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemAllocNode", "numDependencies"
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaMemAllocNodeParams, "nodeParams", True)
@@ -5775,12 +5614,7 @@ def cudaGraphAddMemFreeNode(
         raise _c.address_error(pDependencies, "cudaGraphAddMemFreeNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemFreeNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemFreeNode", "numDependencies"
         )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
@@ -5831,12 +5665,7 @@ def cudaGraphAddMemcpyNode(
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemcpyNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode", "numDependencies"
         )
     if pCopyParams.__class__ is not int:
         pCopyParams = _c.ref(pCopyParams, cudaMemcpy3DParms, "pCopyParams", False)
@@ -5897,12 +5726,7 @@ def cudaGraphAddMemcpyNode1D(
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode1D", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemcpyNode1D",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode1D", "numDependencies"
         )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
@@ -5913,22 +5737,11 @@ def cudaGraphAddMemcpyNode1D(
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNode1D", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaGraphAddMemcpyNode1D", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphAddMemcpyNode1D",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode1D(
@@ -5993,12 +5806,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeFromSymbol", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemcpyNodeFromSymbol",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "numDependencies"
         )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
@@ -6009,25 +5817,14 @@ def cudaGraphAddMemcpyNodeFromSymbol(
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphAddMemcpyNodeFromSymbol", "symbol")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeFromSymbol", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeFromSymbol", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphAddMemcpyNodeFromSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -6094,12 +5891,7 @@ def cudaGraphAddMemcpyNodeToSymbol(
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeToSymbol", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemcpyNodeToSymbol",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "numDependencies"
         )
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
@@ -6110,25 +5902,14 @@ def cudaGraphAddMemcpyNodeToSymbol(
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNodeToSymbol", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeToSymbol", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeToSymbol", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphAddMemcpyNodeToSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -6187,12 +5968,7 @@ def cudaGraphAddMemsetNode(
         raise _c.address_error(pDependencies, "cudaGraphAddMemsetNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemsetNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemsetNode", "numDependencies"
         )
     if pMemsetParams.__class__ is not int:
         pMemsetParams = _c.ref(pMemsetParams, cudaMemsetParams, "pMemsetParams", False)
@@ -6247,12 +6023,7 @@ def cudaGraphAddNode(
         raise _c.address_error(pDependencies, "cudaGraphAddNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddNode", "numDependencies"
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
@@ -6311,12 +6082,7 @@ def cudaGraphAddNode_v2(
         )
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddNode_v2",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddNode_v2", "numDependencies"
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
@@ -6428,16 +6194,12 @@ def cudaGraphConditionalHandleCreate(
     if defaultLaunchValue.__class__ is not int or defaultLaunchValue >> 32:
         defaultLaunchValue = _c.integer(
             defaultLaunchValue,
-            0,
-            4294967295,
+            _range_unsigned_int,
             "cudaGraphConditionalHandleCreate",
             "defaultLaunchValue",
-            "unsigned int",
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphConditionalHandleCreate", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphConditionalHandleCreate", "flags")
     pHandle_out = cudaGraphConditionalHandle()
     try:
         err = _cudaGraphConditionalHandleCreate(pHandle_out, graph, defaultLaunchValue, flags)
@@ -6468,7 +6230,7 @@ def cudaGraphCreate(flags: int) -> cudaGraph_t:
     C: cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaGraphCreate", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphCreate", "flags")
     pGraph = cudaGraph_t()
     try:
         err = _cudaGraphCreate(pGraph, flags)
@@ -6500,7 +6262,7 @@ def cudaGraphDebugDotPrint(
     if path.__class__ is not bytes:
         path = _c.cstring(path, "path")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaGraphDebugDotPrint", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     try:
         err = _cudaGraphDebugDotPrint(graph, path, flags)
     except _ArgumentError as exc:
@@ -7066,21 +6828,12 @@ def cudaGraphExecMemcpyNodeSetParams1D(
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParams1D", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaGraphExecMemcpyNodeSetParams1D", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphExecMemcpyNodeSetParams1D",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
         )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
@@ -7134,34 +6887,17 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
         raise _c.address_error(symbol, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "symbol")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(
-            count,
-            0,
-            18446744073709551615,
-            "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
-            "count",
-            "size_t",
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "count"
         )
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
-            offset,
-            0,
-            18446744073709551615,
-            "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
-            "offset",
-            "size_t",
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
         )
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
         )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsFromSymbol(
@@ -7217,34 +6953,17 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "src")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(
-            count,
-            0,
-            18446744073709551615,
-            "cudaGraphExecMemcpyNodeSetParamsToSymbol",
-            "count",
-            "size_t",
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "count"
         )
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
-            offset,
-            0,
-            18446744073709551615,
-            "cudaGraphExecMemcpyNodeSetParamsToSymbol",
-            "offset",
-            "size_t",
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
         )
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphExecMemcpyNodeSetParamsToSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
         )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsToSymbol(
@@ -7732,9 +7451,7 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(
-            flags, 0, 18446744073709551615, "cudaGraphInstantiate", "flags", "unsigned long long"
-        )
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaGraphInstantiate", "flags")
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiate(pGraphExec, graph, flags)
@@ -7772,12 +7489,7 @@ def cudaGraphInstantiateWithFlags(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
-            flags,
-            0,
-            18446744073709551615,
-            "cudaGraphInstantiateWithFlags",
-            "flags",
-            "unsigned long long",
+            flags, _range_unsigned_long_long, "cudaGraphInstantiateWithFlags", "flags"
         )
     pGraphExec = cudaGraphExec_t()
     try:
@@ -7912,14 +7624,7 @@ def cudaGraphKernelNodeGetAttribute(
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaLaunchAttributeID,
-            0,
-            4294967295,
-            None,
-            "cudaGraphKernelNodeGetAttribute",
-            "attr",
-            "enum cudaLaunchAttributeID",
+            attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
         )
     value_out = _c.attribute_storage(
         attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeGetAttribute"
@@ -8010,14 +7715,7 @@ def cudaGraphKernelNodeSetAttribute(
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaLaunchAttributeID,
-            0,
-            4294967295,
-            None,
-            "cudaGraphKernelNodeSetAttribute",
-            "attr",
-            "enum cudaLaunchAttributeID",
+            attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
         )
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeSetAttribute", "value"
@@ -8245,21 +7943,12 @@ def cudaGraphMemcpyNodeSetParams1D(
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParams1D", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaGraphMemcpyNodeSetParams1D", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphMemcpyNodeSetParams1D",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
         )
     try:
         err = _cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
@@ -8306,35 +7995,16 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphMemcpyNodeSetParamsFromSymbol", "symbol")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count,
-            0,
-            18446744073709551615,
-            "cudaGraphMemcpyNodeSetParamsFromSymbol",
-            "count",
-            "size_t",
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
-            offset,
-            0,
-            18446744073709551615,
-            "cudaGraphMemcpyNodeSetParamsFromSymbol",
-            "offset",
-            "size_t",
+            offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
         )
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphMemcpyNodeSetParamsFromSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
         )
     try:
         err = _cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
@@ -8383,35 +8053,14 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParamsToSymbol", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count,
-            0,
-            18446744073709551615,
-            "cudaGraphMemcpyNodeSetParamsToSymbol",
-            "count",
-            "size_t",
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset,
-            0,
-            18446744073709551615,
-            "cudaGraphMemcpyNodeSetParamsToSymbol",
-            "offset",
-            "size_t",
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphMemcpyNodeSetParamsToSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
         )
     try:
         err = _cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
@@ -8750,7 +8399,7 @@ def cudaGraphNodeSetEnabled(
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if isEnabled.__class__ is not int or isEnabled >> 32:
         isEnabled = _c.integer(
-            isEnabled, 0, 4294967295, "cudaGraphNodeSetEnabled", "isEnabled", "unsigned int"
+            isEnabled, _range_unsigned_int, "cudaGraphNodeSetEnabled", "isEnabled"
         )
     try:
         err = _cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
@@ -8812,9 +8461,7 @@ def cudaGraphReleaseUserObject(
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
-        count = _c.integer(
-            count, 0, 4294967295, "cudaGraphReleaseUserObject", "count", "unsigned int"
-        )
+        count = _c.integer(count, _range_unsigned_int, "cudaGraphReleaseUserObject", "count")
     try:
         err = _cudaGraphReleaseUserObject(graph, object, count)
     except _ArgumentError as exc:
@@ -8854,12 +8501,7 @@ def cudaGraphRemoveDependencies(
         raise _c.address_error(to, "cudaGraphRemoveDependencies", "to")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphRemoveDependencies",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphRemoveDependencies", "numDependencies"
         )
     try:
         err = _cudaGraphRemoveDependencies(graph, from_, to, numDependencies)
@@ -8911,12 +8553,7 @@ def cudaGraphRemoveDependencies_v2(
         )
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphRemoveDependencies_v2",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphRemoveDependencies_v2", "numDependencies"
         )
     try:
         err = _cudaGraphRemoveDependencies_v2(graph, from_, to, edgeData, numDependencies)
@@ -8955,13 +8592,9 @@ def cudaGraphRetainUserObject(
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
-        count = _c.integer(
-            count, 0, 4294967295, "cudaGraphRetainUserObject", "count", "unsigned int"
-        )
+        count = _c.integer(count, _range_unsigned_int, "cudaGraphRetainUserObject", "count")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphRetainUserObject", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphRetainUserObject", "flags")
     try:
         err = _cudaGraphRetainUserObject(graph, object, count, flags)
     except _ArgumentError as exc:
@@ -9020,9 +8653,7 @@ def cudaGraphicsEGLRegisterImage(
     if image.__class__ is not EGLImageKHR:
         image = _c.handle(image, EGLImageKHR, "image")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsEGLRegisterImage", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsEGLRegisterImage", "flags")
     pCudaResource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsEGLRegisterImage(pCudaResource, image, flags)
@@ -9053,12 +8684,10 @@ def cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> cudaGraphicsResourc
     """
     if buffer.__class__ is not int or buffer >> 32:
         buffer = _c.integer(
-            buffer, 0, 4294967295, "cudaGraphicsGLRegisterBuffer", "buffer", "GLuint (unsigned int)"
+            buffer, _range_GLuint_unsigned_int, "cudaGraphicsGLRegisterBuffer", "buffer"
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsGLRegisterBuffer", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsGLRegisterBuffer", "flags")
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsGLRegisterBuffer(resource, buffer, flags)
@@ -9090,16 +8719,14 @@ def cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> cudaGrap
     """
     if image.__class__ is not int or image >> 32:
         image = _c.integer(
-            image, 0, 4294967295, "cudaGraphicsGLRegisterImage", "image", "GLuint (unsigned int)"
+            image, _range_GLuint_unsigned_int, "cudaGraphicsGLRegisterImage", "image"
         )
     if target.__class__ is not int or target >> 32:
         target = _c.integer(
-            target, 0, 4294967295, "cudaGraphicsGLRegisterImage", "target", "GLenum (unsigned int)"
+            target, _range_GLenum_unsigned_int, "cudaGraphicsGLRegisterImage", "target"
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsGLRegisterImage", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsGLRegisterImage", "flags")
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsGLRegisterImage(resource, image, target, flags)
@@ -9129,9 +8756,7 @@ def cudaGraphicsMapResources(
     C: cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if count.__class__ is not int or not -2147483648 <= count <= 2147483647:
-        count = _c.integer(
-            count, -2147483648, 2147483647, "cudaGraphicsMapResources", "count", "int"
-        )
+        count = _c.integer(count, _range_int, "cudaGraphicsMapResources", "count")
     if resources.__class__ is not int:
         resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
     elif resources >> 64:
@@ -9171,16 +8796,11 @@ def cudaGraphicsResourceGetMappedEglFrame(
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if index.__class__ is not int or index >> 32:
         index = _c.integer(
-            index, 0, 4294967295, "cudaGraphicsResourceGetMappedEglFrame", "index", "unsigned int"
+            index, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "index"
         )
     if mipLevel.__class__ is not int or mipLevel >> 32:
         mipLevel = _c.integer(
-            mipLevel,
-            0,
-            4294967295,
-            "cudaGraphicsResourceGetMappedEglFrame",
-            "mipLevel",
-            "unsigned int",
+            mipLevel, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "mipLevel"
         )
     eglFrame = cudaEglFrame()
     try:
@@ -9278,9 +8898,7 @@ def cudaGraphicsResourceSetMapFlags(
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsResourceSetMapFlags", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsResourceSetMapFlags", "flags")
     try:
         err = _cudaGraphicsResourceSetMapFlags(resource, flags)
     except _ArgumentError as exc:
@@ -9314,21 +8932,11 @@ def cudaGraphicsSubResourceGetMappedArray(
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if arrayIndex.__class__ is not int or arrayIndex >> 32:
         arrayIndex = _c.integer(
-            arrayIndex,
-            0,
-            4294967295,
-            "cudaGraphicsSubResourceGetMappedArray",
-            "arrayIndex",
-            "unsigned int",
+            arrayIndex, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "arrayIndex"
         )
     if mipLevel.__class__ is not int or mipLevel >> 32:
         mipLevel = _c.integer(
-            mipLevel,
-            0,
-            4294967295,
-            "cudaGraphicsSubResourceGetMappedArray",
-            "mipLevel",
-            "unsigned int",
+            mipLevel, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "mipLevel"
         )
     array = cudaArray_t()
     try:
@@ -9361,9 +8969,7 @@ def cudaGraphicsUnmapResources(
     C: cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if count.__class__ is not int or not -2147483648 <= count <= 2147483647:
-        count = _c.integer(
-            count, -2147483648, 2147483647, "cudaGraphicsUnmapResources", "count", "int"
-        )
+        count = _c.integer(count, _range_int, "cudaGraphicsUnmapResources", "count")
     if resources.__class__ is not int:
         resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
     elif resources >> 64:
@@ -9421,15 +9027,13 @@ def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaG
     if vdpSurface.__class__ is not int or vdpSurface >> 32:
         vdpSurface = _c.integer(
             vdpSurface,
-            0,
-            4294967295,
+            _range_VdpOutputSurface_unsigned_int,
             "cudaGraphicsVDPAURegisterOutputSurface",
             "vdpSurface",
-            "VdpOutputSurface (unsigned int)",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsVDPAURegisterOutputSurface", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaGraphicsVDPAURegisterOutputSurface", "flags"
         )
     resource = cudaGraphicsResource_t()
     try:
@@ -9462,15 +9066,13 @@ def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> cudaGr
     if vdpSurface.__class__ is not int or vdpSurface >> 32:
         vdpSurface = _c.integer(
             vdpSurface,
-            0,
-            4294967295,
+            _range_VdpVideoSurface_unsigned_int,
             "cudaGraphicsVDPAURegisterVideoSurface",
             "vdpSurface",
-            "VdpVideoSurface (unsigned int)",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsVDPAURegisterVideoSurface", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaGraphicsVDPAURegisterVideoSurface", "flags"
         )
     resource = cudaGraphicsResource_t()
     try:
@@ -9501,9 +9103,9 @@ def cudaHostAlloc(size: int, flags: int) -> _HostMemory:
     C: cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaHostAlloc", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaHostAlloc", "size")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaHostAlloc", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostAlloc", "flags")
     pHost = c_void_p()
     try:
         err = _cudaHostAlloc(pHost, size, flags)
@@ -9535,9 +9137,7 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | i
     elif pHost >> 64:
         raise _c.address_error(pHost, "cudaHostGetDevicePointer", "pHost")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaHostGetDevicePointer", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostGetDevicePointer", "flags")
     pDevice = c_void_p()
     try:
         err = _cudaHostGetDevicePointer(pDevice, pHost, flags)
@@ -9598,9 +9198,9 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
     elif ptr >> 64:
         raise _c.address_error(ptr, "cudaHostRegister", "ptr")
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaHostRegister", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaHostRegister", "size")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaHostRegister", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostRegister", "flags")
     try:
         err = _cudaHostRegister(ptr, size, flags)
     except _ArgumentError as exc:
@@ -9722,13 +9322,11 @@ def cudaInitDevice(device: int, deviceFlags: int, flags: int) -> None:
     C: cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, -2147483648, 2147483647, "cudaInitDevice", "device", "int")
+        device = _c.integer(device, _range_int, "cudaInitDevice", "device")
     if deviceFlags.__class__ is not int or deviceFlags >> 32:
-        deviceFlags = _c.integer(
-            deviceFlags, 0, 4294967295, "cudaInitDevice", "deviceFlags", "unsigned int"
-        )
+        deviceFlags = _c.integer(deviceFlags, _range_unsigned_int, "cudaInitDevice", "deviceFlags")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaInitDevice", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaInitDevice", "flags")
     try:
         err = _cudaInitDevice(device, deviceFlags, flags)
     except _ArgumentError as exc:
@@ -9859,7 +9457,7 @@ def cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: int) -> int:
     C: cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaIpcOpenMemHandle", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaIpcOpenMemHandle", "flags")
     devPtr = c_void_p()
     try:
         err = _cudaIpcOpenMemHandle(devPtr, handle, flags)
@@ -9905,9 +9503,7 @@ def cudaLaunchCooperativeKernel(
     elif args >> 64:
         raise _c.address_error(args, "cudaLaunchCooperativeKernel", "args")
     if sharedMem.__class__ is not int or sharedMem >> 64:
-        sharedMem = _c.integer(
-            sharedMem, 0, 18446744073709551615, "cudaLaunchCooperativeKernel", "sharedMem", "size_t"
-        )
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchCooperativeKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9952,16 +9548,11 @@ def cudaLaunchCooperativeKernelMultiDevice(
         )
     if numDevices.__class__ is not int or numDevices >> 32:
         numDevices = _c.integer(
-            numDevices,
-            0,
-            4294967295,
-            "cudaLaunchCooperativeKernelMultiDevice",
-            "numDevices",
-            "unsigned int",
+            numDevices, _range_unsigned_int, "cudaLaunchCooperativeKernelMultiDevice", "numDevices"
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaLaunchCooperativeKernelMultiDevice", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaLaunchCooperativeKernelMultiDevice", "flags"
         )
     try:
         err = _cudaLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags)
@@ -10039,9 +9630,7 @@ def cudaLaunchKernel(
     elif args >> 64:
         raise _c.address_error(args, "cudaLaunchKernel", "args")
     if sharedMem.__class__ is not int or sharedMem >> 64:
-        sharedMem = _c.integer(
-            sharedMem, 0, 18446744073709551615, "cudaLaunchKernel", "sharedMem", "size_t"
-        )
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10104,7 +9693,7 @@ def cudaMalloc(size: int) -> int:
     C: cudaError_t cudaMalloc(void **devPtr, size_t size)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaMalloc", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaMalloc", "size")
     devPtr = c_void_p()
     try:
         err = _cudaMalloc(devPtr, size)
@@ -10162,7 +9751,7 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
     elif desc >> 64 or 0 < desc < 65536:
         raise _c.address_error(desc, "cudaMalloc3DArray", "desc", "cudaChannelFormatDesc")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaMalloc3DArray", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMalloc3DArray", "flags")
     array = cudaArray_t()
     try:
         err = _cudaMalloc3DArray(array, desc, extent, flags)
@@ -10198,11 +9787,11 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
     elif desc >> 64 or 0 < desc < 65536:
         raise _c.address_error(desc, "cudaMallocArray", "desc", "cudaChannelFormatDesc")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMallocArray", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMallocArray", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, 0, 18446744073709551615, "cudaMallocArray", "height", "size_t")
+        height = _c.integer(height, _range_size_t, "cudaMallocArray", "height")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaMallocArray", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMallocArray", "flags")
     array = cudaArray_t()
     try:
         err = _cudaMallocArray(array, desc, width, height, flags)
@@ -10232,7 +9821,7 @@ def cudaMallocAsync(size: int, hStream: cudaStream_t | _HandleLike) -> int:
     C: cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaMallocAsync", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaMallocAsync", "size")
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
     devPtr = c_void_p()
@@ -10265,9 +9854,7 @@ def cudaMallocFromPoolAsync(
     C: cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(
-            size, 0, 18446744073709551615, "cudaMallocFromPoolAsync", "size", "size_t"
-        )
+        size = _c.integer(size, _range_size_t, "cudaMallocFromPoolAsync", "size")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if stream.__class__ is not cudaStream_t:
@@ -10300,7 +9887,7 @@ def cudaMallocHost(size: int) -> _HostMemory:
     C: cudaError_t cudaMallocHost(void **ptr, size_t size)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaMallocHost", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaMallocHost", "size")
     ptr = c_void_p()
     try:
         err = _cudaMallocHost(ptr, size)
@@ -10328,9 +9915,9 @@ def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> _HostMemor
     C: cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaMallocManaged", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaMallocManaged", "size")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaMallocManaged", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMallocManaged", "flags")
     devPtr = c_void_p()
     try:
         err = _cudaMallocManaged(devPtr, size, flags)
@@ -10367,12 +9954,10 @@ def cudaMallocMipmappedArray(
         raise _c.address_error(desc, "cudaMallocMipmappedArray", "desc", "cudaChannelFormatDesc")
     if numLevels.__class__ is not int or numLevels >> 32:
         numLevels = _c.integer(
-            numLevels, 0, 4294967295, "cudaMallocMipmappedArray", "numLevels", "unsigned int"
+            numLevels, _range_unsigned_int, "cudaMallocMipmappedArray", "numLevels"
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaMallocMipmappedArray", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMallocMipmappedArray", "flags")
     mipmappedArray = cudaMipmappedArray_t()
     try:
         err = _cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags)
@@ -10405,9 +9990,9 @@ def cudaMallocPitch(width: int, height: int) -> tuple[int, int]:
     C: cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
     """
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMallocPitch", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMallocPitch", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, 0, 18446744073709551615, "cudaMallocPitch", "height", "size_t")
+        height = _c.integer(height, _range_size_t, "cudaMallocPitch", "height")
     devPtr = c_void_p()
     pitch = c_size_t()
     try:
@@ -10443,22 +10028,13 @@ def cudaMemAdvise(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemAdvise", "devPtr")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemAdvise", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemAdvise", "count")
     if advice.__class__ is not cudaMemoryAdvise and (
         advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
     ):
-        advice = _c.enum_argument(
-            advice,
-            cudaMemoryAdvise,
-            0,
-            4294967295,
-            None,
-            "cudaMemAdvise",
-            "advice",
-            "enum cudaMemoryAdvise",
-        )
+        advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise", "advice")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, -2147483648, 2147483647, "cudaMemAdvise", "device", "int")
+        device = _c.integer(device, _range_int, "cudaMemAdvise", "device")
     try:
         err = _cudaMemAdvise(devPtr, count, advice, device)
     except _ArgumentError as exc:
@@ -10491,20 +10067,11 @@ def cudaMemAdvise_v2(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemAdvise_v2", "devPtr")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemAdvise_v2", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemAdvise_v2", "count")
     if advice.__class__ is not cudaMemoryAdvise and (
         advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
     ):
-        advice = _c.enum_argument(
-            advice,
-            cudaMemoryAdvise,
-            0,
-            4294967295,
-            None,
-            "cudaMemAdvise_v2",
-            "advice",
-            "enum cudaMemoryAdvise",
-        )
+        advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise_v2", "advice")
     try:
         err = _cudaMemAdvise_v2(devPtr, count, advice, location)
     except _ArgumentError as exc:
@@ -10646,17 +10213,13 @@ def cudaMemPoolExportToShareableHandle(
     ):
         handleType = _c.enum_argument(
             handleType,
-            cudaMemAllocationHandleType,
-            0,
-            4294967295,
-            15,
+            _range_cudaMemAllocationHandleType,
             "cudaMemPoolExportToShareableHandle",
             "handleType",
-            "enum cudaMemAllocationHandleType",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaMemPoolExportToShareableHandle", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaMemPoolExportToShareableHandle", "flags"
         )
     try:
         err = _cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags)
@@ -10739,16 +10302,7 @@ def cudaMemPoolGetAttribute(
     if attr.__class__ is not cudaMemPoolAttr and (
         attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
-        attr = _c.enum_argument(
-            attr,
-            cudaMemPoolAttr,
-            0,
-            4294967295,
-            None,
-            "cudaMemPoolGetAttribute",
-            "attr",
-            "enum cudaMemPoolAttr",
-        )
+        attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolGetAttribute", "attr")
     value = _c.attribute_storage(attr, _cudaMemPoolAttr_values, "cudaMemPoolGetAttribute")
     try:
         err = _cudaMemPoolGetAttribute(memPool, attr, _c.byref(value))
@@ -10791,17 +10345,13 @@ def cudaMemPoolImportFromShareableHandle(
     ):
         handleType = _c.enum_argument(
             handleType,
-            cudaMemAllocationHandleType,
-            0,
-            4294967295,
-            15,
+            _range_cudaMemAllocationHandleType,
             "cudaMemPoolImportFromShareableHandle",
             "handleType",
-            "enum cudaMemAllocationHandleType",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaMemPoolImportFromShareableHandle", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaMemPoolImportFromShareableHandle", "flags"
         )
     memPool = cudaMemPool_t()
     try:
@@ -10874,9 +10424,7 @@ def cudaMemPoolSetAccess(
     elif descList >> 64 or 0 < descList < 65536:
         raise _c.address_error(descList, "cudaMemPoolSetAccess", "descList", "cudaMemAccessDesc")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemPoolSetAccess", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemPoolSetAccess", "count")
     try:
         err = _cudaMemPoolSetAccess(memPool, descList, count)
     except _ArgumentError as exc:
@@ -10920,16 +10468,7 @@ def cudaMemPoolSetAttribute(
     if attr.__class__ is not cudaMemPoolAttr and (
         attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
-        attr = _c.enum_argument(
-            attr,
-            cudaMemPoolAttr,
-            0,
-            4294967295,
-            None,
-            "cudaMemPoolSetAttribute",
-            "attr",
-            "enum cudaMemPoolAttr",
-        )
+        attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolSetAttribute", "attr")
     value = _c.attribute_value(
         value, attr, _cudaMemPoolAttr_values, "cudaMemPoolSetAttribute", "value"
     )
@@ -10960,7 +10499,7 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if minBytesToKeep.__class__ is not int or minBytesToKeep >> 64:
         minBytesToKeep = _c.integer(
-            minBytesToKeep, 0, 18446744073709551615, "cudaMemPoolTrimTo", "minBytesToKeep", "size_t"
+            minBytesToKeep, _range_size_t, "cudaMemPoolTrimTo", "minBytesToKeep"
         )
     try:
         err = _cudaMemPoolTrimTo(memPool, minBytesToKeep)
@@ -10992,13 +10531,9 @@ def cudaMemPrefetchAsync(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemPrefetchAsync", "devPtr")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemPrefetchAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemPrefetchAsync", "count")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
-        dstDevice = _c.integer(
-            dstDevice, -2147483648, 2147483647, "cudaMemPrefetchAsync", "dstDevice", "int"
-        )
+        dstDevice = _c.integer(dstDevice, _range_int, "cudaMemPrefetchAsync", "dstDevice")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11038,11 +10573,9 @@ def cudaMemPrefetchAsync_v2(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemPrefetchAsync_v2", "devPtr")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemPrefetchAsync_v2", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemPrefetchAsync_v2", "count")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaMemPrefetchAsync_v2", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMemPrefetchAsync_v2", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11088,30 +10621,19 @@ def cudaMemRangeGetAttribute(
     C: cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)
     """
     if dataSize.__class__ is not int or dataSize >> 64:
-        dataSize = _c.integer(
-            dataSize, 0, 18446744073709551615, "cudaMemRangeGetAttribute", "dataSize", "size_t"
-        )
+        dataSize = _c.integer(dataSize, _range_size_t, "cudaMemRangeGetAttribute", "dataSize")
     if attribute.__class__ is not cudaMemRangeAttribute and (
         attribute.__class__ is not int or attribute not in _cudaMemRangeAttribute_members
     ):
         attribute = _c.enum_argument(
-            attribute,
-            cudaMemRangeAttribute,
-            0,
-            4294967295,
-            None,
-            "cudaMemRangeGetAttribute",
-            "attribute",
-            "enum cudaMemRangeAttribute",
+            attribute, _range_cudaMemRangeAttribute, "cudaMemRangeGetAttribute", "attribute"
         )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttribute", "devPtr")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemRangeGetAttribute", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttribute", "count")
     data = _c.attribute_storage(
         attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
     )
@@ -11173,21 +10695,14 @@ def cudaMemRangeGetAttributes(
         raise _c.address_error(attributes, "cudaMemRangeGetAttributes", "attributes")
     if numAttributes.__class__ is not int or numAttributes >> 64:
         numAttributes = _c.integer(
-            numAttributes,
-            0,
-            18446744073709551615,
-            "cudaMemRangeGetAttributes",
-            "numAttributes",
-            "size_t",
+            numAttributes, _range_size_t, "cudaMemRangeGetAttributes", "numAttributes"
         )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttributes", "devPtr")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemRangeGetAttributes", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttributes", "count")
     data = _c.attribute_storages(
         attributes,
         _cudaMemRangeAttribute_values,
@@ -11236,13 +10751,11 @@ def cudaMemcpy(
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpy", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind, cudaMemcpyKind, 0, 4294967295, None, "cudaMemcpy", "kind", "enum cudaMemcpyKind"
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     try:
         err = _cudaMemcpy(dst, src, count, kind)
     except _ArgumentError as exc:
@@ -11282,23 +10795,21 @@ def cudaMemcpy2D(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2D", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
-        dpitch = _c.integer(dpitch, 0, 18446744073709551615, "cudaMemcpy2D", "dpitch", "size_t")
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2D", "dpitch")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2D", "src")
     if spitch.__class__ is not int or spitch >> 64:
-        spitch = _c.integer(spitch, 0, 18446744073709551615, "cudaMemcpy2D", "spitch", "size_t")
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2D", "spitch")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2D", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2D", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, 0, 18446744073709551615, "cudaMemcpy2D", "height", "size_t")
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2D", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind, cudaMemcpyKind, 0, 4294967295, None, "cudaMemcpy2D", "kind", "enum cudaMemcpyKind"
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2D", "kind")
     try:
         err = _cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -11342,44 +10853,23 @@ def cudaMemcpy2DArrayToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
-        wOffsetDst = _c.integer(
-            wOffsetDst, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "wOffsetDst", "size_t"
-        )
+        wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetDst")
     if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
-        hOffsetDst = _c.integer(
-            hOffsetDst, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "hOffsetDst", "size_t"
-        )
+        hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "hOffsetDst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
-        wOffsetSrc = _c.integer(
-            wOffsetSrc, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "wOffsetSrc", "size_t"
-        )
+        wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetSrc")
     if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
-        hOffsetSrc = _c.integer(
-            hOffsetSrc, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "hOffsetSrc", "size_t"
-        )
+        hOffsetSrc = _c.integer(hOffsetSrc, _range_size_t, "cudaMemcpy2DArrayToArray", "hOffsetSrc")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(
-            width, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "width", "size_t"
-        )
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DArrayToArray", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DArrayToArray", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DArrayToArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DArrayToArray", "kind")
     try:
         err = _cudaMemcpy2DArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind
@@ -11437,36 +10927,21 @@ def cudaMemcpy2DAsync(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2DAsync", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
-        dpitch = _c.integer(
-            dpitch, 0, 18446744073709551615, "cudaMemcpy2DAsync", "dpitch", "size_t"
-        )
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DAsync", "dpitch")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2DAsync", "src")
     if spitch.__class__ is not int or spitch >> 64:
-        spitch = _c.integer(
-            spitch, 0, 18446744073709551615, "cudaMemcpy2DAsync", "spitch", "size_t"
-        )
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DAsync", "spitch")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2DAsync", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DAsync", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DAsync", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DAsync", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11514,40 +10989,21 @@ def cudaMemcpy2DFromArray(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2DFromArray", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
-        dpitch = _c.integer(
-            dpitch, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "dpitch", "size_t"
-        )
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArray", "dpitch")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DFromArray", "hOffset")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(
-            width, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "width", "size_t"
-        )
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArray", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArray", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DFromArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArray", "kind")
     try:
         err = _cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind)
     except _ArgumentError as exc:
@@ -11595,40 +11051,21 @@ def cudaMemcpy2DFromArrayAsync(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2DFromArrayAsync", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
-        dpitch = _c.integer(
-            dpitch, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "dpitch", "size_t"
-        )
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArrayAsync", "dpitch")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DFromArrayAsync", "hOffset")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(
-            width, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "width", "size_t"
-        )
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArrayAsync", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArrayAsync", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DFromArrayAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11676,40 +11113,23 @@ def cudaMemcpy2DToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpy2DToArray", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpy2DToArray", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArray", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2DToArray", "src")
     if spitch.__class__ is not int or spitch >> 64:
-        spitch = _c.integer(
-            spitch, 0, 18446744073709551615, "cudaMemcpy2DToArray", "spitch", "size_t"
-        )
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArray", "spitch")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2DToArray", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArray", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DToArray", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArray", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DToArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArray", "kind")
     try:
         err = _cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -11755,42 +11175,23 @@ def cudaMemcpy2DToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2DToArrayAsync", "src")
     if spitch.__class__ is not int or spitch >> 64:
-        spitch = _c.integer(
-            spitch, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "spitch", "size_t"
-        )
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArrayAsync", "spitch")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(
-            width, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "width", "size_t"
-        )
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArrayAsync", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArrayAsync", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DToArrayAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11943,40 +11344,21 @@ def cudaMemcpyArrayToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
-        wOffsetDst = _c.integer(
-            wOffsetDst, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "wOffsetDst", "size_t"
-        )
+        wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetDst")
     if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
-        hOffsetDst = _c.integer(
-            hOffsetDst, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "hOffsetDst", "size_t"
-        )
+        hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetDst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
-        wOffsetSrc = _c.integer(
-            wOffsetSrc, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "wOffsetSrc", "size_t"
-        )
+        wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetSrc")
     if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
-        hOffsetSrc = _c.integer(
-            hOffsetSrc, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "hOffsetSrc", "size_t"
-        )
+        hOffsetSrc = _c.integer(hOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetSrc")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyArrayToArray", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyArrayToArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyArrayToArray", "kind")
     try:
         err = _cudaMemcpyArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind
@@ -12022,20 +11404,11 @@ def cudaMemcpyAsync(
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyAsync", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyAsync", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12082,28 +11455,15 @@ def cudaMemcpyFromArray(
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpyFromArray", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpyFromArray", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArray", "hOffset")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyFromArray", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromArray", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyFromArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArray", "kind")
     try:
         err = _cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind)
     except _ArgumentError as exc:
@@ -12150,30 +11510,15 @@ def cudaMemcpyFromArrayAsync(
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "hOffset")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromArrayAsync", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyFromArrayAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12219,26 +11564,13 @@ def cudaMemcpyFromSymbol(
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbol", "symbol")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyFromSymbol", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaMemcpyFromSymbol", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyFromSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     try:
         err = _cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -12282,26 +11614,13 @@ def cudaMemcpyFromSymbolAsync(
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbolAsync", "symbol")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyFromSymbolAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaMemcpyFromSymbolAsync", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyFromSymbolAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12337,19 +11656,15 @@ def cudaMemcpyPeer(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpyPeer", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
-        dstDevice = _c.integer(
-            dstDevice, -2147483648, 2147483647, "cudaMemcpyPeer", "dstDevice", "int"
-        )
+        dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeer", "dstDevice")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyPeer", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
-        srcDevice = _c.integer(
-            srcDevice, -2147483648, 2147483647, "cudaMemcpyPeer", "srcDevice", "int"
-        )
+        srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeer", "srcDevice")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyPeer", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyPeer", "count")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
     except _ArgumentError as exc:
@@ -12389,19 +11704,15 @@ def cudaMemcpyPeerAsync(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpyPeerAsync", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
-        dstDevice = _c.integer(
-            dstDevice, -2147483648, 2147483647, "cudaMemcpyPeerAsync", "dstDevice", "int"
-        )
+        dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeerAsync", "dstDevice")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyPeerAsync", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
-        srcDevice = _c.integer(
-            srcDevice, -2147483648, 2147483647, "cudaMemcpyPeerAsync", "srcDevice", "int"
-        )
+        srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeerAsync", "srcDevice")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyPeerAsync", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyPeerAsync", "count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12444,32 +11755,19 @@ def cudaMemcpyToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpyToArray", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpyToArray", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArray", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToArray", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyToArray", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToArray", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyToArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArray", "kind")
     try:
         err = _cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
     except _ArgumentError as exc:
@@ -12512,34 +11810,19 @@ def cudaMemcpyToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArrayAsync", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToArrayAsync", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToArrayAsync", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyToArrayAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12585,24 +11868,13 @@ def cudaMemcpyToSymbol(
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbol", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyToSymbol", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaMemcpyToSymbol", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyToSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     try:
         err = _cudaMemcpyToSymbol(symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -12646,26 +11918,13 @@ def cudaMemcpyToSymbolAsync(
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbolAsync", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyToSymbolAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaMemcpyToSymbolAsync", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyToSymbolAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12697,9 +11956,9 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemset", "value")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemset", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemset", "count")
     try:
         err = _cudaMemset(devPtr, value, count)
     except _ArgumentError as exc:
@@ -12729,13 +11988,13 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2D", "devPtr")
     if pitch.__class__ is not int or pitch >> 64:
-        pitch = _c.integer(pitch, 0, 18446744073709551615, "cudaMemset2D", "pitch", "size_t")
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2D", "pitch")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset2D", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemset2D", "value")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMemset2D", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMemset2D", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, 0, 18446744073709551615, "cudaMemset2D", "height", "size_t")
+        height = _c.integer(height, _range_size_t, "cudaMemset2D", "height")
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
     except _ArgumentError as exc:
@@ -12775,15 +12034,13 @@ def cudaMemset2DAsync(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2DAsync", "devPtr")
     if pitch.__class__ is not int or pitch >> 64:
-        pitch = _c.integer(pitch, 0, 18446744073709551615, "cudaMemset2DAsync", "pitch", "size_t")
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2DAsync", "pitch")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset2DAsync", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemset2DAsync", "value")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMemset2DAsync", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMemset2DAsync", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemset2DAsync", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemset2DAsync", "height")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12811,7 +12068,7 @@ def cudaMemset3D(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent) 
     C: cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent)
     """
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset3D", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemset3D", "value")
     try:
         err = _cudaMemset3D(pitchedDevPtr, value, extent)
     except _ArgumentError as exc:
@@ -12841,7 +12098,7 @@ def cudaMemset3DAsync(
     C: cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream)
     """
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset3DAsync", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemset3DAsync", "value")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12876,9 +12133,9 @@ def cudaMemsetAsync(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemsetAsync", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemsetAsync", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemsetAsync", "value")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemsetAsync", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemsetAsync", "count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12912,14 +12169,7 @@ def cudaMipmappedArrayGetMemoryRequirements(
     if mipmap.__class__ is not cudaMipmappedArray_t:
         mipmap = _c.handle(mipmap, cudaMipmappedArray_t, "mipmap")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device,
-            -2147483648,
-            2147483647,
-            "cudaMipmappedArrayGetMemoryRequirements",
-            "device",
-            "int",
-        )
+        device = _c.integer(device, _range_int, "cudaMipmappedArrayGetMemoryRequirements", "device")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaMipmappedArrayGetMemoryRequirements(memoryRequirements, mipmap, device)
@@ -12990,21 +12240,11 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
         raise _c.address_error(func, "cudaOccupancyAvailableDynamicSMemPerBlock", "func")
     if numBlocks.__class__ is not int or not -2147483648 <= numBlocks <= 2147483647:
         numBlocks = _c.integer(
-            numBlocks,
-            -2147483648,
-            2147483647,
-            "cudaOccupancyAvailableDynamicSMemPerBlock",
-            "numBlocks",
-            "int",
+            numBlocks, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "numBlocks"
         )
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
-            blockSize,
-            -2147483648,
-            2147483647,
-            "cudaOccupancyAvailableDynamicSMemPerBlock",
-            "blockSize",
-            "int",
+            blockSize, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "blockSize"
         )
     dynamicSmemSize = c_size_t()
     try:
@@ -13047,21 +12287,14 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         raise _c.address_error(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "func")
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
-            blockSize,
-            -2147483648,
-            2147483647,
-            "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
-            "blockSize",
-            "int",
+            blockSize, _range_int, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "blockSize"
         )
     if dynamicSMemSize.__class__ is not int or dynamicSMemSize >> 64:
         dynamicSMemSize = _c.integer(
             dynamicSMemSize,
-            0,
-            18446744073709551615,
+            _range_size_t,
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
             "dynamicSMemSize",
-            "size_t",
         )
     numBlocks = c_int()
     try:
@@ -13108,29 +12341,23 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
             blockSize,
-            -2147483648,
-            2147483647,
+            _range_int,
             "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             "blockSize",
-            "int",
         )
     if dynamicSMemSize.__class__ is not int or dynamicSMemSize >> 64:
         dynamicSMemSize = _c.integer(
             dynamicSMemSize,
-            0,
-            18446744073709551615,
+            _range_size_t,
             "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             "dynamicSMemSize",
-            "size_t",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags,
-            0,
-            4294967295,
+            _range_unsigned_int,
             "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             "flags",
-            "unsigned int",
         )
     numBlocks = c_int()
     try:
@@ -13338,7 +12565,7 @@ def cudaSetDevice(device: int) -> None:
     C: cudaError_t cudaSetDevice(int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, -2147483648, 2147483647, "cudaSetDevice", "device", "int")
+        device = _c.integer(device, _range_int, "cudaSetDevice", "device")
     try:
         err = _cudaSetDevice(device)
     except _ArgumentError as exc:
@@ -13360,7 +12587,7 @@ def cudaSetDeviceFlags(flags: int) -> None:
     C: cudaError_t cudaSetDeviceFlags(unsigned int flags)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaSetDeviceFlags", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaSetDeviceFlags", "flags")
     try:
         err = _cudaSetDeviceFlags(flags)
     except _ArgumentError as exc:
@@ -13437,7 +12664,7 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
     elif device_arr >> 64:
         raise _c.address_error(device_arr, "cudaSetValidDevices", "device_arr")
     if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
-        len = _c.integer(len, -2147483648, 2147483647, "cudaSetValidDevices", "len", "int")
+        len = _c.integer(len, _range_int, "cudaSetValidDevices", "len")
     try:
         err = _cudaSetValidDevices(device_arr, len)
     except _ArgumentError as exc:
@@ -13481,12 +12708,7 @@ def cudaSignalExternalSemaphoresAsync(
         )
     if numExtSems.__class__ is not int or numExtSems >> 32:
         numExtSems = _c.integer(
-            numExtSems,
-            0,
-            4294967295,
-            "cudaSignalExternalSemaphoresAsync",
-            "numExtSems",
-            "unsigned int",
+            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -13537,12 +12759,7 @@ def cudaSignalExternalSemaphoresAsync_v2(
         )
     if numExtSems.__class__ is not int or numExtSems >> 32:
         numExtSems = _c.integer(
-            numExtSems,
-            0,
-            4294967295,
-            "cudaSignalExternalSemaphoresAsync_v2",
-            "numExtSems",
-            "unsigned int",
+            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync_v2", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -13581,7 +12798,7 @@ def cudaStreamAddCallback(
         callback, userData, "cudaStreamCallback_t", _lib, ("callback", "userData"), stream
     )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaStreamAddCallback", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAddCallback", "flags")
     try:
         err = _cudaStreamAddCallback(stream, callback, userData, flags)
     except _ArgumentError as exc:
@@ -13621,13 +12838,9 @@ def cudaStreamAttachMemAsync(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaStreamAttachMemAsync", "devPtr")
     if length.__class__ is not int or length >> 64:
-        length = _c.integer(
-            length, 0, 18446744073709551615, "cudaStreamAttachMemAsync", "length", "size_t"
-        )
+        length = _c.integer(length, _range_size_t, "cudaStreamAttachMemAsync", "length")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaStreamAttachMemAsync", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAttachMemAsync", "flags")
     try:
         err = _cudaStreamAttachMemAsync(stream, devPtr, length, flags)
     except _ArgumentError as exc:
@@ -13659,14 +12872,7 @@ def cudaStreamBeginCapture(
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
-            mode,
-            cudaStreamCaptureMode,
-            0,
-            4294967295,
-            None,
-            "cudaStreamBeginCapture",
-            "mode",
-            "enum cudaStreamCaptureMode",
+            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCapture", "mode"
         )
     try:
         err = _cudaStreamBeginCapture(stream, mode)
@@ -13716,25 +12922,13 @@ def cudaStreamBeginCaptureToGraph(
         )
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaStreamBeginCaptureToGraph",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaStreamBeginCaptureToGraph", "numDependencies"
         )
     if mode.__class__ is not cudaStreamCaptureMode and (
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
-            mode,
-            cudaStreamCaptureMode,
-            0,
-            4294967295,
-            None,
-            "cudaStreamBeginCaptureToGraph",
-            "mode",
-            "enum cudaStreamCaptureMode",
+            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCaptureToGraph", "mode"
         )
     try:
         err = _cudaStreamBeginCaptureToGraph(
@@ -13815,9 +13009,7 @@ def cudaStreamCreateWithFlags(flags: int) -> cudaStream_t:
     C: cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaStreamCreateWithFlags", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamCreateWithFlags", "flags")
     pStream = cudaStream_t()
     try:
         err = _cudaStreamCreateWithFlags(pStream, flags)
@@ -13845,13 +13037,9 @@ def cudaStreamCreateWithPriority(flags: int, priority: int) -> cudaStream_t:
     C: cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaStreamCreateWithPriority", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamCreateWithPriority", "flags")
     if priority.__class__ is not int or not -2147483648 <= priority <= 2147483647:
-        priority = _c.integer(
-            priority, -2147483648, 2147483647, "cudaStreamCreateWithPriority", "priority", "int"
-        )
+        priority = _c.integer(priority, _range_int, "cudaStreamCreateWithPriority", "priority")
     pStream = cudaStream_t()
     try:
         err = _cudaStreamCreateWithPriority(pStream, flags, priority)
@@ -13960,14 +13148,7 @@ def cudaStreamGetAttribute(
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaLaunchAttributeID,
-            0,
-            4294967295,
-            None,
-            "cudaStreamGetAttribute",
-            "attr",
-            "enum cudaLaunchAttributeID",
+            attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
         )
     value_out = _c.attribute_storage(attr, _cudaLaunchAttributeID_values, "cudaStreamGetAttribute")
     try:
@@ -14342,14 +13523,7 @@ def cudaStreamSetAttribute(
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaLaunchAttributeID,
-            0,
-            4294967295,
-            None,
-            "cudaStreamSetAttribute",
-            "attr",
-            "enum cudaLaunchAttributeID",
+            attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
         )
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaStreamSetAttribute", "value"
@@ -14414,16 +13588,11 @@ def cudaStreamUpdateCaptureDependencies(
         raise _c.address_error(dependencies, "cudaStreamUpdateCaptureDependencies", "dependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaStreamUpdateCaptureDependencies",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaStreamUpdateCaptureDependencies", "numDependencies"
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaStreamUpdateCaptureDependencies", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies", "flags"
         )
     try:
         err = _cudaStreamUpdateCaptureDependencies(stream, dependencies, numDependencies, flags)
@@ -14479,15 +13648,13 @@ def cudaStreamUpdateCaptureDependencies_v2(
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
-            0,
-            18446744073709551615,
+            _range_size_t,
             "cudaStreamUpdateCaptureDependencies_v2",
             "numDependencies",
-            "size_t",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaStreamUpdateCaptureDependencies_v2", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies_v2", "flags"
         )
     try:
         err = _cudaStreamUpdateCaptureDependencies_v2(
@@ -14524,7 +13691,7 @@ def cudaStreamWaitEvent(
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaStreamWaitEvent", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamWaitEvent", "flags")
     try:
         err = _cudaStreamWaitEvent(stream, event, flags)
     except _ArgumentError as exc:
@@ -14552,14 +13719,7 @@ def cudaThreadExchangeStreamCaptureMode(mode: cudaStreamCaptureMode) -> cudaStre
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
-            mode,
-            cudaStreamCaptureMode,
-            0,
-            4294967295,
-            None,
-            "cudaThreadExchangeStreamCaptureMode",
-            "mode",
-            "enum cudaStreamCaptureMode",
+            mode, _range_cudaStreamCaptureMode, "cudaThreadExchangeStreamCaptureMode", "mode"
         )
     mode_ = c_uint(mode)
     try:
@@ -14633,9 +13793,7 @@ def cudaThreadGetLimit(limit: cudaLimit | int) -> int:
     if limit.__class__ is not cudaLimit and (
         limit.__class__ is not int or limit not in _cudaLimit_members
     ):
-        limit = _c.enum_argument(
-            limit, cudaLimit, 0, 4294967295, None, "cudaThreadGetLimit", "limit", "enum cudaLimit"
-        )
+        limit = _c.enum_argument(limit, _range_cudaLimit, "cudaThreadGetLimit", "limit")
     pValue = c_size_t()
     try:
         err = _cudaThreadGetLimit(pValue, limit)
@@ -14663,14 +13821,7 @@ def cudaThreadSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
         cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
     ):
         cacheConfig = _c.enum_argument(
-            cacheConfig,
-            cudaFuncCache,
-            0,
-            4294967295,
-            None,
-            "cudaThreadSetCacheConfig",
-            "cacheConfig",
-            "enum cudaFuncCache",
+            cacheConfig, _range_cudaFuncCache, "cudaThreadSetCacheConfig", "cacheConfig"
         )
     try:
         err = _cudaThreadSetCacheConfig(cacheConfig)
@@ -14699,11 +13850,9 @@ def cudaThreadSetLimit(limit: cudaLimit | int, value: int) -> None:
     if limit.__class__ is not cudaLimit and (
         limit.__class__ is not int or limit not in _cudaLimit_members
     ):
-        limit = _c.enum_argument(
-            limit, cudaLimit, 0, 4294967295, None, "cudaThreadSetLimit", "limit", "enum cudaLimit"
-        )
+        limit = _c.enum_argument(limit, _range_cudaLimit, "cudaThreadSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
-        value = _c.integer(value, 0, 18446744073709551615, "cudaThreadSetLimit", "value", "size_t")
+        value = _c.integer(value, _range_size_t, "cudaThreadSetLimit", "value")
     try:
         err = _cudaThreadSetLimit(limit, value)
     except _ArgumentError as exc:
@@ -14755,15 +13904,10 @@ def cudaUserObjectCreate(
     )
     if initialRefcount.__class__ is not int or initialRefcount >> 32:
         initialRefcount = _c.integer(
-            initialRefcount,
-            0,
-            4294967295,
-            "cudaUserObjectCreate",
-            "initialRefcount",
-            "unsigned int",
+            initialRefcount, _range_unsigned_int, "cudaUserObjectCreate", "initialRefcount"
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaUserObjectCreate", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaUserObjectCreate", "flags")
     object_out = cudaUserObject_t()
     try:
         err = _cudaUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags)
@@ -14796,7 +13940,7 @@ def cudaUserObjectRelease(object: cudaUserObject_t | _HandleLike, count: int = 1
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
-        count = _c.integer(count, 0, 4294967295, "cudaUserObjectRelease", "count", "unsigned int")
+        count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRelease", "count")
     try:
         err = _cudaUserObjectRelease(object, count)
     except _ArgumentError as exc:
@@ -14821,7 +13965,7 @@ def cudaUserObjectRetain(object: cudaUserObject_t | _HandleLike, count: int = 1)
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
-        count = _c.integer(count, 0, 4294967295, "cudaUserObjectRetain", "count", "unsigned int")
+        count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRetain", "count")
     try:
         err = _cudaUserObjectRetain(object, count)
     except _ArgumentError as exc:
@@ -14846,7 +13990,7 @@ def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
     """
     if vdpDevice.__class__ is not int or vdpDevice >> 32:
         vdpDevice = _c.integer(
-            vdpDevice, 0, 4294967295, "cudaVDPAUGetDevice", "vdpDevice", "VdpDevice (unsigned int)"
+            vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUGetDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
         vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
@@ -14879,17 +14023,10 @@ def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _Poi
     C: cudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaVDPAUSetVDPAUDevice", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaVDPAUSetVDPAUDevice", "device")
     if vdpDevice.__class__ is not int or vdpDevice >> 32:
         vdpDevice = _c.integer(
-            vdpDevice,
-            0,
-            4294967295,
-            "cudaVDPAUSetVDPAUDevice",
-            "vdpDevice",
-            "VdpDevice (unsigned int)",
+            vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUSetVDPAUDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
         vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
@@ -14940,12 +14077,7 @@ def cudaWaitExternalSemaphoresAsync(
         )
     if numExtSems.__class__ is not int or numExtSems >> 32:
         numExtSems = _c.integer(
-            numExtSems,
-            0,
-            4294967295,
-            "cudaWaitExternalSemaphoresAsync",
-            "numExtSems",
-            "unsigned int",
+            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -14996,12 +14128,7 @@ def cudaWaitExternalSemaphoresAsync_v2(
         )
     if numExtSems.__class__ is not int or numExtSems >> 32:
         numExtSems = _c.integer(
-            numExtSems,
-            0,
-            4294967295,
-            "cudaWaitExternalSemaphoresAsync_v2",
-            "numExtSems",
-            "unsigned int",
+            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync_v2", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -15023,7 +14150,7 @@ def make_char1(x: int) -> char1:
     As sys_12060.make_char1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -128 <= x <= 127:
-        x = _c.integer(x, -128, 127, "make_char1", "x", "signed char")
+        x = _c.integer(x, _range_signed_char, "make_char1", "x")
     return _lib.make_char1(x)
 
 
@@ -15033,9 +14160,9 @@ def make_char2(x: int, y: int) -> char2:
     As sys_12060.make_char2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -128 <= x <= 127:
-        x = _c.integer(x, -128, 127, "make_char2", "x", "signed char")
+        x = _c.integer(x, _range_signed_char, "make_char2", "x")
     if y.__class__ is not int or not -128 <= y <= 127:
-        y = _c.integer(y, -128, 127, "make_char2", "y", "signed char")
+        y = _c.integer(y, _range_signed_char, "make_char2", "y")
     return _lib.make_char2(x, y)
 
 
@@ -15045,11 +14172,11 @@ def make_char3(x: int, y: int, z: int) -> char3:
     As sys_12060.make_char3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -128 <= x <= 127:
-        x = _c.integer(x, -128, 127, "make_char3", "x", "signed char")
+        x = _c.integer(x, _range_signed_char, "make_char3", "x")
     if y.__class__ is not int or not -128 <= y <= 127:
-        y = _c.integer(y, -128, 127, "make_char3", "y", "signed char")
+        y = _c.integer(y, _range_signed_char, "make_char3", "y")
     if z.__class__ is not int or not -128 <= z <= 127:
-        z = _c.integer(z, -128, 127, "make_char3", "z", "signed char")
+        z = _c.integer(z, _range_signed_char, "make_char3", "z")
     return _lib.make_char3(x, y, z)
 
 
@@ -15059,13 +14186,13 @@ def make_char4(x: int, y: int, z: int, w: int) -> char4:
     As sys_12060.make_char4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -128 <= x <= 127:
-        x = _c.integer(x, -128, 127, "make_char4", "x", "signed char")
+        x = _c.integer(x, _range_signed_char, "make_char4", "x")
     if y.__class__ is not int or not -128 <= y <= 127:
-        y = _c.integer(y, -128, 127, "make_char4", "y", "signed char")
+        y = _c.integer(y, _range_signed_char, "make_char4", "y")
     if z.__class__ is not int or not -128 <= z <= 127:
-        z = _c.integer(z, -128, 127, "make_char4", "z", "signed char")
+        z = _c.integer(z, _range_signed_char, "make_char4", "z")
     if w.__class__ is not int or not -128 <= w <= 127:
-        w = _c.integer(w, -128, 127, "make_char4", "w", "signed char")
+        w = _c.integer(w, _range_signed_char, "make_char4", "w")
     return _lib.make_char4(x, y, z, w)
 
 
@@ -15077,11 +14204,11 @@ def make_cudaExtent(w: int, h: int, d: int) -> cudaExtent:
     As sys_12060.make_cudaExtent, with each integer checked against its C type's range (a record's field would mask it).
     """
     if w.__class__ is not int or w >> 64:
-        w = _c.integer(w, 0, 18446744073709551615, "make_cudaExtent", "w", "size_t")
+        w = _c.integer(w, _range_size_t, "make_cudaExtent", "w")
     if h.__class__ is not int or h >> 64:
-        h = _c.integer(h, 0, 18446744073709551615, "make_cudaExtent", "h", "size_t")
+        h = _c.integer(h, _range_size_t, "make_cudaExtent", "h")
     if d.__class__ is not int or d >> 64:
-        d = _c.integer(d, 0, 18446744073709551615, "make_cudaExtent", "d", "size_t")
+        d = _c.integer(d, _range_size_t, "make_cudaExtent", "d")
     return _lib.make_cudaExtent(w, h, d)
 
 
@@ -15095,11 +14222,11 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
     if d.__class__ is int and not 0 <= d < 18446744073709551616:
         raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     if p.__class__ is not int or p >> 64:
-        p = _c.integer(p, 0, 18446744073709551615, "make_cudaPitchedPtr", "p", "size_t")
+        p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")
     if xsz.__class__ is not int or xsz >> 64:
-        xsz = _c.integer(xsz, 0, 18446744073709551615, "make_cudaPitchedPtr", "xsz", "size_t")
+        xsz = _c.integer(xsz, _range_size_t, "make_cudaPitchedPtr", "xsz")
     if ysz.__class__ is not int or ysz >> 64:
-        ysz = _c.integer(ysz, 0, 18446744073709551615, "make_cudaPitchedPtr", "ysz", "size_t")
+        ysz = _c.integer(ysz, _range_size_t, "make_cudaPitchedPtr", "ysz")
     return _lib.make_cudaPitchedPtr(d, p, xsz, ysz)
 
 
@@ -15111,11 +14238,11 @@ def make_cudaPos(x: int, y: int, z: int) -> cudaPos:
     As sys_12060.make_cudaPos, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_cudaPos", "x", "size_t")
+        x = _c.integer(x, _range_size_t, "make_cudaPos", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_cudaPos", "y", "size_t")
+        y = _c.integer(y, _range_size_t, "make_cudaPos", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_cudaPos", "z", "size_t")
+        z = _c.integer(z, _range_size_t, "make_cudaPos", "z")
     return _lib.make_cudaPos(x, y, z)
 
 
@@ -15125,7 +14252,7 @@ def make_int1(x: int) -> int1:
     As sys_12060.make_int1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
-        x = _c.integer(x, -2147483648, 2147483647, "make_int1", "x", "int")
+        x = _c.integer(x, _range_int, "make_int1", "x")
     return _lib.make_int1(x)
 
 
@@ -15135,9 +14262,9 @@ def make_int2(x: int, y: int) -> int2:
     As sys_12060.make_int2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
-        x = _c.integer(x, -2147483648, 2147483647, "make_int2", "x", "int")
+        x = _c.integer(x, _range_int, "make_int2", "x")
     if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
-        y = _c.integer(y, -2147483648, 2147483647, "make_int2", "y", "int")
+        y = _c.integer(y, _range_int, "make_int2", "y")
     return _lib.make_int2(x, y)
 
 
@@ -15147,11 +14274,11 @@ def make_int3(x: int, y: int, z: int) -> int3:
     As sys_12060.make_int3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
-        x = _c.integer(x, -2147483648, 2147483647, "make_int3", "x", "int")
+        x = _c.integer(x, _range_int, "make_int3", "x")
     if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
-        y = _c.integer(y, -2147483648, 2147483647, "make_int3", "y", "int")
+        y = _c.integer(y, _range_int, "make_int3", "y")
     if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
-        z = _c.integer(z, -2147483648, 2147483647, "make_int3", "z", "int")
+        z = _c.integer(z, _range_int, "make_int3", "z")
     return _lib.make_int3(x, y, z)
 
 
@@ -15161,13 +14288,13 @@ def make_int4(x: int, y: int, z: int, w: int) -> int4:
     As sys_12060.make_int4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
-        x = _c.integer(x, -2147483648, 2147483647, "make_int4", "x", "int")
+        x = _c.integer(x, _range_int, "make_int4", "x")
     if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
-        y = _c.integer(y, -2147483648, 2147483647, "make_int4", "y", "int")
+        y = _c.integer(y, _range_int, "make_int4", "y")
     if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
-        z = _c.integer(z, -2147483648, 2147483647, "make_int4", "z", "int")
+        z = _c.integer(z, _range_int, "make_int4", "z")
     if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
-        w = _c.integer(w, -2147483648, 2147483647, "make_int4", "w", "int")
+        w = _c.integer(w, _range_int, "make_int4", "w")
     return _lib.make_int4(x, y, z, w)
 
 
@@ -15177,7 +14304,7 @@ def make_long1(x: int) -> long1:
     As sys_12060.make_long1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long1", "x", "long")
+        x = _c.integer(x, _range_long, "make_long1", "x")
     return _lib.make_long1(x)
 
 
@@ -15187,9 +14314,9 @@ def make_long2(x: int, y: int) -> long2:
     As sys_12060.make_long2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long2", "x", "long")
+        x = _c.integer(x, _range_long, "make_long2", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long2", "y", "long")
+        y = _c.integer(y, _range_long, "make_long2", "y")
     return _lib.make_long2(x, y)
 
 
@@ -15199,11 +14326,11 @@ def make_long3(x: int, y: int, z: int) -> long3:
     As sys_12060.make_long3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long3", "x", "long")
+        x = _c.integer(x, _range_long, "make_long3", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long3", "y", "long")
+        y = _c.integer(y, _range_long, "make_long3", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(z, -9223372036854775808, 9223372036854775807, "make_long3", "z", "long")
+        z = _c.integer(z, _range_long, "make_long3", "z")
     return _lib.make_long3(x, y, z)
 
 
@@ -15213,13 +14340,13 @@ def make_long4(x: int, y: int, z: int, w: int) -> long4:
     As sys_12060.make_long4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long4", "x", "long")
+        x = _c.integer(x, _range_long, "make_long4", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long4", "y", "long")
+        y = _c.integer(y, _range_long, "make_long4", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(z, -9223372036854775808, 9223372036854775807, "make_long4", "z", "long")
+        z = _c.integer(z, _range_long, "make_long4", "z")
     if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
-        w = _c.integer(w, -9223372036854775808, 9223372036854775807, "make_long4", "w", "long")
+        w = _c.integer(w, _range_long, "make_long4", "w")
     return _lib.make_long4(x, y, z, w)
 
 
@@ -15229,9 +14356,7 @@ def make_longlong1(x: int) -> longlong1:
     As sys_12060.make_longlong1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(
-            x, -9223372036854775808, 9223372036854775807, "make_longlong1", "x", "long long"
-        )
+        x = _c.integer(x, _range_long_long, "make_longlong1", "x")
     return _lib.make_longlong1(x)
 
 
@@ -15241,13 +14366,9 @@ def make_longlong2(x: int, y: int) -> longlong2:
     As sys_12060.make_longlong2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(
-            x, -9223372036854775808, 9223372036854775807, "make_longlong2", "x", "long long"
-        )
+        x = _c.integer(x, _range_long_long, "make_longlong2", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(
-            y, -9223372036854775808, 9223372036854775807, "make_longlong2", "y", "long long"
-        )
+        y = _c.integer(y, _range_long_long, "make_longlong2", "y")
     return _lib.make_longlong2(x, y)
 
 
@@ -15257,17 +14378,11 @@ def make_longlong3(x: int, y: int, z: int) -> longlong3:
     As sys_12060.make_longlong3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(
-            x, -9223372036854775808, 9223372036854775807, "make_longlong3", "x", "long long"
-        )
+        x = _c.integer(x, _range_long_long, "make_longlong3", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(
-            y, -9223372036854775808, 9223372036854775807, "make_longlong3", "y", "long long"
-        )
+        y = _c.integer(y, _range_long_long, "make_longlong3", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(
-            z, -9223372036854775808, 9223372036854775807, "make_longlong3", "z", "long long"
-        )
+        z = _c.integer(z, _range_long_long, "make_longlong3", "z")
     return _lib.make_longlong3(x, y, z)
 
 
@@ -15277,21 +14392,13 @@ def make_longlong4(x: int, y: int, z: int, w: int) -> longlong4:
     As sys_12060.make_longlong4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(
-            x, -9223372036854775808, 9223372036854775807, "make_longlong4", "x", "long long"
-        )
+        x = _c.integer(x, _range_long_long, "make_longlong4", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(
-            y, -9223372036854775808, 9223372036854775807, "make_longlong4", "y", "long long"
-        )
+        y = _c.integer(y, _range_long_long, "make_longlong4", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(
-            z, -9223372036854775808, 9223372036854775807, "make_longlong4", "z", "long long"
-        )
+        z = _c.integer(z, _range_long_long, "make_longlong4", "z")
     if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
-        w = _c.integer(
-            w, -9223372036854775808, 9223372036854775807, "make_longlong4", "w", "long long"
-        )
+        w = _c.integer(w, _range_long_long, "make_longlong4", "w")
     return _lib.make_longlong4(x, y, z, w)
 
 
@@ -15301,7 +14408,7 @@ def make_short1(x: int) -> short1:
     As sys_12060.make_short1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -32768 <= x <= 32767:
-        x = _c.integer(x, -32768, 32767, "make_short1", "x", "short")
+        x = _c.integer(x, _range_short, "make_short1", "x")
     return _lib.make_short1(x)
 
 
@@ -15311,9 +14418,9 @@ def make_short2(x: int, y: int) -> short2:
     As sys_12060.make_short2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -32768 <= x <= 32767:
-        x = _c.integer(x, -32768, 32767, "make_short2", "x", "short")
+        x = _c.integer(x, _range_short, "make_short2", "x")
     if y.__class__ is not int or not -32768 <= y <= 32767:
-        y = _c.integer(y, -32768, 32767, "make_short2", "y", "short")
+        y = _c.integer(y, _range_short, "make_short2", "y")
     return _lib.make_short2(x, y)
 
 
@@ -15323,11 +14430,11 @@ def make_short3(x: int, y: int, z: int) -> short3:
     As sys_12060.make_short3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -32768 <= x <= 32767:
-        x = _c.integer(x, -32768, 32767, "make_short3", "x", "short")
+        x = _c.integer(x, _range_short, "make_short3", "x")
     if y.__class__ is not int or not -32768 <= y <= 32767:
-        y = _c.integer(y, -32768, 32767, "make_short3", "y", "short")
+        y = _c.integer(y, _range_short, "make_short3", "y")
     if z.__class__ is not int or not -32768 <= z <= 32767:
-        z = _c.integer(z, -32768, 32767, "make_short3", "z", "short")
+        z = _c.integer(z, _range_short, "make_short3", "z")
     return _lib.make_short3(x, y, z)
 
 
@@ -15337,13 +14444,13 @@ def make_short4(x: int, y: int, z: int, w: int) -> short4:
     As sys_12060.make_short4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -32768 <= x <= 32767:
-        x = _c.integer(x, -32768, 32767, "make_short4", "x", "short")
+        x = _c.integer(x, _range_short, "make_short4", "x")
     if y.__class__ is not int or not -32768 <= y <= 32767:
-        y = _c.integer(y, -32768, 32767, "make_short4", "y", "short")
+        y = _c.integer(y, _range_short, "make_short4", "y")
     if z.__class__ is not int or not -32768 <= z <= 32767:
-        z = _c.integer(z, -32768, 32767, "make_short4", "z", "short")
+        z = _c.integer(z, _range_short, "make_short4", "z")
     if w.__class__ is not int or not -32768 <= w <= 32767:
-        w = _c.integer(w, -32768, 32767, "make_short4", "w", "short")
+        w = _c.integer(w, _range_short, "make_short4", "w")
     return _lib.make_short4(x, y, z, w)
 
 
@@ -15353,7 +14460,7 @@ def make_uchar1(x: int) -> uchar1:
     As sys_12060.make_uchar1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 8:
-        x = _c.integer(x, 0, 255, "make_uchar1", "x", "unsigned char")
+        x = _c.integer(x, _range_unsigned_char, "make_uchar1", "x")
     return _lib.make_uchar1(x)
 
 
@@ -15363,9 +14470,9 @@ def make_uchar2(x: int, y: int) -> uchar2:
     As sys_12060.make_uchar2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 8:
-        x = _c.integer(x, 0, 255, "make_uchar2", "x", "unsigned char")
+        x = _c.integer(x, _range_unsigned_char, "make_uchar2", "x")
     if y.__class__ is not int or y >> 8:
-        y = _c.integer(y, 0, 255, "make_uchar2", "y", "unsigned char")
+        y = _c.integer(y, _range_unsigned_char, "make_uchar2", "y")
     return _lib.make_uchar2(x, y)
 
 
@@ -15375,11 +14482,11 @@ def make_uchar3(x: int, y: int, z: int) -> uchar3:
     As sys_12060.make_uchar3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 8:
-        x = _c.integer(x, 0, 255, "make_uchar3", "x", "unsigned char")
+        x = _c.integer(x, _range_unsigned_char, "make_uchar3", "x")
     if y.__class__ is not int or y >> 8:
-        y = _c.integer(y, 0, 255, "make_uchar3", "y", "unsigned char")
+        y = _c.integer(y, _range_unsigned_char, "make_uchar3", "y")
     if z.__class__ is not int or z >> 8:
-        z = _c.integer(z, 0, 255, "make_uchar3", "z", "unsigned char")
+        z = _c.integer(z, _range_unsigned_char, "make_uchar3", "z")
     return _lib.make_uchar3(x, y, z)
 
 
@@ -15389,13 +14496,13 @@ def make_uchar4(x: int, y: int, z: int, w: int) -> uchar4:
     As sys_12060.make_uchar4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 8:
-        x = _c.integer(x, 0, 255, "make_uchar4", "x", "unsigned char")
+        x = _c.integer(x, _range_unsigned_char, "make_uchar4", "x")
     if y.__class__ is not int or y >> 8:
-        y = _c.integer(y, 0, 255, "make_uchar4", "y", "unsigned char")
+        y = _c.integer(y, _range_unsigned_char, "make_uchar4", "y")
     if z.__class__ is not int or z >> 8:
-        z = _c.integer(z, 0, 255, "make_uchar4", "z", "unsigned char")
+        z = _c.integer(z, _range_unsigned_char, "make_uchar4", "z")
     if w.__class__ is not int or w >> 8:
-        w = _c.integer(w, 0, 255, "make_uchar4", "w", "unsigned char")
+        w = _c.integer(w, _range_unsigned_char, "make_uchar4", "w")
     return _lib.make_uchar4(x, y, z, w)
 
 
@@ -15405,7 +14512,7 @@ def make_uint1(x: int) -> uint1:
     As sys_12060.make_uint1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 32:
-        x = _c.integer(x, 0, 4294967295, "make_uint1", "x", "unsigned int")
+        x = _c.integer(x, _range_unsigned_int, "make_uint1", "x")
     return _lib.make_uint1(x)
 
 
@@ -15415,9 +14522,9 @@ def make_uint2(x: int, y: int) -> uint2:
     As sys_12060.make_uint2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 32:
-        x = _c.integer(x, 0, 4294967295, "make_uint2", "x", "unsigned int")
+        x = _c.integer(x, _range_unsigned_int, "make_uint2", "x")
     if y.__class__ is not int or y >> 32:
-        y = _c.integer(y, 0, 4294967295, "make_uint2", "y", "unsigned int")
+        y = _c.integer(y, _range_unsigned_int, "make_uint2", "y")
     return _lib.make_uint2(x, y)
 
 
@@ -15427,11 +14534,11 @@ def make_uint3(x: int, y: int, z: int) -> uint3:
     As sys_12060.make_uint3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 32:
-        x = _c.integer(x, 0, 4294967295, "make_uint3", "x", "unsigned int")
+        x = _c.integer(x, _range_unsigned_int, "make_uint3", "x")
     if y.__class__ is not int or y >> 32:
-        y = _c.integer(y, 0, 4294967295, "make_uint3", "y", "unsigned int")
+        y = _c.integer(y, _range_unsigned_int, "make_uint3", "y")
     if z.__class__ is not int or z >> 32:
-        z = _c.integer(z, 0, 4294967295, "make_uint3", "z", "unsigned int")
+        z = _c.integer(z, _range_unsigned_int, "make_uint3", "z")
     return _lib.make_uint3(x, y, z)
 
 
@@ -15441,13 +14548,13 @@ def make_uint4(x: int, y: int, z: int, w: int) -> uint4:
     As sys_12060.make_uint4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 32:
-        x = _c.integer(x, 0, 4294967295, "make_uint4", "x", "unsigned int")
+        x = _c.integer(x, _range_unsigned_int, "make_uint4", "x")
     if y.__class__ is not int or y >> 32:
-        y = _c.integer(y, 0, 4294967295, "make_uint4", "y", "unsigned int")
+        y = _c.integer(y, _range_unsigned_int, "make_uint4", "y")
     if z.__class__ is not int or z >> 32:
-        z = _c.integer(z, 0, 4294967295, "make_uint4", "z", "unsigned int")
+        z = _c.integer(z, _range_unsigned_int, "make_uint4", "z")
     if w.__class__ is not int or w >> 32:
-        w = _c.integer(w, 0, 4294967295, "make_uint4", "w", "unsigned int")
+        w = _c.integer(w, _range_unsigned_int, "make_uint4", "w")
     return _lib.make_uint4(x, y, z, w)
 
 
@@ -15457,7 +14564,7 @@ def make_ulong1(x: int) -> ulong1:
     As sys_12060.make_ulong1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulong1", "x", "unsigned long")
+        x = _c.integer(x, _range_unsigned_long, "make_ulong1", "x")
     return _lib.make_ulong1(x)
 
 
@@ -15467,9 +14574,9 @@ def make_ulong2(x: int, y: int) -> ulong2:
     As sys_12060.make_ulong2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulong2", "x", "unsigned long")
+        x = _c.integer(x, _range_unsigned_long, "make_ulong2", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulong2", "y", "unsigned long")
+        y = _c.integer(y, _range_unsigned_long, "make_ulong2", "y")
     return _lib.make_ulong2(x, y)
 
 
@@ -15479,11 +14586,11 @@ def make_ulong3(x: int, y: int, z: int) -> ulong3:
     As sys_12060.make_ulong3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulong3", "x", "unsigned long")
+        x = _c.integer(x, _range_unsigned_long, "make_ulong3", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulong3", "y", "unsigned long")
+        y = _c.integer(y, _range_unsigned_long, "make_ulong3", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulong3", "z", "unsigned long")
+        z = _c.integer(z, _range_unsigned_long, "make_ulong3", "z")
     return _lib.make_ulong3(x, y, z)
 
 
@@ -15493,13 +14600,13 @@ def make_ulong4(x: int, y: int, z: int, w: int) -> ulong4:
     As sys_12060.make_ulong4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulong4", "x", "unsigned long")
+        x = _c.integer(x, _range_unsigned_long, "make_ulong4", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulong4", "y", "unsigned long")
+        y = _c.integer(y, _range_unsigned_long, "make_ulong4", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulong4", "z", "unsigned long")
+        z = _c.integer(z, _range_unsigned_long, "make_ulong4", "z")
     if w.__class__ is not int or w >> 64:
-        w = _c.integer(w, 0, 18446744073709551615, "make_ulong4", "w", "unsigned long")
+        w = _c.integer(w, _range_unsigned_long, "make_ulong4", "w")
     return _lib.make_ulong4(x, y, z, w)
 
 
@@ -15509,7 +14616,7 @@ def make_ulonglong1(x: int) -> ulonglong1:
     As sys_12060.make_ulonglong1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong1", "x", "unsigned long long")
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong1", "x")
     return _lib.make_ulonglong1(x)
 
 
@@ -15519,9 +14626,9 @@ def make_ulonglong2(x: int, y: int) -> ulonglong2:
     As sys_12060.make_ulonglong2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong2", "x", "unsigned long long")
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong2", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong2", "y", "unsigned long long")
+        y = _c.integer(y, _range_unsigned_long_long, "make_ulonglong2", "y")
     return _lib.make_ulonglong2(x, y)
 
 
@@ -15531,11 +14638,11 @@ def make_ulonglong3(x: int, y: int, z: int) -> ulonglong3:
     As sys_12060.make_ulonglong3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong3", "x", "unsigned long long")
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong3", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong3", "y", "unsigned long long")
+        y = _c.integer(y, _range_unsigned_long_long, "make_ulonglong3", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong3", "z", "unsigned long long")
+        z = _c.integer(z, _range_unsigned_long_long, "make_ulonglong3", "z")
     return _lib.make_ulonglong3(x, y, z)
 
 
@@ -15545,13 +14652,13 @@ def make_ulonglong4(x: int, y: int, z: int, w: int) -> ulonglong4:
     As sys_12060.make_ulonglong4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong4", "x", "unsigned long long")
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong4", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong4", "y", "unsigned long long")
+        y = _c.integer(y, _range_unsigned_long_long, "make_ulonglong4", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong4", "z", "unsigned long long")
+        z = _c.integer(z, _range_unsigned_long_long, "make_ulonglong4", "z")
     if w.__class__ is not int or w >> 64:
-        w = _c.integer(w, 0, 18446744073709551615, "make_ulonglong4", "w", "unsigned long long")
+        w = _c.integer(w, _range_unsigned_long_long, "make_ulonglong4", "w")
     return _lib.make_ulonglong4(x, y, z, w)
 
 
@@ -15561,7 +14668,7 @@ def make_ushort1(x: int) -> ushort1:
     As sys_12060.make_ushort1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 16:
-        x = _c.integer(x, 0, 65535, "make_ushort1", "x", "unsigned short")
+        x = _c.integer(x, _range_unsigned_short, "make_ushort1", "x")
     return _lib.make_ushort1(x)
 
 
@@ -15571,9 +14678,9 @@ def make_ushort2(x: int, y: int) -> ushort2:
     As sys_12060.make_ushort2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 16:
-        x = _c.integer(x, 0, 65535, "make_ushort2", "x", "unsigned short")
+        x = _c.integer(x, _range_unsigned_short, "make_ushort2", "x")
     if y.__class__ is not int or y >> 16:
-        y = _c.integer(y, 0, 65535, "make_ushort2", "y", "unsigned short")
+        y = _c.integer(y, _range_unsigned_short, "make_ushort2", "y")
     return _lib.make_ushort2(x, y)
 
 
@@ -15583,11 +14690,11 @@ def make_ushort3(x: int, y: int, z: int) -> ushort3:
     As sys_12060.make_ushort3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 16:
-        x = _c.integer(x, 0, 65535, "make_ushort3", "x", "unsigned short")
+        x = _c.integer(x, _range_unsigned_short, "make_ushort3", "x")
     if y.__class__ is not int or y >> 16:
-        y = _c.integer(y, 0, 65535, "make_ushort3", "y", "unsigned short")
+        y = _c.integer(y, _range_unsigned_short, "make_ushort3", "y")
     if z.__class__ is not int or z >> 16:
-        z = _c.integer(z, 0, 65535, "make_ushort3", "z", "unsigned short")
+        z = _c.integer(z, _range_unsigned_short, "make_ushort3", "z")
     return _lib.make_ushort3(x, y, z)
 
 
@@ -15597,13 +14704,13 @@ def make_ushort4(x: int, y: int, z: int, w: int) -> ushort4:
     As sys_12060.make_ushort4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 16:
-        x = _c.integer(x, 0, 65535, "make_ushort4", "x", "unsigned short")
+        x = _c.integer(x, _range_unsigned_short, "make_ushort4", "x")
     if y.__class__ is not int or y >> 16:
-        y = _c.integer(y, 0, 65535, "make_ushort4", "y", "unsigned short")
+        y = _c.integer(y, _range_unsigned_short, "make_ushort4", "y")
     if z.__class__ is not int or z >> 16:
-        z = _c.integer(z, 0, 65535, "make_ushort4", "z", "unsigned short")
+        z = _c.integer(z, _range_unsigned_short, "make_ushort4", "z")
     if w.__class__ is not int or w >> 16:
-        w = _c.integer(w, 0, 65535, "make_ushort4", "w", "unsigned short")
+        w = _c.integer(w, _range_unsigned_short, "make_ushort4", "w")
     return _lib.make_ushort4(x, y, z, w)
 
 

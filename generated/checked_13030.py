@@ -1731,7 +1731,9 @@ _c.bind_on_first_call(
 )
 
 
-# The values of each enum an argument is checked against (the header's enumerators).
+# What the integer arguments are checked against (generator/ctypes_map.py's
+# integer_range): a C type's (low, high, name); an enum's (class, low, high, flags or
+# None, name) and its values.
 _cudaChannelFormatKind_members = frozenset(
     (
         0,
@@ -2086,6 +2088,109 @@ _cudaMemPoolAttr_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
 _cudaMemRangeAttribute_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
 _cudaSharedMemConfig_members = frozenset((0, 1, 2))
 _cudaStreamCaptureMode_members = frozenset((0, 1, 2))
+_range_cudaChannelFormatKind = (
+    cudaChannelFormatKind,
+    0,
+    4294967295,
+    None,
+    "enum cudaChannelFormatKind",
+)
+_range_cudaDeviceAttr = (cudaDeviceAttr, 0, 4294967295, None, "enum cudaDeviceAttr")
+_range_cudaDeviceP2PAttr = (cudaDeviceP2PAttr, 0, 4294967295, None, "enum cudaDeviceP2PAttr")
+_range_cudaDevResourceType = (cudaDevResourceType, 0, 4294967295, None, "enum cudaDevResourceType")
+_range_cudaError = (cudaError, 0, 4294967295, None, "cudaError_t")
+_range_cudaFlushGPUDirectRDMAWritesScope = (
+    cudaFlushGPUDirectRDMAWritesScope,
+    0,
+    4294967295,
+    None,
+    "enum cudaFlushGPUDirectRDMAWritesScope",
+)
+_range_cudaFlushGPUDirectRDMAWritesTarget = (
+    cudaFlushGPUDirectRDMAWritesTarget,
+    0,
+    4294967295,
+    None,
+    "enum cudaFlushGPUDirectRDMAWritesTarget",
+)
+_range_cudaFuncAttribute = (cudaFuncAttribute, 0, 4294967295, None, "enum cudaFuncAttribute")
+_range_cudaFuncCache = (cudaFuncCache, 0, 4294967295, None, "enum cudaFuncCache")
+_range_cudaGLDeviceList = (cudaGLDeviceList, 0, 4294967295, None, "enum cudaGLDeviceList")
+_range_cudaGraphMemAttributeType = (
+    cudaGraphMemAttributeType,
+    0,
+    4294967295,
+    None,
+    "enum cudaGraphMemAttributeType",
+)
+_range_cudaLaunchAttributeID = (
+    cudaLaunchAttributeID,
+    0,
+    4294967295,
+    None,
+    "enum cudaLaunchAttributeID",
+)
+_range_cudaLimit = (cudaLimit, 0, 4294967295, None, "enum cudaLimit")
+_range_cudaLogIterator_unsigned_int = (0, 4294967295, "cudaLogIterator (unsigned int)")
+_range_cudaMemAllocationHandleType = (
+    cudaMemAllocationHandleType,
+    0,
+    4294967295,
+    15,
+    "enum cudaMemAllocationHandleType",
+)
+_range_cudaMemAllocationType = (
+    cudaMemAllocationType,
+    0,
+    4294967295,
+    None,
+    "enum cudaMemAllocationType",
+)
+_range_cudaMemcpyKind = (cudaMemcpyKind, 0, 4294967295, None, "enum cudaMemcpyKind")
+_range_cudaMemoryAdvise = (cudaMemoryAdvise, 0, 4294967295, None, "enum cudaMemoryAdvise")
+_range_cudaMemPoolAttr = (cudaMemPoolAttr, 0, 4294967295, None, "enum cudaMemPoolAttr")
+_range_cudaMemRangeAttribute = (
+    cudaMemRangeAttribute,
+    0,
+    4294967295,
+    None,
+    "enum cudaMemRangeAttribute",
+)
+_range_cudaSharedMemConfig = (cudaSharedMemConfig, 0, 4294967295, None, "enum cudaSharedMemConfig")
+_range_cudaStreamCaptureMode = (
+    cudaStreamCaptureMode,
+    0,
+    4294967295,
+    None,
+    "enum cudaStreamCaptureMode",
+)
+_range_cudaSurfaceObject_t_unsigned_long_long = (
+    0,
+    18446744073709551615,
+    "cudaSurfaceObject_t (unsigned long long)",
+)
+_range_cudaTextureObject_t_unsigned_long_long = (
+    0,
+    18446744073709551615,
+    "cudaTextureObject_t (unsigned long long)",
+)
+_range_EGLint_int = (-2147483648, 2147483647, "EGLint (int)")
+_range_GLenum_unsigned_int = (0, 4294967295, "GLenum (unsigned int)")
+_range_GLuint_unsigned_int = (0, 4294967295, "GLuint (unsigned int)")
+_range_int = (-2147483648, 2147483647, "int")
+_range_long = (-9223372036854775808, 9223372036854775807, "long")
+_range_long_long = (-9223372036854775808, 9223372036854775807, "long long")
+_range_short = (-32768, 32767, "short")
+_range_signed_char = (-128, 127, "signed char")
+_range_size_t = (0, 18446744073709551615, "size_t")
+_range_unsigned_char = (0, 255, "unsigned char")
+_range_unsigned_int = (0, 4294967295, "unsigned int")
+_range_unsigned_long = (0, 18446744073709551615, "unsigned long")
+_range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
+_range_unsigned_short = (0, 65535, "unsigned short")
+_range_VdpDevice_unsigned_int = (0, 4294967295, "VdpDevice (unsigned int)")
+_range_VdpOutputSurface_unsigned_int = (0, 4294967295, "VdpOutputSurface (unsigned int)")
+_range_VdpVideoSurface_unsigned_int = (0, 4294967295, "VdpVideoSurface (unsigned int)")
 
 # Records with a cudaHostFn_t `fn` that also takes a Python callable (cudart.callbacks
 # runs it with `userData`, any object then): `cudart.cudaHostNodeParams` is this module's.
@@ -2149,9 +2254,7 @@ def cudaArrayGetMemoryRequirements(
     if array.__class__ is not cudaArray_t:
         array = _c.handle(array, cudaArray_t, "array")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaArrayGetMemoryRequirements", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaArrayGetMemoryRequirements", "device")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaArrayGetMemoryRequirements(memoryRequirements, array, device)
@@ -2183,9 +2286,7 @@ def cudaArrayGetPlane(hArray: cudaArray_t | _HandleLike, planeIdx: int) -> cudaA
     if hArray.__class__ is not cudaArray_t:
         hArray = _c.handle(hArray, cudaArray_t, "hArray")
     if planeIdx.__class__ is not int or planeIdx >> 32:
-        planeIdx = _c.integer(
-            planeIdx, 0, 4294967295, "cudaArrayGetPlane", "planeIdx", "unsigned int"
-        )
+        planeIdx = _c.integer(planeIdx, _range_unsigned_int, "cudaArrayGetPlane", "planeIdx")
     pPlaneArray = cudaArray_t()
     try:
         err = _cudaArrayGetPlane(pPlaneArray, hArray, planeIdx)
@@ -2273,26 +2374,17 @@ def cudaCreateChannelDesc(
     C: struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)
     """
     if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
-        x = _c.integer(x, -2147483648, 2147483647, "cudaCreateChannelDesc", "x", "int")
+        x = _c.integer(x, _range_int, "cudaCreateChannelDesc", "x")
     if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
-        y = _c.integer(y, -2147483648, 2147483647, "cudaCreateChannelDesc", "y", "int")
+        y = _c.integer(y, _range_int, "cudaCreateChannelDesc", "y")
     if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
-        z = _c.integer(z, -2147483648, 2147483647, "cudaCreateChannelDesc", "z", "int")
+        z = _c.integer(z, _range_int, "cudaCreateChannelDesc", "z")
     if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
-        w = _c.integer(w, -2147483648, 2147483647, "cudaCreateChannelDesc", "w", "int")
+        w = _c.integer(w, _range_int, "cudaCreateChannelDesc", "w")
     if f.__class__ is not cudaChannelFormatKind and (
         f.__class__ is not int or f not in _cudaChannelFormatKind_members
     ):
-        f = _c.enum_argument(
-            f,
-            cudaChannelFormatKind,
-            0,
-            4294967295,
-            None,
-            "cudaCreateChannelDesc",
-            "f",
-            "enum cudaChannelFormatKind",
-        )
+        f = _c.enum_argument(f, _range_cudaChannelFormatKind, "cudaCreateChannelDesc", "f")
     try:
         return _cudaCreateChannelDesc(x, y, z, w, f)
     except _ArgumentError as exc:
@@ -2449,11 +2541,9 @@ def cudaDestroySurfaceObject(surfObject: int) -> None:
     if surfObject.__class__ is not int or surfObject >> 64:
         surfObject = _c.integer(
             surfObject,
-            0,
-            18446744073709551615,
+            _range_cudaSurfaceObject_t_unsigned_long_long,
             "cudaDestroySurfaceObject",
             "surfObject",
-            "cudaSurfaceObject_t (unsigned long long)",
         )
     try:
         err = _cudaDestroySurfaceObject(surfObject)
@@ -2478,11 +2568,9 @@ def cudaDestroyTextureObject(texObject: int) -> None:
     if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
-            0,
-            18446744073709551615,
+            _range_cudaTextureObject_t_unsigned_long_long,
             "cudaDestroyTextureObject",
             "texObject",
-            "cudaTextureObject_t (unsigned long long)",
         )
     try:
         err = _cudaDestroyTextureObject(texObject)
@@ -2510,7 +2598,7 @@ def cudaDevResourceGenerateDesc(nbResources: int) -> tuple[cudaDevResourceDesc_t
     """
     if nbResources.__class__ is not int or nbResources >> 32:
         nbResources = _c.integer(
-            nbResources, 0, 4294967295, "cudaDevResourceGenerateDesc", "nbResources", "unsigned int"
+            nbResources, _range_unsigned_int, "cudaDevResourceGenerateDesc", "nbResources"
         )
     phDesc = cudaDevResourceDesc_t()
     resources = cudaDevResource()
@@ -2551,9 +2639,7 @@ def cudaDevSmResourceSplit(
     C: cudaError_t cudaDevSmResourceSplit(cudaDevResource *result, unsigned int nbGroups, const cudaDevResource *input, cudaDevResource *remainder, unsigned int flags, cudaDevSmResourceGroupParams *groupParams)
     """
     if nbGroups.__class__ is not int or nbGroups >> 32:
-        nbGroups = _c.integer(
-            nbGroups, 0, 4294967295, "cudaDevSmResourceSplit", "nbGroups", "unsigned int"
-        )
+        nbGroups = _c.integer(nbGroups, _range_unsigned_int, "cudaDevSmResourceSplit", "nbGroups")
     if input.__class__ is not int:
         input = _c.ref(input, cudaDevResource, "input", False)
     elif input >> 64 or 0 < input < 65536:
@@ -2563,7 +2649,7 @@ def cudaDevSmResourceSplit(
     elif remainder >> 64 or 0 < remainder < 65536:
         raise _c.address_error(remainder, "cudaDevSmResourceSplit", "remainder", "cudaDevResource")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaDevSmResourceSplit", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaDevSmResourceSplit", "flags")
     if groupParams.__class__ is not int:
         groupParams = _c.ref(groupParams, cudaDevSmResourceGroupParams, "groupParams", True)
     elif groupParams >> 64 or 0 < groupParams < 65536:
@@ -2616,12 +2702,10 @@ def cudaDevSmResourceSplitByCount(
             remaining, "cudaDevSmResourceSplitByCount", "remaining", "cudaDevResource"
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaDevSmResourceSplitByCount", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaDevSmResourceSplitByCount", "flags")
     if minCount.__class__ is not int or minCount >> 32:
         minCount = _c.integer(
-            minCount, 0, 4294967295, "cudaDevSmResourceSplitByCount", "minCount", "unsigned int"
+            minCount, _range_unsigned_int, "cudaDevSmResourceSplitByCount", "minCount"
         )
     result = cudaDevResource()
     nbGroups = c_uint()
@@ -2655,13 +2739,9 @@ def cudaDeviceCanAccessPeer(device: int, peerDevice: int) -> int:
     C: cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceCanAccessPeer", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceCanAccessPeer", "device")
     if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
-        peerDevice = _c.integer(
-            peerDevice, -2147483648, 2147483647, "cudaDeviceCanAccessPeer", "peerDevice", "int"
-        )
+        peerDevice = _c.integer(peerDevice, _range_int, "cudaDeviceCanAccessPeer", "peerDevice")
     canAccessPeer = c_int()
     try:
         err = _cudaDeviceCanAccessPeer(canAccessPeer, device, peerDevice)
@@ -2687,9 +2767,7 @@ def cudaDeviceDisablePeerAccess(peerDevice: int) -> None:
     C: cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
     """
     if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
-        peerDevice = _c.integer(
-            peerDevice, -2147483648, 2147483647, "cudaDeviceDisablePeerAccess", "peerDevice", "int"
-        )
+        peerDevice = _c.integer(peerDevice, _range_int, "cudaDeviceDisablePeerAccess", "peerDevice")
     try:
         err = _cudaDeviceDisablePeerAccess(peerDevice)
     except _ArgumentError as exc:
@@ -2712,13 +2790,9 @@ def cudaDeviceEnablePeerAccess(peerDevice: int, flags: int) -> None:
     C: cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
     """
     if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
-        peerDevice = _c.integer(
-            peerDevice, -2147483648, 2147483647, "cudaDeviceEnablePeerAccess", "peerDevice", "int"
-        )
+        peerDevice = _c.integer(peerDevice, _range_int, "cudaDeviceEnablePeerAccess", "peerDevice")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaDeviceEnablePeerAccess", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaDeviceEnablePeerAccess", "flags")
     try:
         err = _cudaDeviceEnablePeerAccess(peerDevice, flags)
     except _ArgumentError as exc:
@@ -2749,26 +2823,18 @@ def cudaDeviceFlushGPUDirectRDMAWrites(
     ):
         target = _c.enum_argument(
             target,
-            cudaFlushGPUDirectRDMAWritesTarget,
-            0,
-            4294967295,
-            None,
+            _range_cudaFlushGPUDirectRDMAWritesTarget,
             "cudaDeviceFlushGPUDirectRDMAWrites",
             "target",
-            "enum cudaFlushGPUDirectRDMAWritesTarget",
         )
     if scope.__class__ is not cudaFlushGPUDirectRDMAWritesScope and (
         scope.__class__ is not int or scope not in _cudaFlushGPUDirectRDMAWritesScope_members
     ):
         scope = _c.enum_argument(
             scope,
-            cudaFlushGPUDirectRDMAWritesScope,
-            0,
-            4294967295,
-            None,
+            _range_cudaFlushGPUDirectRDMAWritesScope,
             "cudaDeviceFlushGPUDirectRDMAWrites",
             "scope",
-            "enum cudaFlushGPUDirectRDMAWritesScope",
         )
     try:
         err = _cudaDeviceFlushGPUDirectRDMAWrites(target, scope)
@@ -2799,20 +2865,9 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> int:
     if attr.__class__ is not cudaDeviceAttr and (
         attr.__class__ is not int or attr not in _cudaDeviceAttr_members
     ):
-        attr = _c.enum_argument(
-            attr,
-            cudaDeviceAttr,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceGetAttribute",
-            "attr",
-            "enum cudaDeviceAttr",
-        )
+        attr = _c.enum_argument(attr, _range_cudaDeviceAttr, "cudaDeviceGetAttribute", "attr")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetAttribute", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetAttribute", "device")
     value = c_int()
     try:
         err = _cudaDeviceGetAttribute(value, attr, device)
@@ -2885,9 +2940,7 @@ def cudaDeviceGetDefaultMemPool(device: int) -> cudaMemPool_t:
     C: cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetDefaultMemPool", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetDefaultMemPool", "device")
     memPool = cudaMemPool_t()
     try:
         err = _cudaDeviceGetDefaultMemPool(memPool, device)
@@ -2915,21 +2968,12 @@ def cudaDeviceGetDevResource(device: int, type: cudaDevResourceType | int) -> cu
     C: cudaError_t cudaDeviceGetDevResource(int device, cudaDevResource *resource, enum cudaDevResourceType type)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetDevResource", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetDevResource", "device")
     if type.__class__ is not cudaDevResourceType and (
         type.__class__ is not int or type not in _cudaDevResourceType_members
     ):
         type = _c.enum_argument(
-            type,
-            cudaDevResourceType,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceGetDevResource",
-            "type",
-            "enum cudaDevResourceType",
+            type, _range_cudaDevResourceType, "cudaDeviceGetDevResource", "type"
         )
     resource = cudaDevResource()
     try:
@@ -2959,9 +3003,7 @@ def cudaDeviceGetExecutionCtx(device: int) -> cudaExecutionContext_t:
     C: cudaError_t cudaDeviceGetExecutionCtx(cudaExecutionContext_t *ctx, int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetExecutionCtx", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetExecutionCtx", "device")
     ctx = cudaExecutionContext_t()
     try:
         err = _cudaDeviceGetExecutionCtx(ctx, device)
@@ -2997,21 +3039,12 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
     C: cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetGraphMemAttribute", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetGraphMemAttribute", "device")
     if attr.__class__ is not cudaGraphMemAttributeType and (
         attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaGraphMemAttributeType,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceGetGraphMemAttribute",
-            "attr",
-            "enum cudaGraphMemAttributeType",
+            attr, _range_cudaGraphMemAttributeType, "cudaDeviceGetGraphMemAttribute", "attr"
         )
     value = _c.attribute_storage(
         attr, _cudaGraphMemAttributeType_values, "cudaDeviceGetGraphMemAttribute"
@@ -3052,12 +3085,10 @@ def cudaDeviceGetHostAtomicCapabilities(
         raise _c.address_error(operations, "cudaDeviceGetHostAtomicCapabilities", "operations")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(
-            count, 0, 4294967295, "cudaDeviceGetHostAtomicCapabilities", "count", "unsigned int"
+            count, _range_unsigned_int, "cudaDeviceGetHostAtomicCapabilities", "count"
         )
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetHostAtomicCapabilities", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetHostAtomicCapabilities", "device")
     capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetHostAtomicCapabilities(capabilities, operations, count, device)
@@ -3090,9 +3121,7 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
     if limit.__class__ is not cudaLimit and (
         limit.__class__ is not int or limit not in _cudaLimit_members
     ):
-        limit = _c.enum_argument(
-            limit, cudaLimit, 0, 4294967295, None, "cudaDeviceGetLimit", "limit", "enum cudaLimit"
-        )
+        limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceGetLimit", "limit")
     pValue = c_size_t()
     try:
         err = _cudaDeviceGetLimit(pValue, limit)
@@ -3116,9 +3145,7 @@ def cudaDeviceGetMemPool(device: int) -> cudaMemPool_t:
     C: cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetMemPool", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetMemPool", "device")
     memPool = cudaMemPool_t()
     try:
         err = _cudaDeviceGetMemPool(memPool, device)
@@ -3150,13 +3177,9 @@ def cudaDeviceGetNvSciSyncAttributes(
             nvSciSyncAttrList, "cudaDeviceGetNvSciSyncAttributes", "nvSciSyncAttrList"
         )
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetNvSciSyncAttributes", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetNvSciSyncAttributes", "device")
     if flags.__class__ is not int or not -2147483648 <= flags <= 2147483647:
-        flags = _c.integer(
-            flags, -2147483648, 2147483647, "cudaDeviceGetNvSciSyncAttributes", "flags", "int"
-        )
+        flags = _c.integer(flags, _range_int, "cudaDeviceGetNvSciSyncAttributes", "flags")
     try:
         err = _cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags)
     except _ArgumentError as exc:
@@ -3193,25 +3216,15 @@ def cudaDeviceGetP2PAtomicCapabilities(
         raise _c.address_error(operations, "cudaDeviceGetP2PAtomicCapabilities", "operations")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(
-            count, 0, 4294967295, "cudaDeviceGetP2PAtomicCapabilities", "count", "unsigned int"
+            count, _range_unsigned_int, "cudaDeviceGetP2PAtomicCapabilities", "count"
         )
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(
-            srcDevice,
-            -2147483648,
-            2147483647,
-            "cudaDeviceGetP2PAtomicCapabilities",
-            "srcDevice",
-            "int",
+            srcDevice, _range_int, "cudaDeviceGetP2PAtomicCapabilities", "srcDevice"
         )
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
         dstDevice = _c.integer(
-            dstDevice,
-            -2147483648,
-            2147483647,
-            "cudaDeviceGetP2PAtomicCapabilities",
-            "dstDevice",
-            "int",
+            dstDevice, _range_int, "cudaDeviceGetP2PAtomicCapabilities", "dstDevice"
         )
     capabilities = (c_uint * count)()
     try:
@@ -3249,24 +3262,11 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
     if attr.__class__ is not cudaDeviceP2PAttr and (
         attr.__class__ is not int or attr not in _cudaDeviceP2PAttr_members
     ):
-        attr = _c.enum_argument(
-            attr,
-            cudaDeviceP2PAttr,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceGetP2PAttribute",
-            "attr",
-            "enum cudaDeviceP2PAttr",
-        )
+        attr = _c.enum_argument(attr, _range_cudaDeviceP2PAttr, "cudaDeviceGetP2PAttribute", "attr")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
-        srcDevice = _c.integer(
-            srcDevice, -2147483648, 2147483647, "cudaDeviceGetP2PAttribute", "srcDevice", "int"
-        )
+        srcDevice = _c.integer(srcDevice, _range_int, "cudaDeviceGetP2PAttribute", "srcDevice")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
-        dstDevice = _c.integer(
-            dstDevice, -2147483648, 2147483647, "cudaDeviceGetP2PAttribute", "dstDevice", "int"
-        )
+        dstDevice = _c.integer(dstDevice, _range_int, "cudaDeviceGetP2PAttribute", "dstDevice")
     value = c_int()
     try:
         err = _cudaDeviceGetP2PAttribute(value, attr, srcDevice, dstDevice)
@@ -3296,11 +3296,9 @@ def cudaDeviceGetPCIBusId(len: int, device: int) -> str:
     C: cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
     """
     if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
-        len = _c.integer(len, -2147483648, 2147483647, "cudaDeviceGetPCIBusId", "len", "int")
+        len = _c.integer(len, _range_int, "cudaDeviceGetPCIBusId", "len")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetPCIBusId", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetPCIBusId", "device")
     pciBusId = _create_string_buffer(len)
     try:
         err = _cudaDeviceGetPCIBusId(pciBusId, len, device)
@@ -3384,9 +3382,7 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
             fmtDesc, "cudaDeviceGetTexture1DLinearMaxWidth", "fmtDesc", "cudaChannelFormatDesc"
         )
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGetTexture1DLinearMaxWidth", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGetTexture1DLinearMaxWidth", "device")
     maxWidthInElements = c_size_t()
     try:
         err = _cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device)
@@ -3412,9 +3408,7 @@ def cudaDeviceGraphMemTrim(device: int) -> None:
     C: cudaError_t cudaDeviceGraphMemTrim(int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceGraphMemTrim", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceGraphMemTrim", "device")
     try:
         err = _cudaDeviceGraphMemTrim(device)
     except _ArgumentError as exc:
@@ -3443,9 +3437,7 @@ def cudaDeviceRegisterAsyncNotification(
     C: cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void *userData, cudaAsyncCallbackHandle_t *callback)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceRegisterAsyncNotification", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceRegisterAsyncNotification", "device")
     if callbackFunc.__class__ is not int:
         callbackFunc = _c.pointer(callbackFunc, "callbackFunc", True)
     elif callbackFunc >> 64:
@@ -3497,14 +3489,7 @@ def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
         cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
     ):
         cacheConfig = _c.enum_argument(
-            cacheConfig,
-            cudaFuncCache,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceSetCacheConfig",
-            "cacheConfig",
-            "enum cudaFuncCache",
+            cacheConfig, _range_cudaFuncCache, "cudaDeviceSetCacheConfig", "cacheConfig"
         )
     try:
         err = _cudaDeviceSetCacheConfig(cacheConfig)
@@ -3539,21 +3524,12 @@ def cudaDeviceSetGraphMemAttribute(
     C: cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceSetGraphMemAttribute", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceSetGraphMemAttribute", "device")
     if attr.__class__ is not cudaGraphMemAttributeType and (
         attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaGraphMemAttributeType,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceSetGraphMemAttribute",
-            "attr",
-            "enum cudaGraphMemAttributeType",
+            attr, _range_cudaGraphMemAttributeType, "cudaDeviceSetGraphMemAttribute", "attr"
         )
     value = _c.attribute_value(
         value, attr, _cudaGraphMemAttributeType_values, "cudaDeviceSetGraphMemAttribute", "value"
@@ -3584,11 +3560,9 @@ def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> None:
     if limit.__class__ is not cudaLimit and (
         limit.__class__ is not int or limit not in _cudaLimit_members
     ):
-        limit = _c.enum_argument(
-            limit, cudaLimit, 0, 4294967295, None, "cudaDeviceSetLimit", "limit", "enum cudaLimit"
-        )
+        limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
-        value = _c.integer(value, 0, 18446744073709551615, "cudaDeviceSetLimit", "value", "size_t")
+        value = _c.integer(value, _range_size_t, "cudaDeviceSetLimit", "value")
     try:
         err = _cudaDeviceSetLimit(limit, value)
     except _ArgumentError as exc:
@@ -3607,9 +3581,7 @@ def cudaDeviceSetMemPool(device: int, memPool: cudaMemPool_t | _HandleLike) -> N
     C: cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaDeviceSetMemPool", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceSetMemPool", "device")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
@@ -3639,14 +3611,7 @@ def cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int) -> None:
         config.__class__ is not int or config not in _cudaSharedMemConfig_members
     ):
         config = _c.enum_argument(
-            config,
-            cudaSharedMemConfig,
-            0,
-            4294967295,
-            None,
-            "cudaDeviceSetSharedMemConfig",
-            "config",
-            "enum cudaSharedMemConfig",
+            config, _range_cudaSharedMemConfig, "cudaDeviceSetSharedMemConfig", "config"
         )
     try:
         err = _cudaDeviceSetSharedMemConfig(config)
@@ -3689,14 +3654,7 @@ def cudaDeviceUnregisterAsyncNotification(
     C: cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device,
-            -2147483648,
-            2147483647,
-            "cudaDeviceUnregisterAsyncNotification",
-            "device",
-            "int",
-        )
+        device = _c.integer(device, _range_int, "cudaDeviceUnregisterAsyncNotification", "device")
     if callback.__class__ is not cudaAsyncCallbackHandle_t:
         callback = _c.handle(callback, cudaAsyncCallbackHandle_t, "callback")
     try:
@@ -3762,7 +3720,7 @@ def cudaEGLStreamConsumerAcquireFrame(
         raise _c.address_error(pStream, "cudaEGLStreamConsumerAcquireFrame", "pStream")
     if timeout.__class__ is not int or timeout >> 32:
         timeout = _c.integer(
-            timeout, 0, 4294967295, "cudaEGLStreamConsumerAcquireFrame", "timeout", "unsigned int"
+            timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
         )
     try:
         err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
@@ -3827,7 +3785,7 @@ def cudaEGLStreamConsumerConnectWithFlags(
         eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaEGLStreamConsumerConnectWithFlags", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaEGLStreamConsumerConnectWithFlags", "flags"
         )
     conn = cudaEglStreamConnection()
     try:
@@ -3923,18 +3881,9 @@ def cudaEGLStreamProducerConnect(
     if eglStream.__class__ is not EGLStreamKHR:
         eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     if width.__class__ is not int or not -2147483648 <= width <= 2147483647:
-        width = _c.integer(
-            width, -2147483648, 2147483647, "cudaEGLStreamProducerConnect", "width", "EGLint (int)"
-        )
+        width = _c.integer(width, _range_EGLint_int, "cudaEGLStreamProducerConnect", "width")
     if height.__class__ is not int or not -2147483648 <= height <= 2147483647:
-        height = _c.integer(
-            height,
-            -2147483648,
-            2147483647,
-            "cudaEGLStreamProducerConnect",
-            "height",
-            "EGLint (int)",
-        )
+        height = _c.integer(height, _range_EGLint_int, "cudaEGLStreamProducerConnect", "height")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamProducerConnect(conn, eglStream, width, height)
@@ -4079,9 +4028,7 @@ def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) ->
     if eglSync.__class__ is not EGLSyncKHR:
         eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaEventCreateFromEGLSync", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventCreateFromEGLSync", "flags")
     phEvent = cudaEvent_t()
     try:
         err = _cudaEventCreateFromEGLSync(phEvent, eglSync, flags)
@@ -4110,9 +4057,7 @@ def cudaEventCreateWithFlags(flags: int) -> cudaEvent_t:
     C: cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaEventCreateWithFlags", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventCreateWithFlags", "flags")
     event = cudaEvent_t()
     try:
         err = _cudaEventCreateWithFlags(event, flags)
@@ -4250,9 +4195,7 @@ def cudaEventRecordWithFlags(
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaEventRecordWithFlags", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventRecordWithFlags", "flags")
     try:
         err = _cudaEventRecordWithFlags(event, stream, flags)
     except _ArgumentError as exc:
@@ -4331,14 +4274,7 @@ def cudaExecutionCtxGetDevResource(
         type.__class__ is not int or type not in _cudaDevResourceType_members
     ):
         type = _c.enum_argument(
-            type,
-            cudaDevResourceType,
-            0,
-            4294967295,
-            None,
-            "cudaExecutionCtxGetDevResource",
-            "type",
-            "enum cudaDevResourceType",
+            type, _range_cudaDevResourceType, "cudaExecutionCtxGetDevResource", "type"
         )
     resource = cudaDevResource()
     try:
@@ -4455,13 +4391,9 @@ def cudaExecutionCtxStreamCreate(
     if ctx.__class__ is not cudaExecutionContext_t:
         ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaExecutionCtxStreamCreate", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaExecutionCtxStreamCreate", "flags")
     if priority.__class__ is not int or not -2147483648 <= priority <= 2147483647:
-        priority = _c.integer(
-            priority, -2147483648, 2147483647, "cudaExecutionCtxStreamCreate", "priority", "int"
-        )
+        priority = _c.integer(priority, _range_int, "cudaExecutionCtxStreamCreate", "priority")
     phStream = cudaStream_t()
     try:
         err = _cudaExecutionCtxStreamCreate(phStream, ctx, flags, priority)
@@ -4835,9 +4767,7 @@ def cudaFuncGetParamInfo(func: _PointerLike, paramIndex: int) -> tuple[int, int]
     elif func >> 64:
         raise _c.address_error(func, "cudaFuncGetParamInfo", "func")
     if paramIndex.__class__ is not int or paramIndex >> 64:
-        paramIndex = _c.integer(
-            paramIndex, 0, 18446744073709551615, "cudaFuncGetParamInfo", "paramIndex", "size_t"
-        )
+        paramIndex = _c.integer(paramIndex, _range_size_t, "cudaFuncGetParamInfo", "paramIndex")
     paramOffset = c_size_t()
     paramSize = c_size_t()
     try:
@@ -4872,18 +4802,9 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
     if attr.__class__ is not cudaFuncAttribute and (
         attr.__class__ is not int or attr not in _cudaFuncAttribute_members
     ):
-        attr = _c.enum_argument(
-            attr,
-            cudaFuncAttribute,
-            0,
-            4294967295,
-            None,
-            "cudaFuncSetAttribute",
-            "attr",
-            "enum cudaFuncAttribute",
-        )
+        attr = _c.enum_argument(attr, _range_cudaFuncAttribute, "cudaFuncSetAttribute", "attr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaFuncSetAttribute", "value", "int")
+        value = _c.integer(value, _range_int, "cudaFuncSetAttribute", "value")
     try:
         err = _cudaFuncSetAttribute(func, attr, value)
     except _ArgumentError as exc:
@@ -4913,14 +4834,7 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
         cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
     ):
         cacheConfig = _c.enum_argument(
-            cacheConfig,
-            cudaFuncCache,
-            0,
-            4294967295,
-            None,
-            "cudaFuncSetCacheConfig",
-            "cacheConfig",
-            "enum cudaFuncCache",
+            cacheConfig, _range_cudaFuncCache, "cudaFuncSetCacheConfig", "cacheConfig"
         )
     try:
         err = _cudaFuncSetCacheConfig(func, cacheConfig)
@@ -4954,14 +4868,7 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
         config.__class__ is not int or config not in _cudaSharedMemConfig_members
     ):
         config = _c.enum_argument(
-            config,
-            cudaSharedMemConfig,
-            0,
-            4294967295,
-            None,
-            "cudaFuncSetSharedMemConfig",
-            "config",
-            "enum cudaSharedMemConfig",
+            config, _range_cudaSharedMemConfig, "cudaFuncSetSharedMemConfig", "config"
         )
     try:
         err = _cudaFuncSetSharedMemConfig(func, config)
@@ -4992,20 +4899,13 @@ def cudaGLGetDevices(
     """
     if cudaDeviceCount.__class__ is not int or cudaDeviceCount >> 32:
         cudaDeviceCount = _c.integer(
-            cudaDeviceCount, 0, 4294967295, "cudaGLGetDevices", "cudaDeviceCount", "unsigned int"
+            cudaDeviceCount, _range_unsigned_int, "cudaGLGetDevices", "cudaDeviceCount"
         )
     if deviceList.__class__ is not cudaGLDeviceList and (
         deviceList.__class__ is not int or deviceList not in _cudaGLDeviceList_members
     ):
         deviceList = _c.enum_argument(
-            deviceList,
-            cudaGLDeviceList,
-            0,
-            4294967295,
-            None,
-            "cudaGLGetDevices",
-            "deviceList",
-            "enum cudaGLDeviceList",
+            deviceList, _range_cudaGLDeviceList, "cudaGLGetDevices", "deviceList"
         )
     pCudaDeviceCount = c_uint()
     pCudaDevices = (c_int * cudaDeviceCount)()
@@ -5041,9 +4941,7 @@ def cudaGLMapBufferObject(bufObj: int) -> int:
     """
     _c.deprecated("cudaGLMapBufferObject", None)
     if bufObj.__class__ is not int or bufObj >> 32:
-        bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLMapBufferObject", "bufObj", "GLuint (unsigned int)"
-        )
+        bufObj = _c.integer(bufObj, _range_GLuint_unsigned_int, "cudaGLMapBufferObject", "bufObj")
     devPtr = c_void_p()
     try:
         err = _cudaGLMapBufferObject(devPtr, bufObj)
@@ -5075,7 +4973,7 @@ def cudaGLMapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike) 
     _c.deprecated("cudaGLMapBufferObjectAsync", None)
     if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLMapBufferObjectAsync", "bufObj", "GLuint (unsigned int)"
+            bufObj, _range_GLuint_unsigned_int, "cudaGLMapBufferObjectAsync", "bufObj"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -5108,7 +5006,7 @@ def cudaGLRegisterBufferObject(bufObj: int) -> None:
     _c.deprecated("cudaGLRegisterBufferObject", None)
     if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLRegisterBufferObject", "bufObj", "GLuint (unsigned int)"
+            bufObj, _range_GLuint_unsigned_int, "cudaGLRegisterBufferObject", "bufObj"
         )
     try:
         err = _cudaGLRegisterBufferObject(bufObj)
@@ -5136,17 +5034,10 @@ def cudaGLSetBufferObjectMapFlags(bufObj: int, flags: int) -> None:
     _c.deprecated("cudaGLSetBufferObjectMapFlags", None)
     if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
-            bufObj,
-            0,
-            4294967295,
-            "cudaGLSetBufferObjectMapFlags",
-            "bufObj",
-            "GLuint (unsigned int)",
+            bufObj, _range_GLuint_unsigned_int, "cudaGLSetBufferObjectMapFlags", "bufObj"
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGLSetBufferObjectMapFlags", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGLSetBufferObjectMapFlags", "flags")
     try:
         err = _cudaGLSetBufferObjectMapFlags(bufObj, flags)
     except _ArgumentError as exc:
@@ -5171,7 +5062,7 @@ def cudaGLSetGLDevice(device: int) -> None:
     """
     _c.deprecated("cudaGLSetGLDevice", None)
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, -2147483648, 2147483647, "cudaGLSetGLDevice", "device", "int")
+        device = _c.integer(device, _range_int, "cudaGLSetGLDevice", "device")
     try:
         err = _cudaGLSetGLDevice(device)
     except _ArgumentError as exc:
@@ -5196,9 +5087,7 @@ def cudaGLUnmapBufferObject(bufObj: int) -> None:
     """
     _c.deprecated("cudaGLUnmapBufferObject", None)
     if bufObj.__class__ is not int or bufObj >> 32:
-        bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLUnmapBufferObject", "bufObj", "GLuint (unsigned int)"
-        )
+        bufObj = _c.integer(bufObj, _range_GLuint_unsigned_int, "cudaGLUnmapBufferObject", "bufObj")
     try:
         err = _cudaGLUnmapBufferObject(bufObj)
     except _ArgumentError as exc:
@@ -5225,7 +5114,7 @@ def cudaGLUnmapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike
     _c.deprecated("cudaGLUnmapBufferObjectAsync", None)
     if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLUnmapBufferObjectAsync", "bufObj", "GLuint (unsigned int)"
+            bufObj, _range_GLuint_unsigned_int, "cudaGLUnmapBufferObjectAsync", "bufObj"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -5252,7 +5141,7 @@ def cudaGLUnregisterBufferObject(bufObj: int) -> None:
     _c.deprecated("cudaGLUnregisterBufferObject", None)
     if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(
-            bufObj, 0, 4294967295, "cudaGLUnregisterBufferObject", "bufObj", "GLuint (unsigned int)"
+            bufObj, _range_GLuint_unsigned_int, "cudaGLUnregisterBufferObject", "bufObj"
         )
     try:
         err = _cudaGLUnregisterBufferObject(bufObj)
@@ -5369,9 +5258,7 @@ def cudaGetDeviceProperties(device: int) -> cudaDeviceProp:
     C: cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaGetDeviceProperties", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaGetDeviceProperties", "device")
     prop = cudaDeviceProp()
     try:
         err = _cudaGetDeviceProperties(prop, device)
@@ -5407,9 +5294,7 @@ def cudaGetDriverEntryPoint(
     if symbol.__class__ is not bytes:
         symbol = _c.cstring(symbol, "symbol")
     if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(
-            flags, 0, 18446744073709551615, "cudaGetDriverEntryPoint", "flags", "unsigned long long"
-        )
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaGetDriverEntryPoint", "flags")
     funcPtr = c_void_p()
     driverStatus = c_uint()
     try:
@@ -5447,21 +5332,11 @@ def cudaGetDriverEntryPointByVersion(
         symbol = _c.cstring(symbol, "symbol")
     if cudaVersion.__class__ is not int or cudaVersion >> 32:
         cudaVersion = _c.integer(
-            cudaVersion,
-            0,
-            4294967295,
-            "cudaGetDriverEntryPointByVersion",
-            "cudaVersion",
-            "unsigned int",
+            cudaVersion, _range_unsigned_int, "cudaGetDriverEntryPointByVersion", "cudaVersion"
         )
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
-            flags,
-            0,
-            18446744073709551615,
-            "cudaGetDriverEntryPointByVersion",
-            "flags",
-            "unsigned long long",
+            flags, _range_unsigned_long_long, "cudaGetDriverEntryPointByVersion", "flags"
         )
     funcPtr = c_void_p()
     driverStatus = c_uint()
@@ -5491,9 +5366,7 @@ def cudaGetErrorName(error: cudaError | int) -> str:
     if error.__class__ is not cudaError and (
         error.__class__ is not int or error not in _cudaError_members
     ):
-        error = _c.enum_argument(
-            error, cudaError, 0, 4294967295, None, "cudaGetErrorName", "error", "cudaError_t"
-        )
+        error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorName", "error")
     try:
         return _c.text(_cudaGetErrorName(error))
     except _ArgumentError as exc:
@@ -5513,9 +5386,7 @@ def cudaGetErrorString(error: cudaError | int) -> str:
     if error.__class__ is not cudaError and (
         error.__class__ is not int or error not in _cudaError_members
     ):
-        error = _c.enum_argument(
-            error, cudaError, 0, 4294967295, None, "cudaGetErrorString", "error", "cudaError_t"
-        )
+        error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorString", "error")
     try:
         return _c.text(_cudaGetErrorString(error))
     except _ArgumentError as exc:
@@ -5638,9 +5509,7 @@ def cudaGetMipmappedArrayLevel(
     if mipmappedArray.__class__ is not cudaMipmappedArray_const_t:
         mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
     if level.__class__ is not int or level >> 32:
-        level = _c.integer(
-            level, 0, 4294967295, "cudaGetMipmappedArrayLevel", "level", "unsigned int"
-        )
+        level = _c.integer(level, _range_unsigned_int, "cudaGetMipmappedArrayLevel", "level")
     levelArray = cudaArray_t()
     try:
         err = _cudaGetMipmappedArrayLevel(levelArray, mipmappedArray, level)
@@ -5671,11 +5540,9 @@ def cudaGetSurfaceObjectResourceDesc(surfObject: int) -> cudaResourceDesc:
     if surfObject.__class__ is not int or surfObject >> 64:
         surfObject = _c.integer(
             surfObject,
-            0,
-            18446744073709551615,
+            _range_cudaSurfaceObject_t_unsigned_long_long,
             "cudaGetSurfaceObjectResourceDesc",
             "surfObject",
-            "cudaSurfaceObject_t (unsigned long long)",
         )
     pResDesc = cudaResourceDesc()
     try:
@@ -5765,11 +5632,9 @@ def cudaGetTextureObjectResourceDesc(texObject: int) -> cudaResourceDesc:
     if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
-            0,
-            18446744073709551615,
+            _range_cudaTextureObject_t_unsigned_long_long,
             "cudaGetTextureObjectResourceDesc",
             "texObject",
-            "cudaTextureObject_t (unsigned long long)",
         )
     pResDesc = cudaResourceDesc()
     try:
@@ -5801,11 +5666,9 @@ def cudaGetTextureObjectResourceViewDesc(texObject: int) -> cudaResourceViewDesc
     if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
-            0,
-            18446744073709551615,
+            _range_cudaTextureObject_t_unsigned_long_long,
             "cudaGetTextureObjectResourceViewDesc",
             "texObject",
-            "cudaTextureObject_t (unsigned long long)",
         )
     pResViewDesc = cudaResourceViewDesc()
     try:
@@ -5837,11 +5700,9 @@ def cudaGetTextureObjectTextureDesc(texObject: int) -> cudaTextureDesc:
     if texObject.__class__ is not int or texObject >> 64:
         texObject = _c.integer(
             texObject,
-            0,
-            18446744073709551615,
+            _range_cudaTextureObject_t_unsigned_long_long,
             "cudaGetTextureObjectTextureDesc",
             "texObject",
-            "cudaTextureObject_t (unsigned long long)",
         )
     pTexDesc = cudaTextureDesc()
     try:
@@ -5888,12 +5749,7 @@ def cudaGraphAddChildGraphNode(
         raise _c.address_error(pDependencies, "cudaGraphAddChildGraphNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddChildGraphNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddChildGraphNode", "numDependencies"
         )
     if childGraph.__class__ is not cudaGraph_t:
         childGraph = _c.handle(childGraph, cudaGraph_t, "childGraph")
@@ -5954,12 +5810,7 @@ def cudaGraphAddDependencies(
         )
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddDependencies",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddDependencies", "numDependencies"
         )
     try:
         err = _cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies)
@@ -5998,12 +5849,7 @@ def cudaGraphAddEmptyNode(
         raise _c.address_error(pDependencies, "cudaGraphAddEmptyNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddEmptyNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddEmptyNode", "numDependencies"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -6050,12 +5896,7 @@ def cudaGraphAddEventRecordNode(
         raise _c.address_error(pDependencies, "cudaGraphAddEventRecordNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddEventRecordNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddEventRecordNode", "numDependencies"
         )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
@@ -6104,12 +5945,7 @@ def cudaGraphAddEventWaitNode(
         raise _c.address_error(pDependencies, "cudaGraphAddEventWaitNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddEventWaitNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddEventWaitNode", "numDependencies"
         )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
@@ -6161,11 +5997,9 @@ def cudaGraphAddExternalSemaphoresSignalNode(
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
-            0,
-            18446744073709551615,
+            _range_size_t,
             "cudaGraphAddExternalSemaphoresSignalNode",
             "numDependencies",
-            "size_t",
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreSignalNodeParams, "nodeParams", False)
@@ -6226,11 +6060,9 @@ def cudaGraphAddExternalSemaphoresWaitNode(
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
             numDependencies,
-            0,
-            18446744073709551615,
+            _range_size_t,
             "cudaGraphAddExternalSemaphoresWaitNode",
             "numDependencies",
-            "size_t",
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaExternalSemaphoreWaitNodeParams, "nodeParams", False)
@@ -6290,12 +6122,7 @@ def cudaGraphAddHostNode(
         raise _c.address_error(pDependencies, "cudaGraphAddHostNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddHostNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddHostNode", "numDependencies"
         )
     pNodeParams, _pNodeParams_token = _c.callback_record(
         pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
@@ -6349,12 +6176,7 @@ def cudaGraphAddKernelNode(
         raise _c.address_error(pDependencies, "cudaGraphAddKernelNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddKernelNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddKernelNode", "numDependencies"
         )
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(pNodeParams, cudaKernelNodeParams, "pNodeParams", False)
@@ -6409,12 +6231,7 @@ def cudaGraphAddMemAllocNode(
         raise _c.address_error(pDependencies, "cudaGraphAddMemAllocNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemAllocNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemAllocNode", "numDependencies"
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaMemAllocNodeParams, "nodeParams", True)
@@ -6469,12 +6286,7 @@ def cudaGraphAddMemFreeNode(
         raise _c.address_error(pDependencies, "cudaGraphAddMemFreeNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemFreeNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemFreeNode", "numDependencies"
         )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
@@ -6525,12 +6337,7 @@ def cudaGraphAddMemcpyNode(
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemcpyNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode", "numDependencies"
         )
     if pCopyParams.__class__ is not int:
         pCopyParams = _c.ref(pCopyParams, cudaMemcpy3DParms, "pCopyParams", False)
@@ -6591,12 +6398,7 @@ def cudaGraphAddMemcpyNode1D(
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode1D", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemcpyNode1D",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode1D", "numDependencies"
         )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
@@ -6607,22 +6409,11 @@ def cudaGraphAddMemcpyNode1D(
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNode1D", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaGraphAddMemcpyNode1D", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphAddMemcpyNode1D",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode1D(
@@ -6687,12 +6478,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeFromSymbol", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemcpyNodeFromSymbol",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "numDependencies"
         )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
@@ -6703,25 +6489,14 @@ def cudaGraphAddMemcpyNodeFromSymbol(
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphAddMemcpyNodeFromSymbol", "symbol")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeFromSymbol", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeFromSymbol", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphAddMemcpyNodeFromSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -6788,12 +6563,7 @@ def cudaGraphAddMemcpyNodeToSymbol(
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeToSymbol", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemcpyNodeToSymbol",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "numDependencies"
         )
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
@@ -6804,25 +6574,14 @@ def cudaGraphAddMemcpyNodeToSymbol(
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNodeToSymbol", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeToSymbol", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaGraphAddMemcpyNodeToSymbol", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphAddMemcpyNodeToSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -6881,12 +6640,7 @@ def cudaGraphAddMemsetNode(
         raise _c.address_error(pDependencies, "cudaGraphAddMemsetNode", "pDependencies")
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddMemsetNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddMemsetNode", "numDependencies"
         )
     if pMemsetParams.__class__ is not int:
         pMemsetParams = _c.ref(pMemsetParams, cudaMemsetParams, "pMemsetParams", False)
@@ -6949,12 +6703,7 @@ def cudaGraphAddNode(
         )
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphAddNode",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphAddNode", "numDependencies"
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(nodeParams, cudaGraphNodeParams, "nodeParams", True)
@@ -7064,16 +6813,12 @@ def cudaGraphConditionalHandleCreate(
     if defaultLaunchValue.__class__ is not int or defaultLaunchValue >> 32:
         defaultLaunchValue = _c.integer(
             defaultLaunchValue,
-            0,
-            4294967295,
+            _range_unsigned_int,
             "cudaGraphConditionalHandleCreate",
             "defaultLaunchValue",
-            "unsigned int",
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphConditionalHandleCreate", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphConditionalHandleCreate", "flags")
     pHandle_out = cudaGraphConditionalHandle()
     try:
         err = _cudaGraphConditionalHandleCreate(pHandle_out, graph, defaultLaunchValue, flags)
@@ -7116,15 +6861,13 @@ def cudaGraphConditionalHandleCreate_v2(
     if defaultLaunchValue.__class__ is not int or defaultLaunchValue >> 32:
         defaultLaunchValue = _c.integer(
             defaultLaunchValue,
-            0,
-            4294967295,
+            _range_unsigned_int,
             "cudaGraphConditionalHandleCreate_v2",
             "defaultLaunchValue",
-            "unsigned int",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphConditionalHandleCreate_v2", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaGraphConditionalHandleCreate_v2", "flags"
         )
     pHandle_out = cudaGraphConditionalHandle()
     try:
@@ -7158,7 +6901,7 @@ def cudaGraphCreate(flags: int = 0) -> cudaGraph_t:
     C: cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaGraphCreate", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphCreate", "flags")
     pGraph = cudaGraph_t()
     try:
         err = _cudaGraphCreate(pGraph, flags)
@@ -7190,7 +6933,7 @@ def cudaGraphDebugDotPrint(
     if path.__class__ is not bytes:
         path = _c.cstring(path, "path")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaGraphDebugDotPrint", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     try:
         err = _cudaGraphDebugDotPrint(graph, path, flags)
     except _ArgumentError as exc:
@@ -7783,21 +7526,12 @@ def cudaGraphExecMemcpyNodeSetParams1D(
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParams1D", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaGraphExecMemcpyNodeSetParams1D", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphExecMemcpyNodeSetParams1D",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
         )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
@@ -7851,34 +7585,17 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
         raise _c.address_error(symbol, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "symbol")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(
-            count,
-            0,
-            18446744073709551615,
-            "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
-            "count",
-            "size_t",
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "count"
         )
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
-            offset,
-            0,
-            18446744073709551615,
-            "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
-            "offset",
-            "size_t",
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
         )
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
         )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsFromSymbol(
@@ -7934,34 +7651,17 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "src")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(
-            count,
-            0,
-            18446744073709551615,
-            "cudaGraphExecMemcpyNodeSetParamsToSymbol",
-            "count",
-            "size_t",
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "count"
         )
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
-            offset,
-            0,
-            18446744073709551615,
-            "cudaGraphExecMemcpyNodeSetParamsToSymbol",
-            "offset",
-            "size_t",
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
         )
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphExecMemcpyNodeSetParamsToSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
         )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsToSymbol(
@@ -8439,9 +8139,7 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(
-            flags, 0, 18446744073709551615, "cudaGraphInstantiate", "flags", "unsigned long long"
-        )
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaGraphInstantiate", "flags")
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiate(pGraphExec, graph, flags)
@@ -8479,12 +8177,7 @@ def cudaGraphInstantiateWithFlags(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
-            flags,
-            0,
-            18446744073709551615,
-            "cudaGraphInstantiateWithFlags",
-            "flags",
-            "unsigned long long",
+            flags, _range_unsigned_long_long, "cudaGraphInstantiateWithFlags", "flags"
         )
     pGraphExec = cudaGraphExec_t()
     try:
@@ -8624,14 +8317,7 @@ def cudaGraphKernelNodeGetAttribute(
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaLaunchAttributeID,
-            0,
-            4294967295,
-            None,
-            "cudaGraphKernelNodeGetAttribute",
-            "attr",
-            "enum cudaLaunchAttributeID",
+            attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
         )
     value_out = _c.attribute_storage(
         attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeGetAttribute"
@@ -8727,14 +8413,7 @@ def cudaGraphKernelNodeSetAttribute(
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaLaunchAttributeID,
-            0,
-            4294967295,
-            None,
-            "cudaGraphKernelNodeSetAttribute",
-            "attr",
-            "enum cudaLaunchAttributeID",
+            attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
         )
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeSetAttribute", "value"
@@ -8962,21 +8641,12 @@ def cudaGraphMemcpyNodeSetParams1D(
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParams1D", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaGraphMemcpyNodeSetParams1D", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphMemcpyNodeSetParams1D",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
         )
     try:
         err = _cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
@@ -9023,35 +8693,16 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphMemcpyNodeSetParamsFromSymbol", "symbol")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count,
-            0,
-            18446744073709551615,
-            "cudaGraphMemcpyNodeSetParamsFromSymbol",
-            "count",
-            "size_t",
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(
-            offset,
-            0,
-            18446744073709551615,
-            "cudaGraphMemcpyNodeSetParamsFromSymbol",
-            "offset",
-            "size_t",
+            offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
         )
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphMemcpyNodeSetParamsFromSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
         )
     try:
         err = _cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
@@ -9100,35 +8751,14 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParamsToSymbol", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count,
-            0,
-            18446744073709551615,
-            "cudaGraphMemcpyNodeSetParamsToSymbol",
-            "count",
-            "size_t",
-        )
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset,
-            0,
-            18446744073709551615,
-            "cudaGraphMemcpyNodeSetParamsToSymbol",
-            "offset",
-            "size_t",
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaGraphMemcpyNodeSetParamsToSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
         )
     try:
         err = _cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
@@ -9509,7 +9139,7 @@ def cudaGraphNodeSetEnabled(
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if isEnabled.__class__ is not int or isEnabled >> 32:
         isEnabled = _c.integer(
-            isEnabled, 0, 4294967295, "cudaGraphNodeSetEnabled", "isEnabled", "unsigned int"
+            isEnabled, _range_unsigned_int, "cudaGraphNodeSetEnabled", "isEnabled"
         )
     try:
         err = _cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
@@ -9571,9 +9201,7 @@ def cudaGraphReleaseUserObject(
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
-        count = _c.integer(
-            count, 0, 4294967295, "cudaGraphReleaseUserObject", "count", "unsigned int"
-        )
+        count = _c.integer(count, _range_unsigned_int, "cudaGraphReleaseUserObject", "count")
     try:
         err = _cudaGraphReleaseUserObject(graph, object, count)
     except _ArgumentError as exc:
@@ -9624,12 +9252,7 @@ def cudaGraphRemoveDependencies(
         )
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaGraphRemoveDependencies",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaGraphRemoveDependencies", "numDependencies"
         )
     try:
         err = _cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies)
@@ -9668,13 +9291,9 @@ def cudaGraphRetainUserObject(
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
-        count = _c.integer(
-            count, 0, 4294967295, "cudaGraphRetainUserObject", "count", "unsigned int"
-        )
+        count = _c.integer(count, _range_unsigned_int, "cudaGraphRetainUserObject", "count")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphRetainUserObject", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphRetainUserObject", "flags")
     try:
         err = _cudaGraphRetainUserObject(graph, object, count, flags)
     except _ArgumentError as exc:
@@ -9733,9 +9352,7 @@ def cudaGraphicsEGLRegisterImage(
     if image.__class__ is not EGLImageKHR:
         image = _c.handle(image, EGLImageKHR, "image")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsEGLRegisterImage", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsEGLRegisterImage", "flags")
     pCudaResource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsEGLRegisterImage(pCudaResource, image, flags)
@@ -9766,12 +9383,10 @@ def cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> cudaGraphicsResourc
     """
     if buffer.__class__ is not int or buffer >> 32:
         buffer = _c.integer(
-            buffer, 0, 4294967295, "cudaGraphicsGLRegisterBuffer", "buffer", "GLuint (unsigned int)"
+            buffer, _range_GLuint_unsigned_int, "cudaGraphicsGLRegisterBuffer", "buffer"
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsGLRegisterBuffer", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsGLRegisterBuffer", "flags")
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsGLRegisterBuffer(resource, buffer, flags)
@@ -9803,16 +9418,14 @@ def cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> cudaGrap
     """
     if image.__class__ is not int or image >> 32:
         image = _c.integer(
-            image, 0, 4294967295, "cudaGraphicsGLRegisterImage", "image", "GLuint (unsigned int)"
+            image, _range_GLuint_unsigned_int, "cudaGraphicsGLRegisterImage", "image"
         )
     if target.__class__ is not int or target >> 32:
         target = _c.integer(
-            target, 0, 4294967295, "cudaGraphicsGLRegisterImage", "target", "GLenum (unsigned int)"
+            target, _range_GLenum_unsigned_int, "cudaGraphicsGLRegisterImage", "target"
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsGLRegisterImage", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsGLRegisterImage", "flags")
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsGLRegisterImage(resource, image, target, flags)
@@ -9842,9 +9455,7 @@ def cudaGraphicsMapResources(
     C: cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if count.__class__ is not int or not -2147483648 <= count <= 2147483647:
-        count = _c.integer(
-            count, -2147483648, 2147483647, "cudaGraphicsMapResources", "count", "int"
-        )
+        count = _c.integer(count, _range_int, "cudaGraphicsMapResources", "count")
     if resources.__class__ is not int:
         resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
     elif resources >> 64:
@@ -9884,16 +9495,11 @@ def cudaGraphicsResourceGetMappedEglFrame(
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if index.__class__ is not int or index >> 32:
         index = _c.integer(
-            index, 0, 4294967295, "cudaGraphicsResourceGetMappedEglFrame", "index", "unsigned int"
+            index, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "index"
         )
     if mipLevel.__class__ is not int or mipLevel >> 32:
         mipLevel = _c.integer(
-            mipLevel,
-            0,
-            4294967295,
-            "cudaGraphicsResourceGetMappedEglFrame",
-            "mipLevel",
-            "unsigned int",
+            mipLevel, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "mipLevel"
         )
     eglFrame = cudaEglFrame()
     try:
@@ -9991,9 +9597,7 @@ def cudaGraphicsResourceSetMapFlags(
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsResourceSetMapFlags", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsResourceSetMapFlags", "flags")
     try:
         err = _cudaGraphicsResourceSetMapFlags(resource, flags)
     except _ArgumentError as exc:
@@ -10027,21 +9631,11 @@ def cudaGraphicsSubResourceGetMappedArray(
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if arrayIndex.__class__ is not int or arrayIndex >> 32:
         arrayIndex = _c.integer(
-            arrayIndex,
-            0,
-            4294967295,
-            "cudaGraphicsSubResourceGetMappedArray",
-            "arrayIndex",
-            "unsigned int",
+            arrayIndex, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "arrayIndex"
         )
     if mipLevel.__class__ is not int or mipLevel >> 32:
         mipLevel = _c.integer(
-            mipLevel,
-            0,
-            4294967295,
-            "cudaGraphicsSubResourceGetMappedArray",
-            "mipLevel",
-            "unsigned int",
+            mipLevel, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "mipLevel"
         )
     array = cudaArray_t()
     try:
@@ -10074,9 +9668,7 @@ def cudaGraphicsUnmapResources(
     C: cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
     if count.__class__ is not int or not -2147483648 <= count <= 2147483647:
-        count = _c.integer(
-            count, -2147483648, 2147483647, "cudaGraphicsUnmapResources", "count", "int"
-        )
+        count = _c.integer(count, _range_int, "cudaGraphicsUnmapResources", "count")
     if resources.__class__ is not int:
         resources = _c.ref(resources, cudaGraphicsResource_t, "resources", True)
     elif resources >> 64:
@@ -10134,15 +9726,13 @@ def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaG
     if vdpSurface.__class__ is not int or vdpSurface >> 32:
         vdpSurface = _c.integer(
             vdpSurface,
-            0,
-            4294967295,
+            _range_VdpOutputSurface_unsigned_int,
             "cudaGraphicsVDPAURegisterOutputSurface",
             "vdpSurface",
-            "VdpOutputSurface (unsigned int)",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsVDPAURegisterOutputSurface", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaGraphicsVDPAURegisterOutputSurface", "flags"
         )
     resource = cudaGraphicsResource_t()
     try:
@@ -10175,15 +9765,13 @@ def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> cudaGr
     if vdpSurface.__class__ is not int or vdpSurface >> 32:
         vdpSurface = _c.integer(
             vdpSurface,
-            0,
-            4294967295,
+            _range_VdpVideoSurface_unsigned_int,
             "cudaGraphicsVDPAURegisterVideoSurface",
             "vdpSurface",
-            "VdpVideoSurface (unsigned int)",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaGraphicsVDPAURegisterVideoSurface", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaGraphicsVDPAURegisterVideoSurface", "flags"
         )
     resource = cudaGraphicsResource_t()
     try:
@@ -10219,9 +9807,9 @@ def cudaGreenCtxCreate(
     if desc.__class__ is not cudaDevResourceDesc_t:
         desc = _c.handle(desc, cudaDevResourceDesc_t, "desc")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, -2147483648, 2147483647, "cudaGreenCtxCreate", "device", "int")
+        device = _c.integer(device, _range_int, "cudaGreenCtxCreate", "device")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaGreenCtxCreate", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGreenCtxCreate", "flags")
     phCtx = cudaExecutionContext_t()
     try:
         err = _cudaGreenCtxCreate(phCtx, desc, device, flags)
@@ -10251,9 +9839,9 @@ def cudaHostAlloc(size: int, flags: int) -> _HostMemory:
     C: cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaHostAlloc", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaHostAlloc", "size")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaHostAlloc", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostAlloc", "flags")
     pHost = c_void_p()
     try:
         err = _cudaHostAlloc(pHost, size, flags)
@@ -10285,9 +9873,7 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | i
     elif pHost >> 64:
         raise _c.address_error(pHost, "cudaHostGetDevicePointer", "pHost")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaHostGetDevicePointer", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostGetDevicePointer", "flags")
     pDevice = c_void_p()
     try:
         err = _cudaHostGetDevicePointer(pDevice, pHost, flags)
@@ -10348,9 +9934,9 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
     elif ptr >> 64:
         raise _c.address_error(ptr, "cudaHostRegister", "ptr")
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaHostRegister", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaHostRegister", "size")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaHostRegister", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostRegister", "flags")
     try:
         err = _cudaHostRegister(ptr, size, flags)
     except _ArgumentError as exc:
@@ -10472,13 +10058,11 @@ def cudaInitDevice(device: int, deviceFlags: int, flags: int) -> None:
     C: cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, -2147483648, 2147483647, "cudaInitDevice", "device", "int")
+        device = _c.integer(device, _range_int, "cudaInitDevice", "device")
     if deviceFlags.__class__ is not int or deviceFlags >> 32:
-        deviceFlags = _c.integer(
-            deviceFlags, 0, 4294967295, "cudaInitDevice", "deviceFlags", "unsigned int"
-        )
+        deviceFlags = _c.integer(deviceFlags, _range_unsigned_int, "cudaInitDevice", "deviceFlags")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaInitDevice", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaInitDevice", "flags")
     try:
         err = _cudaInitDevice(device, deviceFlags, flags)
     except _ArgumentError as exc:
@@ -10609,7 +10193,7 @@ def cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: int) -> int:
     C: cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaIpcOpenMemHandle", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaIpcOpenMemHandle", "flags")
     devPtr = c_void_p()
     try:
         err = _cudaIpcOpenMemHandle(devPtr, handle, flags)
@@ -10645,23 +10229,12 @@ def cudaKernelSetAttributeForDevice(
         attr.__class__ is not int or attr not in _cudaFuncAttribute_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaFuncAttribute,
-            0,
-            4294967295,
-            None,
-            "cudaKernelSetAttributeForDevice",
-            "attr",
-            "enum cudaFuncAttribute",
+            attr, _range_cudaFuncAttribute, "cudaKernelSetAttributeForDevice", "attr"
         )
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(
-            value, -2147483648, 2147483647, "cudaKernelSetAttributeForDevice", "value", "int"
-        )
+        value = _c.integer(value, _range_int, "cudaKernelSetAttributeForDevice", "value")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaKernelSetAttributeForDevice", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaKernelSetAttributeForDevice", "device")
     try:
         err = _cudaKernelSetAttributeForDevice(kernel, attr, value, device)
     except _ArgumentError as exc:
@@ -10705,9 +10278,7 @@ def cudaLaunchCooperativeKernel(
     elif args >> 64:
         raise _c.address_error(args, "cudaLaunchCooperativeKernel", "args")
     if sharedMem.__class__ is not int or sharedMem >> 64:
-        sharedMem = _c.integer(
-            sharedMem, 0, 18446744073709551615, "cudaLaunchCooperativeKernel", "sharedMem", "size_t"
-        )
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchCooperativeKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10776,9 +10347,7 @@ def cudaLaunchHostFunc_v2(
         fn, userData, "cudaHostFn_t", _lib, ("fn", "userData"), stream
     )
     if syncMode.__class__ is not int or syncMode >> 32:
-        syncMode = _c.integer(
-            syncMode, 0, 4294967295, "cudaLaunchHostFunc_v2", "syncMode", "unsigned int"
-        )
+        syncMode = _c.integer(syncMode, _range_unsigned_int, "cudaLaunchHostFunc_v2", "syncMode")
     try:
         err = _cudaLaunchHostFunc_v2(stream, fn, userData, syncMode)
     except _ArgumentError as exc:
@@ -10824,9 +10393,7 @@ def cudaLaunchKernel(
     elif args >> 64:
         raise _c.address_error(args, "cudaLaunchKernel", "args")
     if sharedMem.__class__ is not int or sharedMem >> 64:
-        sharedMem = _c.integer(
-            sharedMem, 0, 18446744073709551615, "cudaLaunchKernel", "sharedMem", "size_t"
-        )
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10893,7 +10460,7 @@ def cudaLibraryEnumerateKernels(
     """
     if numKernels.__class__ is not int or numKernels >> 32:
         numKernels = _c.integer(
-            numKernels, 0, 4294967295, "cudaLibraryEnumerateKernels", "numKernels", "unsigned int"
+            numKernels, _range_unsigned_int, "cudaLibraryEnumerateKernels", "numKernels"
         )
     if lib.__class__ is not cudaLibrary_t:
         lib = _c.handle(lib, cudaLibrary_t, "lib")
@@ -11119,7 +10686,7 @@ def cudaLibraryLoadData(
         raise _c.address_error(jitOptionsValues, "cudaLibraryLoadData", "jitOptionsValues")
     if numJitOptions.__class__ is not int or numJitOptions >> 32:
         numJitOptions = _c.integer(
-            numJitOptions, 0, 4294967295, "cudaLibraryLoadData", "numJitOptions", "unsigned int"
+            numJitOptions, _range_unsigned_int, "cudaLibraryLoadData", "numJitOptions"
         )
     if libraryOptions.__class__ is not int:
         libraryOptions = _c.ref(libraryOptions, c_uint, "libraryOptions", True)
@@ -11131,12 +10698,7 @@ def cudaLibraryLoadData(
         raise _c.address_error(libraryOptionValues, "cudaLibraryLoadData", "libraryOptionValues")
     if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
         numLibraryOptions = _c.integer(
-            numLibraryOptions,
-            0,
-            4294967295,
-            "cudaLibraryLoadData",
-            "numLibraryOptions",
-            "unsigned int",
+            numLibraryOptions, _range_unsigned_int, "cudaLibraryLoadData", "numLibraryOptions"
         )
     library = cudaLibrary_t()
     try:
@@ -11211,7 +10773,7 @@ def cudaLibraryLoadFromFile(
         raise _c.address_error(jitOptionsValues, "cudaLibraryLoadFromFile", "jitOptionsValues")
     if numJitOptions.__class__ is not int or numJitOptions >> 32:
         numJitOptions = _c.integer(
-            numJitOptions, 0, 4294967295, "cudaLibraryLoadFromFile", "numJitOptions", "unsigned int"
+            numJitOptions, _range_unsigned_int, "cudaLibraryLoadFromFile", "numJitOptions"
         )
     if libraryOptions.__class__ is not int:
         libraryOptions = _c.ref(libraryOptions, c_uint, "libraryOptions", True)
@@ -11225,12 +10787,7 @@ def cudaLibraryLoadFromFile(
         )
     if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
         numLibraryOptions = _c.integer(
-            numLibraryOptions,
-            0,
-            4294967295,
-            "cudaLibraryLoadFromFile",
-            "numLibraryOptions",
-            "unsigned int",
+            numLibraryOptions, _range_unsigned_int, "cudaLibraryLoadFromFile", "numLibraryOptions"
         )
     library = cudaLibrary_t()
     try:
@@ -11302,7 +10859,7 @@ def cudaLogsCurrent(flags: int) -> int:
     C: cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigned int flags)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaLogsCurrent", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaLogsCurrent", "flags")
     iterator_out = cudaLogIterator()
     try:
         err = _cudaLogsCurrent(iterator_out, flags)
@@ -11332,17 +10889,12 @@ def cudaLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int
     """
     if iterator.__class__ is not int or iterator >> 32:
         iterator = _c.integer(
-            iterator,
-            0,
-            4294967295,
-            "cudaLogsDumpToFile",
-            "iterator",
-            "cudaLogIterator (unsigned int)",
+            iterator, _range_cudaLogIterator_unsigned_int, "cudaLogsDumpToFile", "iterator"
         )
     if pathToFile.__class__ is not bytes:
         pathToFile = _c.cstring(pathToFile, "pathToFile")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaLogsDumpToFile", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaLogsDumpToFile", "flags")
     iterator_ = cudaLogIterator(iterator)
     try:
         err = _cudaLogsDumpToFile(iterator_, pathToFile, flags)
@@ -11378,21 +10930,16 @@ def cudaLogsDumpToMemory(
     """
     if iterator.__class__ is not int or iterator >> 32:
         iterator = _c.integer(
-            iterator,
-            0,
-            4294967295,
-            "cudaLogsDumpToMemory",
-            "iterator",
-            "cudaLogIterator (unsigned int)",
+            iterator, _range_cudaLogIterator_unsigned_int, "cudaLogsDumpToMemory", "iterator"
         )
     if buffer.__class__ is not int:
         buffer = _c.ref(buffer, c_char, "buffer", True)
     elif buffer >> 64:
         raise _c.address_error(buffer, "cudaLogsDumpToMemory", "buffer")
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaLogsDumpToMemory", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaLogsDumpToMemory", "size")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaLogsDumpToMemory", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaLogsDumpToMemory", "flags")
     iterator_ = cudaLogIterator(iterator)
     size_ = c_size_t(size)
     try:
@@ -11482,7 +11029,7 @@ def cudaMalloc(size: int) -> int:
     C: cudaError_t cudaMalloc(void **devPtr, size_t size)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaMalloc", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaMalloc", "size")
     devPtr = c_void_p()
     try:
         err = _cudaMalloc(devPtr, size)
@@ -11540,7 +11087,7 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
     elif desc >> 64 or 0 < desc < 65536:
         raise _c.address_error(desc, "cudaMalloc3DArray", "desc", "cudaChannelFormatDesc")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaMalloc3DArray", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMalloc3DArray", "flags")
     array = cudaArray_t()
     try:
         err = _cudaMalloc3DArray(array, desc, extent, flags)
@@ -11576,11 +11123,11 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
     elif desc >> 64 or 0 < desc < 65536:
         raise _c.address_error(desc, "cudaMallocArray", "desc", "cudaChannelFormatDesc")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMallocArray", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMallocArray", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, 0, 18446744073709551615, "cudaMallocArray", "height", "size_t")
+        height = _c.integer(height, _range_size_t, "cudaMallocArray", "height")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaMallocArray", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMallocArray", "flags")
     array = cudaArray_t()
     try:
         err = _cudaMallocArray(array, desc, width, height, flags)
@@ -11610,7 +11157,7 @@ def cudaMallocAsync(size: int, hStream: cudaStream_t | _HandleLike) -> int:
     C: cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaMallocAsync", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaMallocAsync", "size")
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
     devPtr = c_void_p()
@@ -11643,9 +11190,7 @@ def cudaMallocFromPoolAsync(
     C: cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(
-            size, 0, 18446744073709551615, "cudaMallocFromPoolAsync", "size", "size_t"
-        )
+        size = _c.integer(size, _range_size_t, "cudaMallocFromPoolAsync", "size")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if stream.__class__ is not cudaStream_t:
@@ -11678,7 +11223,7 @@ def cudaMallocHost(size: int) -> _HostMemory:
     C: cudaError_t cudaMallocHost(void **ptr, size_t size)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaMallocHost", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaMallocHost", "size")
     ptr = c_void_p()
     try:
         err = _cudaMallocHost(ptr, size)
@@ -11706,9 +11251,9 @@ def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> _HostMemor
     C: cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
     """
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, 0, 18446744073709551615, "cudaMallocManaged", "size", "size_t")
+        size = _c.integer(size, _range_size_t, "cudaMallocManaged", "size")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaMallocManaged", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMallocManaged", "flags")
     devPtr = c_void_p()
     try:
         err = _cudaMallocManaged(devPtr, size, flags)
@@ -11745,12 +11290,10 @@ def cudaMallocMipmappedArray(
         raise _c.address_error(desc, "cudaMallocMipmappedArray", "desc", "cudaChannelFormatDesc")
     if numLevels.__class__ is not int or numLevels >> 32:
         numLevels = _c.integer(
-            numLevels, 0, 4294967295, "cudaMallocMipmappedArray", "numLevels", "unsigned int"
+            numLevels, _range_unsigned_int, "cudaMallocMipmappedArray", "numLevels"
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaMallocMipmappedArray", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMallocMipmappedArray", "flags")
     mipmappedArray = cudaMipmappedArray_t()
     try:
         err = _cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags)
@@ -11783,9 +11326,9 @@ def cudaMallocPitch(width: int, height: int) -> tuple[int, int]:
     C: cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
     """
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMallocPitch", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMallocPitch", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, 0, 18446744073709551615, "cudaMallocPitch", "height", "size_t")
+        height = _c.integer(height, _range_size_t, "cudaMallocPitch", "height")
     devPtr = c_void_p()
     pitch = c_size_t()
     try:
@@ -11821,20 +11364,11 @@ def cudaMemAdvise(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemAdvise", "devPtr")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemAdvise", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemAdvise", "count")
     if advice.__class__ is not cudaMemoryAdvise and (
         advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
     ):
-        advice = _c.enum_argument(
-            advice,
-            cudaMemoryAdvise,
-            0,
-            4294967295,
-            None,
-            "cudaMemAdvise",
-            "advice",
-            "enum cudaMemoryAdvise",
-        )
+        advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise", "advice")
     try:
         err = _cudaMemAdvise(devPtr, count, advice, location)
     except _ArgumentError as exc:
@@ -11880,9 +11414,7 @@ def cudaMemDiscardAndPrefetchBatchAsync(
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemDiscardAndPrefetchBatchAsync", "sizes")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemDiscardAndPrefetchBatchAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemDiscardAndPrefetchBatchAsync", "count")
     if prefetchLocs.__class__ is not int:
         prefetchLocs = _c.ref(prefetchLocs, cudaMemLocation, "prefetchLocs", True)
     elif prefetchLocs >> 64 or 0 < prefetchLocs < 65536:
@@ -11897,21 +11429,11 @@ def cudaMemDiscardAndPrefetchBatchAsync(
         )
     if numPrefetchLocs.__class__ is not int or numPrefetchLocs >> 64:
         numPrefetchLocs = _c.integer(
-            numPrefetchLocs,
-            0,
-            18446744073709551615,
-            "cudaMemDiscardAndPrefetchBatchAsync",
-            "numPrefetchLocs",
-            "size_t",
+            numPrefetchLocs, _range_size_t, "cudaMemDiscardAndPrefetchBatchAsync", "numPrefetchLocs"
         )
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
-            flags,
-            0,
-            18446744073709551615,
-            "cudaMemDiscardAndPrefetchBatchAsync",
-            "flags",
-            "unsigned long long",
+            flags, _range_unsigned_long_long, "cudaMemDiscardAndPrefetchBatchAsync", "flags"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -11967,18 +11489,9 @@ def cudaMemDiscardBatchAsync(
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemDiscardBatchAsync", "sizes")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemDiscardBatchAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemDiscardBatchAsync", "count")
     if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(
-            flags,
-            0,
-            18446744073709551615,
-            "cudaMemDiscardBatchAsync",
-            "flags",
-            "unsigned long long",
-        )
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemDiscardBatchAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12013,14 +11526,7 @@ def cudaMemGetDefaultMemPool(
         type.__class__ is not int or type not in _cudaMemAllocationType_members
     ):
         type = _c.enum_argument(
-            type,
-            cudaMemAllocationType,
-            0,
-            4294967295,
-            None,
-            "cudaMemGetDefaultMemPool",
-            "type",
-            "enum cudaMemAllocationType",
+            type, _range_cudaMemAllocationType, "cudaMemGetDefaultMemPool", "type"
         )
     memPool = cudaMemPool_t()
     try:
@@ -12077,16 +11583,7 @@ def cudaMemGetMemPool(location: _PointerLike, type: cudaMemAllocationType | int)
     if type.__class__ is not cudaMemAllocationType and (
         type.__class__ is not int or type not in _cudaMemAllocationType_members
     ):
-        type = _c.enum_argument(
-            type,
-            cudaMemAllocationType,
-            0,
-            4294967295,
-            None,
-            "cudaMemGetMemPool",
-            "type",
-            "enum cudaMemAllocationType",
-        )
+        type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemGetMemPool", "type")
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemGetMemPool(memPool, location, type)
@@ -12204,17 +11701,13 @@ def cudaMemPoolExportToShareableHandle(
     ):
         handleType = _c.enum_argument(
             handleType,
-            cudaMemAllocationHandleType,
-            0,
-            4294967295,
-            15,
+            _range_cudaMemAllocationHandleType,
             "cudaMemPoolExportToShareableHandle",
             "handleType",
-            "enum cudaMemAllocationHandleType",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaMemPoolExportToShareableHandle", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaMemPoolExportToShareableHandle", "flags"
         )
     try:
         err = _cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags)
@@ -12303,16 +11796,7 @@ def cudaMemPoolGetAttribute(
     if attr.__class__ is not cudaMemPoolAttr and (
         attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
-        attr = _c.enum_argument(
-            attr,
-            cudaMemPoolAttr,
-            0,
-            4294967295,
-            None,
-            "cudaMemPoolGetAttribute",
-            "attr",
-            "enum cudaMemPoolAttr",
-        )
+        attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolGetAttribute", "attr")
     value = _c.attribute_storage(attr, _cudaMemPoolAttr_values, "cudaMemPoolGetAttribute")
     try:
         err = _cudaMemPoolGetAttribute(memPool, attr, _c.byref(value))
@@ -12355,17 +11839,13 @@ def cudaMemPoolImportFromShareableHandle(
     ):
         handleType = _c.enum_argument(
             handleType,
-            cudaMemAllocationHandleType,
-            0,
-            4294967295,
-            15,
+            _range_cudaMemAllocationHandleType,
             "cudaMemPoolImportFromShareableHandle",
             "handleType",
-            "enum cudaMemAllocationHandleType",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaMemPoolImportFromShareableHandle", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaMemPoolImportFromShareableHandle", "flags"
         )
     memPool = cudaMemPool_t()
     try:
@@ -12438,9 +11918,7 @@ def cudaMemPoolSetAccess(
     elif descList >> 64 or 0 < descList < 65536:
         raise _c.address_error(descList, "cudaMemPoolSetAccess", "descList", "cudaMemAccessDesc")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemPoolSetAccess", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemPoolSetAccess", "count")
     try:
         err = _cudaMemPoolSetAccess(memPool, descList, count)
     except _ArgumentError as exc:
@@ -12490,16 +11968,7 @@ def cudaMemPoolSetAttribute(
     if attr.__class__ is not cudaMemPoolAttr and (
         attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
-        attr = _c.enum_argument(
-            attr,
-            cudaMemPoolAttr,
-            0,
-            4294967295,
-            None,
-            "cudaMemPoolSetAttribute",
-            "attr",
-            "enum cudaMemPoolAttr",
-        )
+        attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolSetAttribute", "attr")
     value = _c.attribute_value(
         value, attr, _cudaMemPoolAttr_values, "cudaMemPoolSetAttribute", "value"
     )
@@ -12530,7 +11999,7 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if minBytesToKeep.__class__ is not int or minBytesToKeep >> 64:
         minBytesToKeep = _c.integer(
-            minBytesToKeep, 0, 18446744073709551615, "cudaMemPoolTrimTo", "minBytesToKeep", "size_t"
+            minBytesToKeep, _range_size_t, "cudaMemPoolTrimTo", "minBytesToKeep"
         )
     try:
         err = _cudaMemPoolTrimTo(memPool, minBytesToKeep)
@@ -12567,11 +12036,9 @@ def cudaMemPrefetchAsync(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemPrefetchAsync", "devPtr")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemPrefetchAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemPrefetchAsync", "count")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaMemPrefetchAsync", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMemPrefetchAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12619,9 +12086,7 @@ def cudaMemPrefetchBatchAsync(
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemPrefetchBatchAsync", "sizes")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemPrefetchBatchAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemPrefetchBatchAsync", "count")
     if prefetchLocs.__class__ is not int:
         prefetchLocs = _c.ref(prefetchLocs, cudaMemLocation, "prefetchLocs", True)
     elif prefetchLocs >> 64 or 0 < prefetchLocs < 65536:
@@ -12634,22 +12099,10 @@ def cudaMemPrefetchBatchAsync(
         raise _c.address_error(prefetchLocIdxs, "cudaMemPrefetchBatchAsync", "prefetchLocIdxs")
     if numPrefetchLocs.__class__ is not int or numPrefetchLocs >> 64:
         numPrefetchLocs = _c.integer(
-            numPrefetchLocs,
-            0,
-            18446744073709551615,
-            "cudaMemPrefetchBatchAsync",
-            "numPrefetchLocs",
-            "size_t",
+            numPrefetchLocs, _range_size_t, "cudaMemPrefetchBatchAsync", "numPrefetchLocs"
         )
     if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(
-            flags,
-            0,
-            18446744073709551615,
-            "cudaMemPrefetchBatchAsync",
-            "flags",
-            "unsigned long long",
-        )
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemPrefetchBatchAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12708,30 +12161,19 @@ def cudaMemRangeGetAttribute(
     C: cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)
     """
     if dataSize.__class__ is not int or dataSize >> 64:
-        dataSize = _c.integer(
-            dataSize, 0, 18446744073709551615, "cudaMemRangeGetAttribute", "dataSize", "size_t"
-        )
+        dataSize = _c.integer(dataSize, _range_size_t, "cudaMemRangeGetAttribute", "dataSize")
     if attribute.__class__ is not cudaMemRangeAttribute and (
         attribute.__class__ is not int or attribute not in _cudaMemRangeAttribute_members
     ):
         attribute = _c.enum_argument(
-            attribute,
-            cudaMemRangeAttribute,
-            0,
-            4294967295,
-            None,
-            "cudaMemRangeGetAttribute",
-            "attribute",
-            "enum cudaMemRangeAttribute",
+            attribute, _range_cudaMemRangeAttribute, "cudaMemRangeGetAttribute", "attribute"
         )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttribute", "devPtr")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemRangeGetAttribute", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttribute", "count")
     data = _c.attribute_storage(
         attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
     )
@@ -12793,21 +12235,14 @@ def cudaMemRangeGetAttributes(
         raise _c.address_error(attributes, "cudaMemRangeGetAttributes", "attributes")
     if numAttributes.__class__ is not int or numAttributes >> 64:
         numAttributes = _c.integer(
-            numAttributes,
-            0,
-            18446744073709551615,
-            "cudaMemRangeGetAttributes",
-            "numAttributes",
-            "size_t",
+            numAttributes, _range_size_t, "cudaMemRangeGetAttributes", "numAttributes"
         )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False)
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttributes", "devPtr")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemRangeGetAttributes", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttributes", "count")
     data = _c.attribute_storages(
         attributes,
         _cudaMemRangeAttribute_values,
@@ -12848,16 +12283,7 @@ def cudaMemSetMemPool(
     if type.__class__ is not cudaMemAllocationType and (
         type.__class__ is not int or type not in _cudaMemAllocationType_members
     ):
-        type = _c.enum_argument(
-            type,
-            cudaMemAllocationType,
-            0,
-            4294967295,
-            None,
-            "cudaMemSetMemPool",
-            "type",
-            "enum cudaMemAllocationType",
-        )
+        type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemSetMemPool", "type")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
@@ -12894,13 +12320,11 @@ def cudaMemcpy(
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpy", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind, cudaMemcpyKind, 0, 4294967295, None, "cudaMemcpy", "kind", "enum cudaMemcpyKind"
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     try:
         err = _cudaMemcpy(dst, src, count, kind)
     except _ArgumentError as exc:
@@ -12940,23 +12364,21 @@ def cudaMemcpy2D(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2D", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
-        dpitch = _c.integer(dpitch, 0, 18446744073709551615, "cudaMemcpy2D", "dpitch", "size_t")
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2D", "dpitch")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2D", "src")
     if spitch.__class__ is not int or spitch >> 64:
-        spitch = _c.integer(spitch, 0, 18446744073709551615, "cudaMemcpy2D", "spitch", "size_t")
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2D", "spitch")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2D", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2D", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, 0, 18446744073709551615, "cudaMemcpy2D", "height", "size_t")
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2D", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind, cudaMemcpyKind, 0, 4294967295, None, "cudaMemcpy2D", "kind", "enum cudaMemcpyKind"
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2D", "kind")
     try:
         err = _cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -13000,44 +12422,23 @@ def cudaMemcpy2DArrayToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
-        wOffsetDst = _c.integer(
-            wOffsetDst, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "wOffsetDst", "size_t"
-        )
+        wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetDst")
     if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
-        hOffsetDst = _c.integer(
-            hOffsetDst, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "hOffsetDst", "size_t"
-        )
+        hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "hOffsetDst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
-        wOffsetSrc = _c.integer(
-            wOffsetSrc, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "wOffsetSrc", "size_t"
-        )
+        wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetSrc")
     if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
-        hOffsetSrc = _c.integer(
-            hOffsetSrc, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "hOffsetSrc", "size_t"
-        )
+        hOffsetSrc = _c.integer(hOffsetSrc, _range_size_t, "cudaMemcpy2DArrayToArray", "hOffsetSrc")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(
-            width, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "width", "size_t"
-        )
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DArrayToArray", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DArrayToArray", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DArrayToArray", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DArrayToArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DArrayToArray", "kind")
     try:
         err = _cudaMemcpy2DArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind
@@ -13095,36 +12496,21 @@ def cudaMemcpy2DAsync(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2DAsync", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
-        dpitch = _c.integer(
-            dpitch, 0, 18446744073709551615, "cudaMemcpy2DAsync", "dpitch", "size_t"
-        )
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DAsync", "dpitch")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2DAsync", "src")
     if spitch.__class__ is not int or spitch >> 64:
-        spitch = _c.integer(
-            spitch, 0, 18446744073709551615, "cudaMemcpy2DAsync", "spitch", "size_t"
-        )
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DAsync", "spitch")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2DAsync", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DAsync", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DAsync", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DAsync", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13172,40 +12558,21 @@ def cudaMemcpy2DFromArray(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2DFromArray", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
-        dpitch = _c.integer(
-            dpitch, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "dpitch", "size_t"
-        )
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArray", "dpitch")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DFromArray", "hOffset")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(
-            width, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "width", "size_t"
-        )
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArray", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DFromArray", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArray", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DFromArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArray", "kind")
     try:
         err = _cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind)
     except _ArgumentError as exc:
@@ -13253,40 +12620,21 @@ def cudaMemcpy2DFromArrayAsync(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpy2DFromArrayAsync", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
-        dpitch = _c.integer(
-            dpitch, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "dpitch", "size_t"
-        )
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArrayAsync", "dpitch")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DFromArrayAsync", "hOffset")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(
-            width, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "width", "size_t"
-        )
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArrayAsync", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DFromArrayAsync", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArrayAsync", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DFromArrayAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13334,40 +12682,23 @@ def cudaMemcpy2DToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpy2DToArray", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpy2DToArray", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArray", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2DToArray", "src")
     if spitch.__class__ is not int or spitch >> 64:
-        spitch = _c.integer(
-            spitch, 0, 18446744073709551615, "cudaMemcpy2DToArray", "spitch", "size_t"
-        )
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArray", "spitch")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMemcpy2DToArray", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArray", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DToArray", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArray", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DToArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArray", "kind")
     try:
         err = _cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -13413,42 +12744,23 @@ def cudaMemcpy2DToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy2DToArrayAsync", "src")
     if spitch.__class__ is not int or spitch >> 64:
-        spitch = _c.integer(
-            spitch, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "spitch", "size_t"
-        )
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArrayAsync", "spitch")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(
-            width, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "width", "size_t"
-        )
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArrayAsync", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemcpy2DToArrayAsync", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArrayAsync", "height")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpy2DToArrayAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13534,17 +12846,13 @@ def cudaMemcpy3DBatchAsync(
     C: cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList, unsigned long long flags, cudaStream_t stream)
     """
     if numOps.__class__ is not int or numOps >> 64:
-        numOps = _c.integer(
-            numOps, 0, 18446744073709551615, "cudaMemcpy3DBatchAsync", "numOps", "size_t"
-        )
+        numOps = _c.integer(numOps, _range_size_t, "cudaMemcpy3DBatchAsync", "numOps")
     if opList.__class__ is not int:
         opList = _c.ref(opList, cudaMemcpy3DBatchOp, "opList", True)
     elif opList >> 64 or 0 < opList < 65536:
         raise _c.address_error(opList, "cudaMemcpy3DBatchAsync", "opList", "cudaMemcpy3DBatchOp")
     if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(
-            flags, 0, 18446744073709551615, "cudaMemcpy3DBatchAsync", "flags", "unsigned long long"
-        )
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemcpy3DBatchAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13628,12 +12936,7 @@ def cudaMemcpy3DWithAttributesAsync(
         raise _c.address_error(op, "cudaMemcpy3DWithAttributesAsync", "op", "cudaMemcpy3DBatchOp")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
-            flags,
-            0,
-            18446744073709551615,
-            "cudaMemcpy3DWithAttributesAsync",
-            "flags",
-            "unsigned long long",
+            flags, _range_unsigned_long_long, "cudaMemcpy3DWithAttributesAsync", "flags"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -13681,40 +12984,21 @@ def cudaMemcpyArrayToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
-        wOffsetDst = _c.integer(
-            wOffsetDst, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "wOffsetDst", "size_t"
-        )
+        wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetDst")
     if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
-        hOffsetDst = _c.integer(
-            hOffsetDst, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "hOffsetDst", "size_t"
-        )
+        hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetDst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
-        wOffsetSrc = _c.integer(
-            wOffsetSrc, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "wOffsetSrc", "size_t"
-        )
+        wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetSrc")
     if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
-        hOffsetSrc = _c.integer(
-            hOffsetSrc, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "hOffsetSrc", "size_t"
-        )
+        hOffsetSrc = _c.integer(hOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetSrc")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyArrayToArray", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyArrayToArray", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyArrayToArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyArrayToArray", "kind")
     try:
         err = _cudaMemcpyArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind
@@ -13760,20 +13044,11 @@ def cudaMemcpyAsync(
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyAsync", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyAsync", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13827,9 +13102,7 @@ def cudaMemcpyBatchAsync(
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemcpyBatchAsync", "sizes")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyBatchAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyBatchAsync", "count")
     if attrs.__class__ is not int:
         attrs = _c.ref(attrs, cudaMemcpyAttributes, "attrs", True)
     elif attrs >> 64 or 0 < attrs < 65536:
@@ -13839,9 +13112,7 @@ def cudaMemcpyBatchAsync(
     elif attrsIdxs >> 64:
         raise _c.address_error(attrsIdxs, "cudaMemcpyBatchAsync", "attrsIdxs")
     if numAttrs.__class__ is not int or numAttrs >> 64:
-        numAttrs = _c.integer(
-            numAttrs, 0, 18446744073709551615, "cudaMemcpyBatchAsync", "numAttrs", "size_t"
-        )
+        numAttrs = _c.integer(numAttrs, _range_size_t, "cudaMemcpyBatchAsync", "numAttrs")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13890,28 +13161,15 @@ def cudaMemcpyFromArray(
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpyFromArray", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpyFromArray", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArray", "hOffset")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyFromArray", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromArray", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyFromArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArray", "kind")
     try:
         err = _cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind)
     except _ArgumentError as exc:
@@ -13958,30 +13216,15 @@ def cudaMemcpyFromArrayAsync(
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "hOffset")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyFromArrayAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromArrayAsync", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyFromArrayAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14027,26 +13270,13 @@ def cudaMemcpyFromSymbol(
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbol", "symbol")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyFromSymbol", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaMemcpyFromSymbol", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyFromSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     try:
         err = _cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -14090,26 +13320,13 @@ def cudaMemcpyFromSymbolAsync(
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbolAsync", "symbol")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyFromSymbolAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaMemcpyFromSymbolAsync", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyFromSymbolAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14145,19 +13362,15 @@ def cudaMemcpyPeer(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpyPeer", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
-        dstDevice = _c.integer(
-            dstDevice, -2147483648, 2147483647, "cudaMemcpyPeer", "dstDevice", "int"
-        )
+        dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeer", "dstDevice")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyPeer", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
-        srcDevice = _c.integer(
-            srcDevice, -2147483648, 2147483647, "cudaMemcpyPeer", "srcDevice", "int"
-        )
+        srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeer", "srcDevice")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyPeer", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyPeer", "count")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
     except _ArgumentError as exc:
@@ -14197,19 +13410,15 @@ def cudaMemcpyPeerAsync(
     elif dst >> 64:
         raise _c.address_error(dst, "cudaMemcpyPeerAsync", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
-        dstDevice = _c.integer(
-            dstDevice, -2147483648, 2147483647, "cudaMemcpyPeerAsync", "dstDevice", "int"
-        )
+        dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeerAsync", "dstDevice")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyPeerAsync", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
-        srcDevice = _c.integer(
-            srcDevice, -2147483648, 2147483647, "cudaMemcpyPeerAsync", "srcDevice", "int"
-        )
+        srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeerAsync", "srcDevice")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyPeerAsync", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyPeerAsync", "count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14252,32 +13461,19 @@ def cudaMemcpyToArray(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpyToArray", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpyToArray", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArray", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToArray", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyToArray", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToArray", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyToArray",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArray", "kind")
     try:
         err = _cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
     except _ArgumentError as exc:
@@ -14320,34 +13516,19 @@ def cudaMemcpyToArrayAsync(
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
-        wOffset = _c.integer(
-            wOffset, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "wOffset", "size_t"
-        )
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
-        hOffset = _c.integer(
-            hOffset, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "hOffset", "size_t"
-        )
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArrayAsync", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToArrayAsync", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyToArrayAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToArrayAsync", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyToArrayAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14393,24 +13574,13 @@ def cudaMemcpyToSymbol(
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbol", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemcpyToSymbol", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaMemcpyToSymbol", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyToSymbol",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     try:
         err = _cudaMemcpyToSymbol(symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -14454,26 +13624,13 @@ def cudaMemcpyToSymbolAsync(
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbolAsync", "src")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, 0, 18446744073709551615, "cudaMemcpyToSymbolAsync", "count", "size_t"
-        )
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
     if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, 0, 18446744073709551615, "cudaMemcpyToSymbolAsync", "offset", "size_t"
-        )
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
-        kind = _c.enum_argument(
-            kind,
-            cudaMemcpyKind,
-            0,
-            4294967295,
-            None,
-            "cudaMemcpyToSymbolAsync",
-            "kind",
-            "enum cudaMemcpyKind",
-        )
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14515,9 +13672,7 @@ def cudaMemcpyWithAttributesAsync(
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyWithAttributesAsync", "src")
     if size.__class__ is not int or size >> 64:
-        size = _c.integer(
-            size, 0, 18446744073709551615, "cudaMemcpyWithAttributesAsync", "size", "size_t"
-        )
+        size = _c.integer(size, _range_size_t, "cudaMemcpyWithAttributesAsync", "size")
     if attr.__class__ is not int:
         attr = _c.ref(attr, cudaMemcpyAttributes, "attr", True)
     elif attr >> 64 or 0 < attr < 65536:
@@ -14555,9 +13710,9 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemset", "value")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemset", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemset", "count")
     try:
         err = _cudaMemset(devPtr, value, count)
     except _ArgumentError as exc:
@@ -14587,13 +13742,13 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2D", "devPtr")
     if pitch.__class__ is not int or pitch >> 64:
-        pitch = _c.integer(pitch, 0, 18446744073709551615, "cudaMemset2D", "pitch", "size_t")
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2D", "pitch")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset2D", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemset2D", "value")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMemset2D", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMemset2D", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, 0, 18446744073709551615, "cudaMemset2D", "height", "size_t")
+        height = _c.integer(height, _range_size_t, "cudaMemset2D", "height")
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
     except _ArgumentError as exc:
@@ -14633,15 +13788,13 @@ def cudaMemset2DAsync(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2DAsync", "devPtr")
     if pitch.__class__ is not int or pitch >> 64:
-        pitch = _c.integer(pitch, 0, 18446744073709551615, "cudaMemset2DAsync", "pitch", "size_t")
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2DAsync", "pitch")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset2DAsync", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemset2DAsync", "value")
     if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, 0, 18446744073709551615, "cudaMemset2DAsync", "width", "size_t")
+        width = _c.integer(width, _range_size_t, "cudaMemset2DAsync", "width")
     if height.__class__ is not int or height >> 64:
-        height = _c.integer(
-            height, 0, 18446744073709551615, "cudaMemset2DAsync", "height", "size_t"
-        )
+        height = _c.integer(height, _range_size_t, "cudaMemset2DAsync", "height")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14669,7 +13822,7 @@ def cudaMemset3D(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent) 
     C: cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent)
     """
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset3D", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemset3D", "value")
     try:
         err = _cudaMemset3D(pitchedDevPtr, value, extent)
     except _ArgumentError as exc:
@@ -14699,7 +13852,7 @@ def cudaMemset3DAsync(
     C: cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream)
     """
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemset3DAsync", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemset3DAsync", "value")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14734,9 +13887,9 @@ def cudaMemsetAsync(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemsetAsync", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, -2147483648, 2147483647, "cudaMemsetAsync", "value", "int")
+        value = _c.integer(value, _range_int, "cudaMemsetAsync", "value")
     if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, 0, 18446744073709551615, "cudaMemsetAsync", "count", "size_t")
+        count = _c.integer(count, _range_size_t, "cudaMemsetAsync", "count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14770,14 +13923,7 @@ def cudaMipmappedArrayGetMemoryRequirements(
     if mipmap.__class__ is not cudaMipmappedArray_t:
         mipmap = _c.handle(mipmap, cudaMipmappedArray_t, "mipmap")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device,
-            -2147483648,
-            2147483647,
-            "cudaMipmappedArrayGetMemoryRequirements",
-            "device",
-            "int",
-        )
+        device = _c.integer(device, _range_int, "cudaMipmappedArrayGetMemoryRequirements", "device")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaMipmappedArrayGetMemoryRequirements(memoryRequirements, mipmap, device)
@@ -14848,21 +13994,11 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
         raise _c.address_error(func, "cudaOccupancyAvailableDynamicSMemPerBlock", "func")
     if numBlocks.__class__ is not int or not -2147483648 <= numBlocks <= 2147483647:
         numBlocks = _c.integer(
-            numBlocks,
-            -2147483648,
-            2147483647,
-            "cudaOccupancyAvailableDynamicSMemPerBlock",
-            "numBlocks",
-            "int",
+            numBlocks, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "numBlocks"
         )
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
-            blockSize,
-            -2147483648,
-            2147483647,
-            "cudaOccupancyAvailableDynamicSMemPerBlock",
-            "blockSize",
-            "int",
+            blockSize, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "blockSize"
         )
     dynamicSmemSize = c_size_t()
     try:
@@ -14905,21 +14041,14 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         raise _c.address_error(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "func")
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
-            blockSize,
-            -2147483648,
-            2147483647,
-            "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
-            "blockSize",
-            "int",
+            blockSize, _range_int, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "blockSize"
         )
     if dynamicSMemSize.__class__ is not int or dynamicSMemSize >> 64:
         dynamicSMemSize = _c.integer(
             dynamicSMemSize,
-            0,
-            18446744073709551615,
+            _range_size_t,
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
             "dynamicSMemSize",
-            "size_t",
         )
     numBlocks = c_int()
     try:
@@ -14966,29 +14095,23 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
             blockSize,
-            -2147483648,
-            2147483647,
+            _range_int,
             "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             "blockSize",
-            "int",
         )
     if dynamicSMemSize.__class__ is not int or dynamicSMemSize >> 64:
         dynamicSMemSize = _c.integer(
             dynamicSMemSize,
-            0,
-            18446744073709551615,
+            _range_size_t,
             "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             "dynamicSMemSize",
-            "size_t",
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags,
-            0,
-            4294967295,
+            _range_unsigned_int,
             "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             "flags",
-            "unsigned int",
         )
     numBlocks = c_int()
     try:
@@ -15196,7 +14319,7 @@ def cudaSetDevice(device: int) -> None:
     C: cudaError_t cudaSetDevice(int device)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, -2147483648, 2147483647, "cudaSetDevice", "device", "int")
+        device = _c.integer(device, _range_int, "cudaSetDevice", "device")
     try:
         err = _cudaSetDevice(device)
     except _ArgumentError as exc:
@@ -15218,7 +14341,7 @@ def cudaSetDeviceFlags(flags: int) -> None:
     C: cudaError_t cudaSetDeviceFlags(unsigned int flags)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaSetDeviceFlags", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaSetDeviceFlags", "flags")
     try:
         err = _cudaSetDeviceFlags(flags)
     except _ArgumentError as exc:
@@ -15245,7 +14368,7 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
     elif device_arr >> 64:
         raise _c.address_error(device_arr, "cudaSetValidDevices", "device_arr")
     if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
-        len = _c.integer(len, -2147483648, 2147483647, "cudaSetValidDevices", "len", "int")
+        len = _c.integer(len, _range_int, "cudaSetValidDevices", "len")
     try:
         err = _cudaSetValidDevices(device_arr, len)
     except _ArgumentError as exc:
@@ -15289,12 +14412,7 @@ def cudaSignalExternalSemaphoresAsync(
         )
     if numExtSems.__class__ is not int or numExtSems >> 32:
         numExtSems = _c.integer(
-            numExtSems,
-            0,
-            4294967295,
-            "cudaSignalExternalSemaphoresAsync",
-            "numExtSems",
-            "unsigned int",
+            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -15333,7 +14451,7 @@ def cudaStreamAddCallback(
         callback, userData, "cudaStreamCallback_t", _lib, ("callback", "userData"), stream
     )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaStreamAddCallback", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAddCallback", "flags")
     try:
         err = _cudaStreamAddCallback(stream, callback, userData, flags)
     except _ArgumentError as exc:
@@ -15373,13 +14491,9 @@ def cudaStreamAttachMemAsync(
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaStreamAttachMemAsync", "devPtr")
     if length.__class__ is not int or length >> 64:
-        length = _c.integer(
-            length, 0, 18446744073709551615, "cudaStreamAttachMemAsync", "length", "size_t"
-        )
+        length = _c.integer(length, _range_size_t, "cudaStreamAttachMemAsync", "length")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaStreamAttachMemAsync", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAttachMemAsync", "flags")
     try:
         err = _cudaStreamAttachMemAsync(stream, devPtr, length, flags)
     except _ArgumentError as exc:
@@ -15411,14 +14525,7 @@ def cudaStreamBeginCapture(
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
-            mode,
-            cudaStreamCaptureMode,
-            0,
-            4294967295,
-            None,
-            "cudaStreamBeginCapture",
-            "mode",
-            "enum cudaStreamCaptureMode",
+            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCapture", "mode"
         )
     try:
         err = _cudaStreamBeginCapture(stream, mode)
@@ -15468,25 +14575,13 @@ def cudaStreamBeginCaptureToGraph(
         )
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaStreamBeginCaptureToGraph",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaStreamBeginCaptureToGraph", "numDependencies"
         )
     if mode.__class__ is not cudaStreamCaptureMode and (
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
-            mode,
-            cudaStreamCaptureMode,
-            0,
-            4294967295,
-            None,
-            "cudaStreamBeginCaptureToGraph",
-            "mode",
-            "enum cudaStreamCaptureMode",
+            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCaptureToGraph", "mode"
         )
     try:
         err = _cudaStreamBeginCaptureToGraph(
@@ -15528,14 +14623,7 @@ def cudaStreamBeginRecaptureToGraph(
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
-            mode,
-            cudaStreamCaptureMode,
-            0,
-            4294967295,
-            None,
-            "cudaStreamBeginRecaptureToGraph",
-            "mode",
-            "enum cudaStreamCaptureMode",
+            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginRecaptureToGraph", "mode"
         )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
@@ -15623,9 +14711,7 @@ def cudaStreamCreateWithFlags(flags: int) -> cudaStream_t:
     C: cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaStreamCreateWithFlags", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamCreateWithFlags", "flags")
     pStream = cudaStream_t()
     try:
         err = _cudaStreamCreateWithFlags(pStream, flags)
@@ -15653,13 +14739,9 @@ def cudaStreamCreateWithPriority(flags: int, priority: int) -> cudaStream_t:
     C: cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)
     """
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, 0, 4294967295, "cudaStreamCreateWithPriority", "flags", "unsigned int"
-        )
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamCreateWithPriority", "flags")
     if priority.__class__ is not int or not -2147483648 <= priority <= 2147483647:
-        priority = _c.integer(
-            priority, -2147483648, 2147483647, "cudaStreamCreateWithPriority", "priority", "int"
-        )
+        priority = _c.integer(priority, _range_int, "cudaStreamCreateWithPriority", "priority")
     pStream = cudaStream_t()
     try:
         err = _cudaStreamCreateWithPriority(pStream, flags, priority)
@@ -15773,14 +14855,7 @@ def cudaStreamGetAttribute(
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaLaunchAttributeID,
-            0,
-            4294967295,
-            None,
-            "cudaStreamGetAttribute",
-            "attr",
-            "enum cudaLaunchAttributeID",
+            attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
         )
     value_out = _c.attribute_storage(attr, _cudaLaunchAttributeID_values, "cudaStreamGetAttribute")
     try:
@@ -15888,14 +14963,7 @@ def cudaStreamGetDevResource(
         type.__class__ is not int or type not in _cudaDevResourceType_members
     ):
         type = _c.enum_argument(
-            type,
-            cudaDevResourceType,
-            0,
-            4294967295,
-            None,
-            "cudaStreamGetDevResource",
-            "type",
-            "enum cudaDevResourceType",
+            type, _range_cudaDevResourceType, "cudaStreamGetDevResource", "type"
         )
     resource = cudaDevResource()
     try:
@@ -16124,14 +15192,7 @@ def cudaStreamSetAttribute(
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
-            attr,
-            cudaLaunchAttributeID,
-            0,
-            4294967295,
-            None,
-            "cudaStreamSetAttribute",
-            "attr",
-            "enum cudaLaunchAttributeID",
+            attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
         )
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaStreamSetAttribute", "value"
@@ -16207,16 +15268,11 @@ def cudaStreamUpdateCaptureDependencies(
         )
     if numDependencies.__class__ is not int or numDependencies >> 64:
         numDependencies = _c.integer(
-            numDependencies,
-            0,
-            18446744073709551615,
-            "cudaStreamUpdateCaptureDependencies",
-            "numDependencies",
-            "size_t",
+            numDependencies, _range_size_t, "cudaStreamUpdateCaptureDependencies", "numDependencies"
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
-            flags, 0, 4294967295, "cudaStreamUpdateCaptureDependencies", "flags", "unsigned int"
+            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies", "flags"
         )
     try:
         err = _cudaStreamUpdateCaptureDependencies(
@@ -16253,7 +15309,7 @@ def cudaStreamWaitEvent(
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaStreamWaitEvent", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamWaitEvent", "flags")
     try:
         err = _cudaStreamWaitEvent(stream, event, flags)
     except _ArgumentError as exc:
@@ -16281,14 +15337,7 @@ def cudaThreadExchangeStreamCaptureMode(mode: cudaStreamCaptureMode) -> cudaStre
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
-            mode,
-            cudaStreamCaptureMode,
-            0,
-            4294967295,
-            None,
-            "cudaThreadExchangeStreamCaptureMode",
-            "mode",
-            "enum cudaStreamCaptureMode",
+            mode, _range_cudaStreamCaptureMode, "cudaThreadExchangeStreamCaptureMode", "mode"
         )
     mode_ = c_uint(mode)
     try:
@@ -16325,15 +15374,10 @@ def cudaUserObjectCreate(
     )
     if initialRefcount.__class__ is not int or initialRefcount >> 32:
         initialRefcount = _c.integer(
-            initialRefcount,
-            0,
-            4294967295,
-            "cudaUserObjectCreate",
-            "initialRefcount",
-            "unsigned int",
+            initialRefcount, _range_unsigned_int, "cudaUserObjectCreate", "initialRefcount"
         )
     if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, 0, 4294967295, "cudaUserObjectCreate", "flags", "unsigned int")
+        flags = _c.integer(flags, _range_unsigned_int, "cudaUserObjectCreate", "flags")
     object_out = cudaUserObject_t()
     try:
         err = _cudaUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags)
@@ -16366,7 +15410,7 @@ def cudaUserObjectRelease(object: cudaUserObject_t | _HandleLike, count: int = 1
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
-        count = _c.integer(count, 0, 4294967295, "cudaUserObjectRelease", "count", "unsigned int")
+        count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRelease", "count")
     try:
         err = _cudaUserObjectRelease(object, count)
     except _ArgumentError as exc:
@@ -16391,7 +15435,7 @@ def cudaUserObjectRetain(object: cudaUserObject_t | _HandleLike, count: int = 1)
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
-        count = _c.integer(count, 0, 4294967295, "cudaUserObjectRetain", "count", "unsigned int")
+        count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRetain", "count")
     try:
         err = _cudaUserObjectRetain(object, count)
     except _ArgumentError as exc:
@@ -16416,7 +15460,7 @@ def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
     """
     if vdpDevice.__class__ is not int or vdpDevice >> 32:
         vdpDevice = _c.integer(
-            vdpDevice, 0, 4294967295, "cudaVDPAUGetDevice", "vdpDevice", "VdpDevice (unsigned int)"
+            vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUGetDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
         vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
@@ -16449,17 +15493,10 @@ def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _Poi
     C: cudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(
-            device, -2147483648, 2147483647, "cudaVDPAUSetVDPAUDevice", "device", "int"
-        )
+        device = _c.integer(device, _range_int, "cudaVDPAUSetVDPAUDevice", "device")
     if vdpDevice.__class__ is not int or vdpDevice >> 32:
         vdpDevice = _c.integer(
-            vdpDevice,
-            0,
-            4294967295,
-            "cudaVDPAUSetVDPAUDevice",
-            "vdpDevice",
-            "VdpDevice (unsigned int)",
+            vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUSetVDPAUDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
         vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
@@ -16510,12 +15547,7 @@ def cudaWaitExternalSemaphoresAsync(
         )
     if numExtSems.__class__ is not int or numExtSems >> 32:
         numExtSems = _c.integer(
-            numExtSems,
-            0,
-            4294967295,
-            "cudaWaitExternalSemaphoresAsync",
-            "numExtSems",
-            "unsigned int",
+            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -16537,7 +15569,7 @@ def make_char1(x: int) -> char1:
     As sys_13030.make_char1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -128 <= x <= 127:
-        x = _c.integer(x, -128, 127, "make_char1", "x", "signed char")
+        x = _c.integer(x, _range_signed_char, "make_char1", "x")
     return _lib.make_char1(x)
 
 
@@ -16547,9 +15579,9 @@ def make_char2(x: int, y: int) -> char2:
     As sys_13030.make_char2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -128 <= x <= 127:
-        x = _c.integer(x, -128, 127, "make_char2", "x", "signed char")
+        x = _c.integer(x, _range_signed_char, "make_char2", "x")
     if y.__class__ is not int or not -128 <= y <= 127:
-        y = _c.integer(y, -128, 127, "make_char2", "y", "signed char")
+        y = _c.integer(y, _range_signed_char, "make_char2", "y")
     return _lib.make_char2(x, y)
 
 
@@ -16559,11 +15591,11 @@ def make_char3(x: int, y: int, z: int) -> char3:
     As sys_13030.make_char3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -128 <= x <= 127:
-        x = _c.integer(x, -128, 127, "make_char3", "x", "signed char")
+        x = _c.integer(x, _range_signed_char, "make_char3", "x")
     if y.__class__ is not int or not -128 <= y <= 127:
-        y = _c.integer(y, -128, 127, "make_char3", "y", "signed char")
+        y = _c.integer(y, _range_signed_char, "make_char3", "y")
     if z.__class__ is not int or not -128 <= z <= 127:
-        z = _c.integer(z, -128, 127, "make_char3", "z", "signed char")
+        z = _c.integer(z, _range_signed_char, "make_char3", "z")
     return _lib.make_char3(x, y, z)
 
 
@@ -16573,13 +15605,13 @@ def make_char4(x: int, y: int, z: int, w: int) -> char4:
     As sys_13030.make_char4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -128 <= x <= 127:
-        x = _c.integer(x, -128, 127, "make_char4", "x", "signed char")
+        x = _c.integer(x, _range_signed_char, "make_char4", "x")
     if y.__class__ is not int or not -128 <= y <= 127:
-        y = _c.integer(y, -128, 127, "make_char4", "y", "signed char")
+        y = _c.integer(y, _range_signed_char, "make_char4", "y")
     if z.__class__ is not int or not -128 <= z <= 127:
-        z = _c.integer(z, -128, 127, "make_char4", "z", "signed char")
+        z = _c.integer(z, _range_signed_char, "make_char4", "z")
     if w.__class__ is not int or not -128 <= w <= 127:
-        w = _c.integer(w, -128, 127, "make_char4", "w", "signed char")
+        w = _c.integer(w, _range_signed_char, "make_char4", "w")
     return _lib.make_char4(x, y, z, w)
 
 
@@ -16591,11 +15623,11 @@ def make_cudaExtent(w: int, h: int, d: int) -> cudaExtent:
     As sys_13030.make_cudaExtent, with each integer checked against its C type's range (a record's field would mask it).
     """
     if w.__class__ is not int or w >> 64:
-        w = _c.integer(w, 0, 18446744073709551615, "make_cudaExtent", "w", "size_t")
+        w = _c.integer(w, _range_size_t, "make_cudaExtent", "w")
     if h.__class__ is not int or h >> 64:
-        h = _c.integer(h, 0, 18446744073709551615, "make_cudaExtent", "h", "size_t")
+        h = _c.integer(h, _range_size_t, "make_cudaExtent", "h")
     if d.__class__ is not int or d >> 64:
-        d = _c.integer(d, 0, 18446744073709551615, "make_cudaExtent", "d", "size_t")
+        d = _c.integer(d, _range_size_t, "make_cudaExtent", "d")
     return _lib.make_cudaExtent(w, h, d)
 
 
@@ -16609,11 +15641,11 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
     if d.__class__ is int and not 0 <= d < 18446744073709551616:
         raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     if p.__class__ is not int or p >> 64:
-        p = _c.integer(p, 0, 18446744073709551615, "make_cudaPitchedPtr", "p", "size_t")
+        p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")
     if xsz.__class__ is not int or xsz >> 64:
-        xsz = _c.integer(xsz, 0, 18446744073709551615, "make_cudaPitchedPtr", "xsz", "size_t")
+        xsz = _c.integer(xsz, _range_size_t, "make_cudaPitchedPtr", "xsz")
     if ysz.__class__ is not int or ysz >> 64:
-        ysz = _c.integer(ysz, 0, 18446744073709551615, "make_cudaPitchedPtr", "ysz", "size_t")
+        ysz = _c.integer(ysz, _range_size_t, "make_cudaPitchedPtr", "ysz")
     return _lib.make_cudaPitchedPtr(d, p, xsz, ysz)
 
 
@@ -16625,11 +15657,11 @@ def make_cudaPos(x: int, y: int, z: int) -> cudaPos:
     As sys_13030.make_cudaPos, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_cudaPos", "x", "size_t")
+        x = _c.integer(x, _range_size_t, "make_cudaPos", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_cudaPos", "y", "size_t")
+        y = _c.integer(y, _range_size_t, "make_cudaPos", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_cudaPos", "z", "size_t")
+        z = _c.integer(z, _range_size_t, "make_cudaPos", "z")
     return _lib.make_cudaPos(x, y, z)
 
 
@@ -16639,7 +15671,7 @@ def make_int1(x: int) -> int1:
     As sys_13030.make_int1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
-        x = _c.integer(x, -2147483648, 2147483647, "make_int1", "x", "int")
+        x = _c.integer(x, _range_int, "make_int1", "x")
     return _lib.make_int1(x)
 
 
@@ -16649,9 +15681,9 @@ def make_int2(x: int, y: int) -> int2:
     As sys_13030.make_int2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
-        x = _c.integer(x, -2147483648, 2147483647, "make_int2", "x", "int")
+        x = _c.integer(x, _range_int, "make_int2", "x")
     if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
-        y = _c.integer(y, -2147483648, 2147483647, "make_int2", "y", "int")
+        y = _c.integer(y, _range_int, "make_int2", "y")
     return _lib.make_int2(x, y)
 
 
@@ -16661,11 +15693,11 @@ def make_int3(x: int, y: int, z: int) -> int3:
     As sys_13030.make_int3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
-        x = _c.integer(x, -2147483648, 2147483647, "make_int3", "x", "int")
+        x = _c.integer(x, _range_int, "make_int3", "x")
     if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
-        y = _c.integer(y, -2147483648, 2147483647, "make_int3", "y", "int")
+        y = _c.integer(y, _range_int, "make_int3", "y")
     if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
-        z = _c.integer(z, -2147483648, 2147483647, "make_int3", "z", "int")
+        z = _c.integer(z, _range_int, "make_int3", "z")
     return _lib.make_int3(x, y, z)
 
 
@@ -16675,13 +15707,13 @@ def make_int4(x: int, y: int, z: int, w: int) -> int4:
     As sys_13030.make_int4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
-        x = _c.integer(x, -2147483648, 2147483647, "make_int4", "x", "int")
+        x = _c.integer(x, _range_int, "make_int4", "x")
     if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
-        y = _c.integer(y, -2147483648, 2147483647, "make_int4", "y", "int")
+        y = _c.integer(y, _range_int, "make_int4", "y")
     if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
-        z = _c.integer(z, -2147483648, 2147483647, "make_int4", "z", "int")
+        z = _c.integer(z, _range_int, "make_int4", "z")
     if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
-        w = _c.integer(w, -2147483648, 2147483647, "make_int4", "w", "int")
+        w = _c.integer(w, _range_int, "make_int4", "w")
     return _lib.make_int4(x, y, z, w)
 
 
@@ -16691,7 +15723,7 @@ def make_long1(x: int) -> long1:
     As sys_13030.make_long1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long1", "x", "long")
+        x = _c.integer(x, _range_long, "make_long1", "x")
     return _lib.make_long1(x)
 
 
@@ -16701,9 +15733,9 @@ def make_long2(x: int, y: int) -> long2:
     As sys_13030.make_long2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long2", "x", "long")
+        x = _c.integer(x, _range_long, "make_long2", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long2", "y", "long")
+        y = _c.integer(y, _range_long, "make_long2", "y")
     return _lib.make_long2(x, y)
 
 
@@ -16713,11 +15745,11 @@ def make_long3(x: int, y: int, z: int) -> long3:
     As sys_13030.make_long3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long3", "x", "long")
+        x = _c.integer(x, _range_long, "make_long3", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long3", "y", "long")
+        y = _c.integer(y, _range_long, "make_long3", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(z, -9223372036854775808, 9223372036854775807, "make_long3", "z", "long")
+        z = _c.integer(z, _range_long, "make_long3", "z")
     return _lib.make_long3(x, y, z)
 
 
@@ -16727,13 +15759,13 @@ def make_long4(x: int, y: int, z: int, w: int) -> long4:
     As sys_13030.make_long4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long4", "x", "long")
+        x = _c.integer(x, _range_long, "make_long4", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long4", "y", "long")
+        y = _c.integer(y, _range_long, "make_long4", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(z, -9223372036854775808, 9223372036854775807, "make_long4", "z", "long")
+        z = _c.integer(z, _range_long, "make_long4", "z")
     if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
-        w = _c.integer(w, -9223372036854775808, 9223372036854775807, "make_long4", "w", "long")
+        w = _c.integer(w, _range_long, "make_long4", "w")
     return _lib.make_long4(x, y, z, w)
 
 
@@ -16743,13 +15775,13 @@ def make_long4_16a(x: int, y: int, z: int, w: int) -> long4_16a:
     As sys_13030.make_long4_16a, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long4_16a", "x", "long")
+        x = _c.integer(x, _range_long, "make_long4_16a", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long4_16a", "y", "long")
+        y = _c.integer(y, _range_long, "make_long4_16a", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(z, -9223372036854775808, 9223372036854775807, "make_long4_16a", "z", "long")
+        z = _c.integer(z, _range_long, "make_long4_16a", "z")
     if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
-        w = _c.integer(w, -9223372036854775808, 9223372036854775807, "make_long4_16a", "w", "long")
+        w = _c.integer(w, _range_long, "make_long4_16a", "w")
     return _lib.make_long4_16a(x, y, z, w)
 
 
@@ -16759,13 +15791,13 @@ def make_long4_32a(x: int, y: int, z: int, w: int) -> long4_32a:
     As sys_13030.make_long4_32a, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(x, -9223372036854775808, 9223372036854775807, "make_long4_32a", "x", "long")
+        x = _c.integer(x, _range_long, "make_long4_32a", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(y, -9223372036854775808, 9223372036854775807, "make_long4_32a", "y", "long")
+        y = _c.integer(y, _range_long, "make_long4_32a", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(z, -9223372036854775808, 9223372036854775807, "make_long4_32a", "z", "long")
+        z = _c.integer(z, _range_long, "make_long4_32a", "z")
     if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
-        w = _c.integer(w, -9223372036854775808, 9223372036854775807, "make_long4_32a", "w", "long")
+        w = _c.integer(w, _range_long, "make_long4_32a", "w")
     return _lib.make_long4_32a(x, y, z, w)
 
 
@@ -16775,9 +15807,7 @@ def make_longlong1(x: int) -> longlong1:
     As sys_13030.make_longlong1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(
-            x, -9223372036854775808, 9223372036854775807, "make_longlong1", "x", "long long"
-        )
+        x = _c.integer(x, _range_long_long, "make_longlong1", "x")
     return _lib.make_longlong1(x)
 
 
@@ -16787,13 +15817,9 @@ def make_longlong2(x: int, y: int) -> longlong2:
     As sys_13030.make_longlong2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(
-            x, -9223372036854775808, 9223372036854775807, "make_longlong2", "x", "long long"
-        )
+        x = _c.integer(x, _range_long_long, "make_longlong2", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(
-            y, -9223372036854775808, 9223372036854775807, "make_longlong2", "y", "long long"
-        )
+        y = _c.integer(y, _range_long_long, "make_longlong2", "y")
     return _lib.make_longlong2(x, y)
 
 
@@ -16803,17 +15829,11 @@ def make_longlong3(x: int, y: int, z: int) -> longlong3:
     As sys_13030.make_longlong3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(
-            x, -9223372036854775808, 9223372036854775807, "make_longlong3", "x", "long long"
-        )
+        x = _c.integer(x, _range_long_long, "make_longlong3", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(
-            y, -9223372036854775808, 9223372036854775807, "make_longlong3", "y", "long long"
-        )
+        y = _c.integer(y, _range_long_long, "make_longlong3", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(
-            z, -9223372036854775808, 9223372036854775807, "make_longlong3", "z", "long long"
-        )
+        z = _c.integer(z, _range_long_long, "make_longlong3", "z")
     return _lib.make_longlong3(x, y, z)
 
 
@@ -16823,21 +15843,13 @@ def make_longlong4(x: int, y: int, z: int, w: int) -> longlong4:
     As sys_13030.make_longlong4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(
-            x, -9223372036854775808, 9223372036854775807, "make_longlong4", "x", "long long"
-        )
+        x = _c.integer(x, _range_long_long, "make_longlong4", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(
-            y, -9223372036854775808, 9223372036854775807, "make_longlong4", "y", "long long"
-        )
+        y = _c.integer(y, _range_long_long, "make_longlong4", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(
-            z, -9223372036854775808, 9223372036854775807, "make_longlong4", "z", "long long"
-        )
+        z = _c.integer(z, _range_long_long, "make_longlong4", "z")
     if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
-        w = _c.integer(
-            w, -9223372036854775808, 9223372036854775807, "make_longlong4", "w", "long long"
-        )
+        w = _c.integer(w, _range_long_long, "make_longlong4", "w")
     return _lib.make_longlong4(x, y, z, w)
 
 
@@ -16847,21 +15859,13 @@ def make_longlong4_16a(x: int, y: int, z: int, w: int) -> longlong4_16a:
     As sys_13030.make_longlong4_16a, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(
-            x, -9223372036854775808, 9223372036854775807, "make_longlong4_16a", "x", "long long"
-        )
+        x = _c.integer(x, _range_long_long, "make_longlong4_16a", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(
-            y, -9223372036854775808, 9223372036854775807, "make_longlong4_16a", "y", "long long"
-        )
+        y = _c.integer(y, _range_long_long, "make_longlong4_16a", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(
-            z, -9223372036854775808, 9223372036854775807, "make_longlong4_16a", "z", "long long"
-        )
+        z = _c.integer(z, _range_long_long, "make_longlong4_16a", "z")
     if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
-        w = _c.integer(
-            w, -9223372036854775808, 9223372036854775807, "make_longlong4_16a", "w", "long long"
-        )
+        w = _c.integer(w, _range_long_long, "make_longlong4_16a", "w")
     return _lib.make_longlong4_16a(x, y, z, w)
 
 
@@ -16871,21 +15875,13 @@ def make_longlong4_32a(x: int, y: int, z: int, w: int) -> longlong4_32a:
     As sys_13030.make_longlong4_32a, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
-        x = _c.integer(
-            x, -9223372036854775808, 9223372036854775807, "make_longlong4_32a", "x", "long long"
-        )
+        x = _c.integer(x, _range_long_long, "make_longlong4_32a", "x")
     if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
-        y = _c.integer(
-            y, -9223372036854775808, 9223372036854775807, "make_longlong4_32a", "y", "long long"
-        )
+        y = _c.integer(y, _range_long_long, "make_longlong4_32a", "y")
     if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
-        z = _c.integer(
-            z, -9223372036854775808, 9223372036854775807, "make_longlong4_32a", "z", "long long"
-        )
+        z = _c.integer(z, _range_long_long, "make_longlong4_32a", "z")
     if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
-        w = _c.integer(
-            w, -9223372036854775808, 9223372036854775807, "make_longlong4_32a", "w", "long long"
-        )
+        w = _c.integer(w, _range_long_long, "make_longlong4_32a", "w")
     return _lib.make_longlong4_32a(x, y, z, w)
 
 
@@ -16895,7 +15891,7 @@ def make_short1(x: int) -> short1:
     As sys_13030.make_short1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -32768 <= x <= 32767:
-        x = _c.integer(x, -32768, 32767, "make_short1", "x", "short")
+        x = _c.integer(x, _range_short, "make_short1", "x")
     return _lib.make_short1(x)
 
 
@@ -16905,9 +15901,9 @@ def make_short2(x: int, y: int) -> short2:
     As sys_13030.make_short2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -32768 <= x <= 32767:
-        x = _c.integer(x, -32768, 32767, "make_short2", "x", "short")
+        x = _c.integer(x, _range_short, "make_short2", "x")
     if y.__class__ is not int or not -32768 <= y <= 32767:
-        y = _c.integer(y, -32768, 32767, "make_short2", "y", "short")
+        y = _c.integer(y, _range_short, "make_short2", "y")
     return _lib.make_short2(x, y)
 
 
@@ -16917,11 +15913,11 @@ def make_short3(x: int, y: int, z: int) -> short3:
     As sys_13030.make_short3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -32768 <= x <= 32767:
-        x = _c.integer(x, -32768, 32767, "make_short3", "x", "short")
+        x = _c.integer(x, _range_short, "make_short3", "x")
     if y.__class__ is not int or not -32768 <= y <= 32767:
-        y = _c.integer(y, -32768, 32767, "make_short3", "y", "short")
+        y = _c.integer(y, _range_short, "make_short3", "y")
     if z.__class__ is not int or not -32768 <= z <= 32767:
-        z = _c.integer(z, -32768, 32767, "make_short3", "z", "short")
+        z = _c.integer(z, _range_short, "make_short3", "z")
     return _lib.make_short3(x, y, z)
 
 
@@ -16931,13 +15927,13 @@ def make_short4(x: int, y: int, z: int, w: int) -> short4:
     As sys_13030.make_short4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or not -32768 <= x <= 32767:
-        x = _c.integer(x, -32768, 32767, "make_short4", "x", "short")
+        x = _c.integer(x, _range_short, "make_short4", "x")
     if y.__class__ is not int or not -32768 <= y <= 32767:
-        y = _c.integer(y, -32768, 32767, "make_short4", "y", "short")
+        y = _c.integer(y, _range_short, "make_short4", "y")
     if z.__class__ is not int or not -32768 <= z <= 32767:
-        z = _c.integer(z, -32768, 32767, "make_short4", "z", "short")
+        z = _c.integer(z, _range_short, "make_short4", "z")
     if w.__class__ is not int or not -32768 <= w <= 32767:
-        w = _c.integer(w, -32768, 32767, "make_short4", "w", "short")
+        w = _c.integer(w, _range_short, "make_short4", "w")
     return _lib.make_short4(x, y, z, w)
 
 
@@ -16947,7 +15943,7 @@ def make_uchar1(x: int) -> uchar1:
     As sys_13030.make_uchar1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 8:
-        x = _c.integer(x, 0, 255, "make_uchar1", "x", "unsigned char")
+        x = _c.integer(x, _range_unsigned_char, "make_uchar1", "x")
     return _lib.make_uchar1(x)
 
 
@@ -16957,9 +15953,9 @@ def make_uchar2(x: int, y: int) -> uchar2:
     As sys_13030.make_uchar2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 8:
-        x = _c.integer(x, 0, 255, "make_uchar2", "x", "unsigned char")
+        x = _c.integer(x, _range_unsigned_char, "make_uchar2", "x")
     if y.__class__ is not int or y >> 8:
-        y = _c.integer(y, 0, 255, "make_uchar2", "y", "unsigned char")
+        y = _c.integer(y, _range_unsigned_char, "make_uchar2", "y")
     return _lib.make_uchar2(x, y)
 
 
@@ -16969,11 +15965,11 @@ def make_uchar3(x: int, y: int, z: int) -> uchar3:
     As sys_13030.make_uchar3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 8:
-        x = _c.integer(x, 0, 255, "make_uchar3", "x", "unsigned char")
+        x = _c.integer(x, _range_unsigned_char, "make_uchar3", "x")
     if y.__class__ is not int or y >> 8:
-        y = _c.integer(y, 0, 255, "make_uchar3", "y", "unsigned char")
+        y = _c.integer(y, _range_unsigned_char, "make_uchar3", "y")
     if z.__class__ is not int or z >> 8:
-        z = _c.integer(z, 0, 255, "make_uchar3", "z", "unsigned char")
+        z = _c.integer(z, _range_unsigned_char, "make_uchar3", "z")
     return _lib.make_uchar3(x, y, z)
 
 
@@ -16983,13 +15979,13 @@ def make_uchar4(x: int, y: int, z: int, w: int) -> uchar4:
     As sys_13030.make_uchar4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 8:
-        x = _c.integer(x, 0, 255, "make_uchar4", "x", "unsigned char")
+        x = _c.integer(x, _range_unsigned_char, "make_uchar4", "x")
     if y.__class__ is not int or y >> 8:
-        y = _c.integer(y, 0, 255, "make_uchar4", "y", "unsigned char")
+        y = _c.integer(y, _range_unsigned_char, "make_uchar4", "y")
     if z.__class__ is not int or z >> 8:
-        z = _c.integer(z, 0, 255, "make_uchar4", "z", "unsigned char")
+        z = _c.integer(z, _range_unsigned_char, "make_uchar4", "z")
     if w.__class__ is not int or w >> 8:
-        w = _c.integer(w, 0, 255, "make_uchar4", "w", "unsigned char")
+        w = _c.integer(w, _range_unsigned_char, "make_uchar4", "w")
     return _lib.make_uchar4(x, y, z, w)
 
 
@@ -16999,7 +15995,7 @@ def make_uint1(x: int) -> uint1:
     As sys_13030.make_uint1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 32:
-        x = _c.integer(x, 0, 4294967295, "make_uint1", "x", "unsigned int")
+        x = _c.integer(x, _range_unsigned_int, "make_uint1", "x")
     return _lib.make_uint1(x)
 
 
@@ -17009,9 +16005,9 @@ def make_uint2(x: int, y: int) -> uint2:
     As sys_13030.make_uint2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 32:
-        x = _c.integer(x, 0, 4294967295, "make_uint2", "x", "unsigned int")
+        x = _c.integer(x, _range_unsigned_int, "make_uint2", "x")
     if y.__class__ is not int or y >> 32:
-        y = _c.integer(y, 0, 4294967295, "make_uint2", "y", "unsigned int")
+        y = _c.integer(y, _range_unsigned_int, "make_uint2", "y")
     return _lib.make_uint2(x, y)
 
 
@@ -17021,11 +16017,11 @@ def make_uint3(x: int, y: int, z: int) -> uint3:
     As sys_13030.make_uint3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 32:
-        x = _c.integer(x, 0, 4294967295, "make_uint3", "x", "unsigned int")
+        x = _c.integer(x, _range_unsigned_int, "make_uint3", "x")
     if y.__class__ is not int or y >> 32:
-        y = _c.integer(y, 0, 4294967295, "make_uint3", "y", "unsigned int")
+        y = _c.integer(y, _range_unsigned_int, "make_uint3", "y")
     if z.__class__ is not int or z >> 32:
-        z = _c.integer(z, 0, 4294967295, "make_uint3", "z", "unsigned int")
+        z = _c.integer(z, _range_unsigned_int, "make_uint3", "z")
     return _lib.make_uint3(x, y, z)
 
 
@@ -17035,13 +16031,13 @@ def make_uint4(x: int, y: int, z: int, w: int) -> uint4:
     As sys_13030.make_uint4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 32:
-        x = _c.integer(x, 0, 4294967295, "make_uint4", "x", "unsigned int")
+        x = _c.integer(x, _range_unsigned_int, "make_uint4", "x")
     if y.__class__ is not int or y >> 32:
-        y = _c.integer(y, 0, 4294967295, "make_uint4", "y", "unsigned int")
+        y = _c.integer(y, _range_unsigned_int, "make_uint4", "y")
     if z.__class__ is not int or z >> 32:
-        z = _c.integer(z, 0, 4294967295, "make_uint4", "z", "unsigned int")
+        z = _c.integer(z, _range_unsigned_int, "make_uint4", "z")
     if w.__class__ is not int or w >> 32:
-        w = _c.integer(w, 0, 4294967295, "make_uint4", "w", "unsigned int")
+        w = _c.integer(w, _range_unsigned_int, "make_uint4", "w")
     return _lib.make_uint4(x, y, z, w)
 
 
@@ -17051,7 +16047,7 @@ def make_ulong1(x: int) -> ulong1:
     As sys_13030.make_ulong1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulong1", "x", "unsigned long")
+        x = _c.integer(x, _range_unsigned_long, "make_ulong1", "x")
     return _lib.make_ulong1(x)
 
 
@@ -17061,9 +16057,9 @@ def make_ulong2(x: int, y: int) -> ulong2:
     As sys_13030.make_ulong2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulong2", "x", "unsigned long")
+        x = _c.integer(x, _range_unsigned_long, "make_ulong2", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulong2", "y", "unsigned long")
+        y = _c.integer(y, _range_unsigned_long, "make_ulong2", "y")
     return _lib.make_ulong2(x, y)
 
 
@@ -17073,11 +16069,11 @@ def make_ulong3(x: int, y: int, z: int) -> ulong3:
     As sys_13030.make_ulong3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulong3", "x", "unsigned long")
+        x = _c.integer(x, _range_unsigned_long, "make_ulong3", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulong3", "y", "unsigned long")
+        y = _c.integer(y, _range_unsigned_long, "make_ulong3", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulong3", "z", "unsigned long")
+        z = _c.integer(z, _range_unsigned_long, "make_ulong3", "z")
     return _lib.make_ulong3(x, y, z)
 
 
@@ -17087,13 +16083,13 @@ def make_ulong4(x: int, y: int, z: int, w: int) -> ulong4:
     As sys_13030.make_ulong4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulong4", "x", "unsigned long")
+        x = _c.integer(x, _range_unsigned_long, "make_ulong4", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulong4", "y", "unsigned long")
+        y = _c.integer(y, _range_unsigned_long, "make_ulong4", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulong4", "z", "unsigned long")
+        z = _c.integer(z, _range_unsigned_long, "make_ulong4", "z")
     if w.__class__ is not int or w >> 64:
-        w = _c.integer(w, 0, 18446744073709551615, "make_ulong4", "w", "unsigned long")
+        w = _c.integer(w, _range_unsigned_long, "make_ulong4", "w")
     return _lib.make_ulong4(x, y, z, w)
 
 
@@ -17103,13 +16099,13 @@ def make_ulong4_16a(x: int, y: int, z: int, w: int) -> ulong4_16a:
     As sys_13030.make_ulong4_16a, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulong4_16a", "x", "unsigned long")
+        x = _c.integer(x, _range_unsigned_long, "make_ulong4_16a", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulong4_16a", "y", "unsigned long")
+        y = _c.integer(y, _range_unsigned_long, "make_ulong4_16a", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulong4_16a", "z", "unsigned long")
+        z = _c.integer(z, _range_unsigned_long, "make_ulong4_16a", "z")
     if w.__class__ is not int or w >> 64:
-        w = _c.integer(w, 0, 18446744073709551615, "make_ulong4_16a", "w", "unsigned long")
+        w = _c.integer(w, _range_unsigned_long, "make_ulong4_16a", "w")
     return _lib.make_ulong4_16a(x, y, z, w)
 
 
@@ -17119,13 +16115,13 @@ def make_ulong4_32a(x: int, y: int, z: int, w: int) -> ulong4_32a:
     As sys_13030.make_ulong4_32a, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulong4_32a", "x", "unsigned long")
+        x = _c.integer(x, _range_unsigned_long, "make_ulong4_32a", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulong4_32a", "y", "unsigned long")
+        y = _c.integer(y, _range_unsigned_long, "make_ulong4_32a", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulong4_32a", "z", "unsigned long")
+        z = _c.integer(z, _range_unsigned_long, "make_ulong4_32a", "z")
     if w.__class__ is not int or w >> 64:
-        w = _c.integer(w, 0, 18446744073709551615, "make_ulong4_32a", "w", "unsigned long")
+        w = _c.integer(w, _range_unsigned_long, "make_ulong4_32a", "w")
     return _lib.make_ulong4_32a(x, y, z, w)
 
 
@@ -17135,7 +16131,7 @@ def make_ulonglong1(x: int) -> ulonglong1:
     As sys_13030.make_ulonglong1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong1", "x", "unsigned long long")
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong1", "x")
     return _lib.make_ulonglong1(x)
 
 
@@ -17145,9 +16141,9 @@ def make_ulonglong2(x: int, y: int) -> ulonglong2:
     As sys_13030.make_ulonglong2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong2", "x", "unsigned long long")
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong2", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong2", "y", "unsigned long long")
+        y = _c.integer(y, _range_unsigned_long_long, "make_ulonglong2", "y")
     return _lib.make_ulonglong2(x, y)
 
 
@@ -17157,11 +16153,11 @@ def make_ulonglong3(x: int, y: int, z: int) -> ulonglong3:
     As sys_13030.make_ulonglong3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong3", "x", "unsigned long long")
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong3", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong3", "y", "unsigned long long")
+        y = _c.integer(y, _range_unsigned_long_long, "make_ulonglong3", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong3", "z", "unsigned long long")
+        z = _c.integer(z, _range_unsigned_long_long, "make_ulonglong3", "z")
     return _lib.make_ulonglong3(x, y, z)
 
 
@@ -17171,13 +16167,13 @@ def make_ulonglong4(x: int, y: int, z: int, w: int) -> ulonglong4:
     As sys_13030.make_ulonglong4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong4", "x", "unsigned long long")
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong4", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong4", "y", "unsigned long long")
+        y = _c.integer(y, _range_unsigned_long_long, "make_ulonglong4", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong4", "z", "unsigned long long")
+        z = _c.integer(z, _range_unsigned_long_long, "make_ulonglong4", "z")
     if w.__class__ is not int or w >> 64:
-        w = _c.integer(w, 0, 18446744073709551615, "make_ulonglong4", "w", "unsigned long long")
+        w = _c.integer(w, _range_unsigned_long_long, "make_ulonglong4", "w")
     return _lib.make_ulonglong4(x, y, z, w)
 
 
@@ -17187,13 +16183,13 @@ def make_ulonglong4_16a(x: int, y: int, z: int, w: int) -> ulonglong4_16a:
     As sys_13030.make_ulonglong4_16a, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong4_16a", "x", "unsigned long long")
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong4_16a", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong4_16a", "y", "unsigned long long")
+        y = _c.integer(y, _range_unsigned_long_long, "make_ulonglong4_16a", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong4_16a", "z", "unsigned long long")
+        z = _c.integer(z, _range_unsigned_long_long, "make_ulonglong4_16a", "z")
     if w.__class__ is not int or w >> 64:
-        w = _c.integer(w, 0, 18446744073709551615, "make_ulonglong4_16a", "w", "unsigned long long")
+        w = _c.integer(w, _range_unsigned_long_long, "make_ulonglong4_16a", "w")
     return _lib.make_ulonglong4_16a(x, y, z, w)
 
 
@@ -17203,13 +16199,13 @@ def make_ulonglong4_32a(x: int, y: int, z: int, w: int) -> ulonglong4_32a:
     As sys_13030.make_ulonglong4_32a, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 64:
-        x = _c.integer(x, 0, 18446744073709551615, "make_ulonglong4_32a", "x", "unsigned long long")
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong4_32a", "x")
     if y.__class__ is not int or y >> 64:
-        y = _c.integer(y, 0, 18446744073709551615, "make_ulonglong4_32a", "y", "unsigned long long")
+        y = _c.integer(y, _range_unsigned_long_long, "make_ulonglong4_32a", "y")
     if z.__class__ is not int or z >> 64:
-        z = _c.integer(z, 0, 18446744073709551615, "make_ulonglong4_32a", "z", "unsigned long long")
+        z = _c.integer(z, _range_unsigned_long_long, "make_ulonglong4_32a", "z")
     if w.__class__ is not int or w >> 64:
-        w = _c.integer(w, 0, 18446744073709551615, "make_ulonglong4_32a", "w", "unsigned long long")
+        w = _c.integer(w, _range_unsigned_long_long, "make_ulonglong4_32a", "w")
     return _lib.make_ulonglong4_32a(x, y, z, w)
 
 
@@ -17219,7 +16215,7 @@ def make_ushort1(x: int) -> ushort1:
     As sys_13030.make_ushort1, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 16:
-        x = _c.integer(x, 0, 65535, "make_ushort1", "x", "unsigned short")
+        x = _c.integer(x, _range_unsigned_short, "make_ushort1", "x")
     return _lib.make_ushort1(x)
 
 
@@ -17229,9 +16225,9 @@ def make_ushort2(x: int, y: int) -> ushort2:
     As sys_13030.make_ushort2, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 16:
-        x = _c.integer(x, 0, 65535, "make_ushort2", "x", "unsigned short")
+        x = _c.integer(x, _range_unsigned_short, "make_ushort2", "x")
     if y.__class__ is not int or y >> 16:
-        y = _c.integer(y, 0, 65535, "make_ushort2", "y", "unsigned short")
+        y = _c.integer(y, _range_unsigned_short, "make_ushort2", "y")
     return _lib.make_ushort2(x, y)
 
 
@@ -17241,11 +16237,11 @@ def make_ushort3(x: int, y: int, z: int) -> ushort3:
     As sys_13030.make_ushort3, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 16:
-        x = _c.integer(x, 0, 65535, "make_ushort3", "x", "unsigned short")
+        x = _c.integer(x, _range_unsigned_short, "make_ushort3", "x")
     if y.__class__ is not int or y >> 16:
-        y = _c.integer(y, 0, 65535, "make_ushort3", "y", "unsigned short")
+        y = _c.integer(y, _range_unsigned_short, "make_ushort3", "y")
     if z.__class__ is not int or z >> 16:
-        z = _c.integer(z, 0, 65535, "make_ushort3", "z", "unsigned short")
+        z = _c.integer(z, _range_unsigned_short, "make_ushort3", "z")
     return _lib.make_ushort3(x, y, z)
 
 
@@ -17255,13 +16251,13 @@ def make_ushort4(x: int, y: int, z: int, w: int) -> ushort4:
     As sys_13030.make_ushort4, with each integer checked against its C type's range (a record's field would mask it).
     """
     if x.__class__ is not int or x >> 16:
-        x = _c.integer(x, 0, 65535, "make_ushort4", "x", "unsigned short")
+        x = _c.integer(x, _range_unsigned_short, "make_ushort4", "x")
     if y.__class__ is not int or y >> 16:
-        y = _c.integer(y, 0, 65535, "make_ushort4", "y", "unsigned short")
+        y = _c.integer(y, _range_unsigned_short, "make_ushort4", "y")
     if z.__class__ is not int or z >> 16:
-        z = _c.integer(z, 0, 65535, "make_ushort4", "z", "unsigned short")
+        z = _c.integer(z, _range_unsigned_short, "make_ushort4", "z")
     if w.__class__ is not int or w >> 16:
-        w = _c.integer(w, 0, 65535, "make_ushort4", "w", "unsigned short")
+        w = _c.integer(w, _range_unsigned_short, "make_ushort4", "w")
     return _lib.make_ushort4(x, y, z, w)
 
 

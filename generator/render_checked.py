@@ -19,6 +19,7 @@ in `_OUTPUTS` for what comes back (storage, the result expression, its annotatio
 from __future__ import annotations
 
 import keyword
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -75,9 +76,9 @@ class CheckedView:
         # The inline record builders: the raw ones where no integer needs a range check,
         # else a checked one (below) that calls the raw one.
         self._imports: set[str] = set()
-        # Enum class -> the name and values of the frozenset a range check tests.
-        self.enum_values: dict[str, str] = {}
-        self.enum_members: dict[str, tuple[int, ...]] = {}
+        # What the range checks read, once per module: name -> Python source (a C
+        # type's range, an enum's range and class, an enum's values).
+        self.integer_types: dict[str, str] = {}
         self.builders = [self._builder(b) for b in sorted(model.builders, key=lambda b: b.name)]
         self.builders = [code for code in self.builders if code]
         # Records whose `fn` the checked module lets be a Python callable (its own subclass).
@@ -102,6 +103,13 @@ class CheckedView:
             "cudaFuncGetAttributes",
             "cudaDeviceGetAttribute",
         } <= {plan.name for plan in plans}
+
+    def integer_type(self, c_name: str, source: str) -> str:
+        """The module-level name of a range check's facts about a C type (`source`)."""
+        name = "_range_" + re.sub(r"\W+", "_", c_name).strip("_")
+        if self.integer_types.setdefault(name, source) != source:
+            raise RenderError(f"two ranges named {name}: {source}")
+        return name
 
     def _builder(self, b: RecordBuilder) -> str:
         """A checked inline record builder (make_cudaExtent, ...): its integers are
@@ -300,7 +308,7 @@ def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, 
     r = integer_range(v.types, c.type)
     if r is None:
         return ()
-    where = f'"{function}", {n!r}, {r.c_name!r}'
+    where = f'"{function}", {n!r}'
     if r.enum is None:
         # An unsigned type of N bits: `n >> N` is non-zero exactly outside 0..2**N-1
         # (a negative int shifts to -1), cheaper than a chained comparison.
@@ -309,23 +317,25 @@ def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, 
             outside = f"{n} >> {bits}"
         else:
             outside = f"not {r.low} <= {n} <= {r.high}"
+        spec = v.integer_type(r.c_name, f"({r.low}, {r.high}, {r.c_name!r})")
         return (
             f"if {n}.__class__ is not int or {outside}:",
-            f"    {n} = _c.integer({n}, {r.low}, {r.high}, {where})",
+            f"    {n} = _c.integer({n}, {spec}, {where})",
         )
     enum = v.use(r.enum)
+    spec = v.integer_type(r.enum, f"({enum}, {r.low}, {r.high}, {r.flags}, {r.c_name!r})")
     if r.flags is not None:
         bad = f"{n} & {~r.flags}"  # a bit outside the flags, or a negative value
     else:
         # A module-level frozenset of the values (an enum class's own attributes cost
         # a metaclass lookup per call).
         assert r.members is not None
-        values = v.enum_values.setdefault(r.enum, f"_{r.enum}_members")
-        v.enum_members[r.enum] = tuple(sorted(r.members))
+        values = f"_{r.enum}_members"
+        v.integer_types[values] = f"frozenset({tuple(sorted(r.members))})"
         bad = f"{n} not in {values}"
     return (
         f"if {n}.__class__ is not {enum} and ({n}.__class__ is not int or {bad}):",
-        f"    {n} = _c.enum_argument({n}, {enum}, {r.low}, {r.high}, {r.flags}, {where})",
+        f"    {n} = _c.enum_argument({n}, {spec}, {where})",
     )
 
 

@@ -199,10 +199,10 @@ def test_item_1_on_every_version(results):
         assert got == expected, key
         # The messages name the function, the parameter and the range or both kinds.
         assert out["malloc_2**64+16"][1] == (
-            "cudaMalloc(): 'size' is 18446744073709551632: outside size_t's range "
+            "cudaMalloc() argument 'size': 18446744073709551632 is outside size_t's range "
             "0..18446744073709551615"
         )
-        assert "cudaGetErrorName(): 'error'" in out["error_name_2**70"][1]
+        assert "cudaGetErrorName() argument 'error'" in out["error_name_2**70"][1]
         assert "cudaError" in out["error_name_2**70"][1]
         assert "not a cudaError value" in out["error_name_12345"][1]
         assert "cudaError, not a cudaMemcpyKind" in out["error_name_other_enum"][1]
@@ -213,21 +213,22 @@ def test_item_1_on_every_version(results):
         assert out["error_name_2"][1] == "'cudaErrorMemoryAllocation'"
         assert out["extent_ok"][1] == "(1, 2, 3)"
         assert out["uchar1_255"][1] == "255"
-        assert "make_cudaExtent(): 'w'" in out["extent_2**64"][1]
+        assert "make_cudaExtent() argument 'w'" in out["extent_2**64"][1]
 
 
 def test_convert_ranges_directly():
     # The conversions the generated fast path falls back to, on their own.
     from cudart import _convert
 
-    assert _convert.integer(True, 0, 1, "f", "x", "int") == 1
-    assert _convert.integer(ctypes.c_int(5).value, 0, 9, "f", "x", "int") == 5
+    spec = (0, 9, "int")
+    assert _convert.integer(True, spec, "f", "x") == 1
+    assert _convert.integer(ctypes.c_int(5).value, spec, "f", "x") == 5
     with pytest.raises(TypeError, match="ctypes c_int"):
-        _convert.integer(ctypes.c_int(5), 0, 9, "f", "x", "int")
-    with pytest.raises(OverflowError, match=r"f\(\): 'x' is 10: outside int's range 0..9"):
-        _convert.integer(10, 0, 9, "f", "x", "int")
+        _convert.integer(ctypes.c_int(5), spec, "f", "x")
+    with pytest.raises(OverflowError, match=r"f\(\) argument 'x': 10 is outside int's range 0..9"):
+        _convert.integer(10, spec, "f", "x")
     with pytest.raises(TypeError, match="must be an int, not str"):
-        _convert.integer("1", 0, 9, "f", "x", "int")
+        _convert.integer("1", spec, "f", "x")
     with pytest.raises(OverflowError):
         _convert.pointer(-1, "p", False)
     with pytest.raises(OverflowError):

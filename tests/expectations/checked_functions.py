@@ -95,7 +95,12 @@ _c.bind_on_first_call(
 )
 
 
-# The values of each enum an argument is checked against (the header's enumerators).
+# What the integer arguments are checked against (generator/ctypes_map.py's
+# integer_range): a C type's (low, high, name); an enum's (class, low, high, flags or
+# None, name) and its values.
+_range_int = (-2147483648, 2147483647, "int")
+_range_status = (status, 0, 4294967295, None, "enum status")
+_range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
 _status_members = frozenset((0, 1))
 
 
@@ -127,7 +132,7 @@ def deprecated_fn(x: int) -> int:
     """
     _c.deprecated("deprecated_fn", None)
     if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
-        x = _c.integer(x, -2147483648, 2147483647, "deprecated_fn", "x", "int")
+        x = _c.integer(x, _range_int, "deprecated_fn", "x")
     try:
         return _deprecated_fn(x)
     except _ArgumentError as exc:
@@ -140,7 +145,7 @@ def describe(s: status | int) -> str:
     C: const char *describe(enum status s)
     """
     if s.__class__ is not status and (s.__class__ is not int or s not in _status_members):
-        s = _c.enum_argument(s, status, 0, 4294967295, None, "describe", "s", "enum status")
+        s = _c.enum_argument(s, _range_status, "describe", "s")
     try:
         return _c.text(_describe(s))
     except _ArgumentError as exc:
@@ -237,9 +242,9 @@ def scalars(a: int, b: int, c: float) -> int:
     C: int scalars(int a, unsigned long long b, double c)
     """
     if a.__class__ is not int or not -2147483648 <= a <= 2147483647:
-        a = _c.integer(a, -2147483648, 2147483647, "scalars", "a", "int")
+        a = _c.integer(a, _range_int, "scalars", "a")
     if b.__class__ is not int or b >> 64:
-        b = _c.integer(b, 0, 18446744073709551615, "scalars", "b", "unsigned long long")
+        b = _c.integer(b, _range_unsigned_long_long, "scalars", "b")
     try:
         return _scalars(a, b, c)
     except _ArgumentError as exc:
