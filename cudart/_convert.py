@@ -614,7 +614,7 @@ def integer(value: Any, spec: tuple[int, int, str], function: str, name: str) ->
 
 def enum_argument(
     value: Any, spec: tuple[Any, int, int, int | None, str], function: str, name: str
-) -> int:
+) -> Any:  # an int, for a parameter annotated as the enum (an in-out value) as for one of ints
     """An enum argument, `spec` = (enum class, low, high, flags or None, C name): a
     member of the enum (any version's class of that name), or an int that is one of its
     values (for a flags enum, any OR of them: `flags` is the OR of all). A member of

@@ -14144,7 +14144,7 @@ def cudaWaitExternalSemaphoresAsync_v2(
         raise _error(err, _lib)
 
 
-def make_char1(x: int) -> char1:
+def make_char1(x: int) -> char1:  # type: ignore[no-redef]
     """make_char1(x) -> char1
 
     As sys_12060.make_char1, with each integer checked against its C type's range (a record's field would mask it).
@@ -14154,7 +14154,7 @@ def make_char1(x: int) -> char1:
     return _lib.make_char1(x)
 
 
-def make_char2(x: int, y: int) -> char2:
+def make_char2(x: int, y: int) -> char2:  # type: ignore[no-redef]
     """make_char2(x, y) -> char2
 
     As sys_12060.make_char2, with each integer checked against its C type's range (a record's field would mask it).
@@ -14166,7 +14166,7 @@ def make_char2(x: int, y: int) -> char2:
     return _lib.make_char2(x, y)
 
 
-def make_char3(x: int, y: int, z: int) -> char3:
+def make_char3(x: int, y: int, z: int) -> char3:  # type: ignore[no-redef]
     """make_char3(x, y, z) -> char3
 
     As sys_12060.make_char3, with each integer checked against its C type's range (a record's field would mask it).
@@ -14180,7 +14180,7 @@ def make_char3(x: int, y: int, z: int) -> char3:
     return _lib.make_char3(x, y, z)
 
 
-def make_char4(x: int, y: int, z: int, w: int) -> char4:
+def make_char4(x: int, y: int, z: int, w: int) -> char4:  # type: ignore[no-redef]
     """make_char4(x, y, z, w) -> char4
 
     As sys_12060.make_char4, with each integer checked against its C type's range (a record's field would mask it).
@@ -14196,7 +14196,7 @@ def make_char4(x: int, y: int, z: int, w: int) -> char4:
     return _lib.make_char4(x, y, z, w)
 
 
-def make_cudaExtent(w: int, h: int, d: int) -> cudaExtent:
+def make_cudaExtent(w: int, h: int, d: int) -> cudaExtent:  # type: ignore[no-redef]
     """make_cudaExtent(w, h, d) -> cudaExtent
 
     Returns a cudaExtent based on input parameters.
@@ -14212,7 +14212,7 @@ def make_cudaExtent(w: int, h: int, d: int) -> cudaExtent:
     return _lib.make_cudaExtent(w, h, d)
 
 
-def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitchedPtr:
+def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitchedPtr:  # type: ignore[no-redef]
     """make_cudaPitchedPtr(d, p, xsz, ysz) -> cudaPitchedPtr
 
     Returns a cudaPitchedPtr based on input parameters.
@@ -14230,7 +14230,7 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
     return _lib.make_cudaPitchedPtr(d, p, xsz, ysz)
 
 
-def make_cudaPos(x: int, y: int, z: int) -> cudaPos:
+def make_cudaPos(x: int, y: int, z: int) -> cudaPos:  # type: ignore[no-redef]
     """make_cudaPos(x, y, z) -> cudaPos
 
     Returns a cudaPos based on input parameters.
@@ -14246,7 +14246,7 @@ def make_cudaPos(x: int, y: int, z: int) -> cudaPos:
     return _lib.make_cudaPos(x, y, z)
 
 
-def make_int1(x: int) -> int1:
+def make_int1(x: int) -> int1:  # type: ignore[no-redef]
     """make_int1(x) -> int1
 
     As sys_12060.make_int1, with each integer checked against its C type's range (a record's field would mask it).
@@ -14256,7 +14256,7 @@ def make_int1(x: int) -> int1:
     return _lib.make_int1(x)
 
 
-def make_int2(x: int, y: int) -> int2:
+def make_int2(x: int, y: int) -> int2:  # type: ignore[no-redef]
     """make_int2(x, y) -> int2
 
     As sys_12060.make_int2, with each integer checked against its C type's range (a record's field would mask it).
@@ -14268,7 +14268,7 @@ def make_int2(x: int, y: int) -> int2:
     return _lib.make_int2(x, y)
 
 
-def make_int3(x: int, y: int, z: int) -> int3:
+def make_int3(x: int, y: int, z: int) -> int3:  # type: ignore[no-redef]
     """make_int3(x, y, z) -> int3
 
     As sys_12060.make_int3, with each integer checked against its C type's range (a record's field would mask it).
@@ -14282,7 +14282,7 @@ def make_int3(x: int, y: int, z: int) -> int3:
     return _lib.make_int3(x, y, z)
 
 
-def make_int4(x: int, y: int, z: int, w: int) -> int4:
+def make_int4(x: int, y: int, z: int, w: int) -> int4:  # type: ignore[no-redef]
     """make_int4(x, y, z, w) -> int4
 
     As sys_12060.make_int4, with each integer checked against its C type's range (a record's field would mask it).
@@ -14298,7 +14298,7 @@ def make_int4(x: int, y: int, z: int, w: int) -> int4:
     return _lib.make_int4(x, y, z, w)
 
 
-def make_long1(x: int) -> long1:
+def make_long1(x: int) -> long1:  # type: ignore[no-redef]
     """make_long1(x) -> long1
 
     As sys_12060.make_long1, with each integer checked against its C type's range (a record's field would mask it).
@@ -14308,7 +14308,7 @@ def make_long1(x: int) -> long1:
     return _lib.make_long1(x)
 
 
-def make_long2(x: int, y: int) -> long2:
+def make_long2(x: int, y: int) -> long2:  # type: ignore[no-redef]
     """make_long2(x, y) -> long2
 
     As sys_12060.make_long2, with each integer checked against its C type's range (a record's field would mask it).
@@ -14320,7 +14320,7 @@ def make_long2(x: int, y: int) -> long2:
     return _lib.make_long2(x, y)
 
 
-def make_long3(x: int, y: int, z: int) -> long3:
+def make_long3(x: int, y: int, z: int) -> long3:  # type: ignore[no-redef]
     """make_long3(x, y, z) -> long3
 
     As sys_12060.make_long3, with each integer checked against its C type's range (a record's field would mask it).
@@ -14334,7 +14334,7 @@ def make_long3(x: int, y: int, z: int) -> long3:
     return _lib.make_long3(x, y, z)
 
 
-def make_long4(x: int, y: int, z: int, w: int) -> long4:
+def make_long4(x: int, y: int, z: int, w: int) -> long4:  # type: ignore[no-redef]
     """make_long4(x, y, z, w) -> long4
 
     As sys_12060.make_long4, with each integer checked against its C type's range (a record's field would mask it).
@@ -14350,7 +14350,7 @@ def make_long4(x: int, y: int, z: int, w: int) -> long4:
     return _lib.make_long4(x, y, z, w)
 
 
-def make_longlong1(x: int) -> longlong1:
+def make_longlong1(x: int) -> longlong1:  # type: ignore[no-redef]
     """make_longlong1(x) -> longlong1
 
     As sys_12060.make_longlong1, with each integer checked against its C type's range (a record's field would mask it).
@@ -14360,7 +14360,7 @@ def make_longlong1(x: int) -> longlong1:
     return _lib.make_longlong1(x)
 
 
-def make_longlong2(x: int, y: int) -> longlong2:
+def make_longlong2(x: int, y: int) -> longlong2:  # type: ignore[no-redef]
     """make_longlong2(x, y) -> longlong2
 
     As sys_12060.make_longlong2, with each integer checked against its C type's range (a record's field would mask it).
@@ -14372,7 +14372,7 @@ def make_longlong2(x: int, y: int) -> longlong2:
     return _lib.make_longlong2(x, y)
 
 
-def make_longlong3(x: int, y: int, z: int) -> longlong3:
+def make_longlong3(x: int, y: int, z: int) -> longlong3:  # type: ignore[no-redef]
     """make_longlong3(x, y, z) -> longlong3
 
     As sys_12060.make_longlong3, with each integer checked against its C type's range (a record's field would mask it).
@@ -14386,7 +14386,7 @@ def make_longlong3(x: int, y: int, z: int) -> longlong3:
     return _lib.make_longlong3(x, y, z)
 
 
-def make_longlong4(x: int, y: int, z: int, w: int) -> longlong4:
+def make_longlong4(x: int, y: int, z: int, w: int) -> longlong4:  # type: ignore[no-redef]
     """make_longlong4(x, y, z, w) -> longlong4
 
     As sys_12060.make_longlong4, with each integer checked against its C type's range (a record's field would mask it).
@@ -14402,7 +14402,7 @@ def make_longlong4(x: int, y: int, z: int, w: int) -> longlong4:
     return _lib.make_longlong4(x, y, z, w)
 
 
-def make_short1(x: int) -> short1:
+def make_short1(x: int) -> short1:  # type: ignore[no-redef]
     """make_short1(x) -> short1
 
     As sys_12060.make_short1, with each integer checked against its C type's range (a record's field would mask it).
@@ -14412,7 +14412,7 @@ def make_short1(x: int) -> short1:
     return _lib.make_short1(x)
 
 
-def make_short2(x: int, y: int) -> short2:
+def make_short2(x: int, y: int) -> short2:  # type: ignore[no-redef]
     """make_short2(x, y) -> short2
 
     As sys_12060.make_short2, with each integer checked against its C type's range (a record's field would mask it).
@@ -14424,7 +14424,7 @@ def make_short2(x: int, y: int) -> short2:
     return _lib.make_short2(x, y)
 
 
-def make_short3(x: int, y: int, z: int) -> short3:
+def make_short3(x: int, y: int, z: int) -> short3:  # type: ignore[no-redef]
     """make_short3(x, y, z) -> short3
 
     As sys_12060.make_short3, with each integer checked against its C type's range (a record's field would mask it).
@@ -14438,7 +14438,7 @@ def make_short3(x: int, y: int, z: int) -> short3:
     return _lib.make_short3(x, y, z)
 
 
-def make_short4(x: int, y: int, z: int, w: int) -> short4:
+def make_short4(x: int, y: int, z: int, w: int) -> short4:  # type: ignore[no-redef]
     """make_short4(x, y, z, w) -> short4
 
     As sys_12060.make_short4, with each integer checked against its C type's range (a record's field would mask it).
@@ -14454,7 +14454,7 @@ def make_short4(x: int, y: int, z: int, w: int) -> short4:
     return _lib.make_short4(x, y, z, w)
 
 
-def make_uchar1(x: int) -> uchar1:
+def make_uchar1(x: int) -> uchar1:  # type: ignore[no-redef]
     """make_uchar1(x) -> uchar1
 
     As sys_12060.make_uchar1, with each integer checked against its C type's range (a record's field would mask it).
@@ -14464,7 +14464,7 @@ def make_uchar1(x: int) -> uchar1:
     return _lib.make_uchar1(x)
 
 
-def make_uchar2(x: int, y: int) -> uchar2:
+def make_uchar2(x: int, y: int) -> uchar2:  # type: ignore[no-redef]
     """make_uchar2(x, y) -> uchar2
 
     As sys_12060.make_uchar2, with each integer checked against its C type's range (a record's field would mask it).
@@ -14476,7 +14476,7 @@ def make_uchar2(x: int, y: int) -> uchar2:
     return _lib.make_uchar2(x, y)
 
 
-def make_uchar3(x: int, y: int, z: int) -> uchar3:
+def make_uchar3(x: int, y: int, z: int) -> uchar3:  # type: ignore[no-redef]
     """make_uchar3(x, y, z) -> uchar3
 
     As sys_12060.make_uchar3, with each integer checked against its C type's range (a record's field would mask it).
@@ -14490,7 +14490,7 @@ def make_uchar3(x: int, y: int, z: int) -> uchar3:
     return _lib.make_uchar3(x, y, z)
 
 
-def make_uchar4(x: int, y: int, z: int, w: int) -> uchar4:
+def make_uchar4(x: int, y: int, z: int, w: int) -> uchar4:  # type: ignore[no-redef]
     """make_uchar4(x, y, z, w) -> uchar4
 
     As sys_12060.make_uchar4, with each integer checked against its C type's range (a record's field would mask it).
@@ -14506,7 +14506,7 @@ def make_uchar4(x: int, y: int, z: int, w: int) -> uchar4:
     return _lib.make_uchar4(x, y, z, w)
 
 
-def make_uint1(x: int) -> uint1:
+def make_uint1(x: int) -> uint1:  # type: ignore[no-redef]
     """make_uint1(x) -> uint1
 
     As sys_12060.make_uint1, with each integer checked against its C type's range (a record's field would mask it).
@@ -14516,7 +14516,7 @@ def make_uint1(x: int) -> uint1:
     return _lib.make_uint1(x)
 
 
-def make_uint2(x: int, y: int) -> uint2:
+def make_uint2(x: int, y: int) -> uint2:  # type: ignore[no-redef]
     """make_uint2(x, y) -> uint2
 
     As sys_12060.make_uint2, with each integer checked against its C type's range (a record's field would mask it).
@@ -14528,7 +14528,7 @@ def make_uint2(x: int, y: int) -> uint2:
     return _lib.make_uint2(x, y)
 
 
-def make_uint3(x: int, y: int, z: int) -> uint3:
+def make_uint3(x: int, y: int, z: int) -> uint3:  # type: ignore[no-redef]
     """make_uint3(x, y, z) -> uint3
 
     As sys_12060.make_uint3, with each integer checked against its C type's range (a record's field would mask it).
@@ -14542,7 +14542,7 @@ def make_uint3(x: int, y: int, z: int) -> uint3:
     return _lib.make_uint3(x, y, z)
 
 
-def make_uint4(x: int, y: int, z: int, w: int) -> uint4:
+def make_uint4(x: int, y: int, z: int, w: int) -> uint4:  # type: ignore[no-redef]
     """make_uint4(x, y, z, w) -> uint4
 
     As sys_12060.make_uint4, with each integer checked against its C type's range (a record's field would mask it).
@@ -14558,7 +14558,7 @@ def make_uint4(x: int, y: int, z: int, w: int) -> uint4:
     return _lib.make_uint4(x, y, z, w)
 
 
-def make_ulong1(x: int) -> ulong1:
+def make_ulong1(x: int) -> ulong1:  # type: ignore[no-redef]
     """make_ulong1(x) -> ulong1
 
     As sys_12060.make_ulong1, with each integer checked against its C type's range (a record's field would mask it).
@@ -14568,7 +14568,7 @@ def make_ulong1(x: int) -> ulong1:
     return _lib.make_ulong1(x)
 
 
-def make_ulong2(x: int, y: int) -> ulong2:
+def make_ulong2(x: int, y: int) -> ulong2:  # type: ignore[no-redef]
     """make_ulong2(x, y) -> ulong2
 
     As sys_12060.make_ulong2, with each integer checked against its C type's range (a record's field would mask it).
@@ -14580,7 +14580,7 @@ def make_ulong2(x: int, y: int) -> ulong2:
     return _lib.make_ulong2(x, y)
 
 
-def make_ulong3(x: int, y: int, z: int) -> ulong3:
+def make_ulong3(x: int, y: int, z: int) -> ulong3:  # type: ignore[no-redef]
     """make_ulong3(x, y, z) -> ulong3
 
     As sys_12060.make_ulong3, with each integer checked against its C type's range (a record's field would mask it).
@@ -14594,7 +14594,7 @@ def make_ulong3(x: int, y: int, z: int) -> ulong3:
     return _lib.make_ulong3(x, y, z)
 
 
-def make_ulong4(x: int, y: int, z: int, w: int) -> ulong4:
+def make_ulong4(x: int, y: int, z: int, w: int) -> ulong4:  # type: ignore[no-redef]
     """make_ulong4(x, y, z, w) -> ulong4
 
     As sys_12060.make_ulong4, with each integer checked against its C type's range (a record's field would mask it).
@@ -14610,7 +14610,7 @@ def make_ulong4(x: int, y: int, z: int, w: int) -> ulong4:
     return _lib.make_ulong4(x, y, z, w)
 
 
-def make_ulonglong1(x: int) -> ulonglong1:
+def make_ulonglong1(x: int) -> ulonglong1:  # type: ignore[no-redef]
     """make_ulonglong1(x) -> ulonglong1
 
     As sys_12060.make_ulonglong1, with each integer checked against its C type's range (a record's field would mask it).
@@ -14620,7 +14620,7 @@ def make_ulonglong1(x: int) -> ulonglong1:
     return _lib.make_ulonglong1(x)
 
 
-def make_ulonglong2(x: int, y: int) -> ulonglong2:
+def make_ulonglong2(x: int, y: int) -> ulonglong2:  # type: ignore[no-redef]
     """make_ulonglong2(x, y) -> ulonglong2
 
     As sys_12060.make_ulonglong2, with each integer checked against its C type's range (a record's field would mask it).
@@ -14632,7 +14632,7 @@ def make_ulonglong2(x: int, y: int) -> ulonglong2:
     return _lib.make_ulonglong2(x, y)
 
 
-def make_ulonglong3(x: int, y: int, z: int) -> ulonglong3:
+def make_ulonglong3(x: int, y: int, z: int) -> ulonglong3:  # type: ignore[no-redef]
     """make_ulonglong3(x, y, z) -> ulonglong3
 
     As sys_12060.make_ulonglong3, with each integer checked against its C type's range (a record's field would mask it).
@@ -14646,7 +14646,7 @@ def make_ulonglong3(x: int, y: int, z: int) -> ulonglong3:
     return _lib.make_ulonglong3(x, y, z)
 
 
-def make_ulonglong4(x: int, y: int, z: int, w: int) -> ulonglong4:
+def make_ulonglong4(x: int, y: int, z: int, w: int) -> ulonglong4:  # type: ignore[no-redef]
     """make_ulonglong4(x, y, z, w) -> ulonglong4
 
     As sys_12060.make_ulonglong4, with each integer checked against its C type's range (a record's field would mask it).
@@ -14662,7 +14662,7 @@ def make_ulonglong4(x: int, y: int, z: int, w: int) -> ulonglong4:
     return _lib.make_ulonglong4(x, y, z, w)
 
 
-def make_ushort1(x: int) -> ushort1:
+def make_ushort1(x: int) -> ushort1:  # type: ignore[no-redef]
     """make_ushort1(x) -> ushort1
 
     As sys_12060.make_ushort1, with each integer checked against its C type's range (a record's field would mask it).
@@ -14672,7 +14672,7 @@ def make_ushort1(x: int) -> ushort1:
     return _lib.make_ushort1(x)
 
 
-def make_ushort2(x: int, y: int) -> ushort2:
+def make_ushort2(x: int, y: int) -> ushort2:  # type: ignore[no-redef]
     """make_ushort2(x, y) -> ushort2
 
     As sys_12060.make_ushort2, with each integer checked against its C type's range (a record's field would mask it).
@@ -14684,7 +14684,7 @@ def make_ushort2(x: int, y: int) -> ushort2:
     return _lib.make_ushort2(x, y)
 
 
-def make_ushort3(x: int, y: int, z: int) -> ushort3:
+def make_ushort3(x: int, y: int, z: int) -> ushort3:  # type: ignore[no-redef]
     """make_ushort3(x, y, z) -> ushort3
 
     As sys_12060.make_ushort3, with each integer checked against its C type's range (a record's field would mask it).
@@ -14698,7 +14698,7 @@ def make_ushort3(x: int, y: int, z: int) -> ushort3:
     return _lib.make_ushort3(x, y, z)
 
 
-def make_ushort4(x: int, y: int, z: int, w: int) -> ushort4:
+def make_ushort4(x: int, y: int, z: int, w: int) -> ushort4:  # type: ignore[no-redef]
     """make_ushort4(x, y, z, w) -> ushort4
 
     As sys_12060.make_ushort4, with each integer checked against its C type's range (a record's field would mask it).

@@ -140,9 +140,10 @@ class CheckedView:
             "type's range (a record's field would mask it)."
         )
         body = [*checks, f"return _lib.{b.name}({', '.join(names.values())})"]
+        # Type checkers also see the raw one, through the raw module's `*` import.
         return (
-            f"def {b.name}({', '.join(params)}) -> {record}:\n    \"\"\"{doc}\n    \"\"\"\n"
-            + "\n".join("    " + line for line in body)
+            f"def {b.name}({', '.join(params)}) -> {record}:  # type: ignore[no-redef]\n"
+            f'    """{doc}\n    """\n' + "\n".join("    " + line for line in body)
         )
 
     def attribute_table(self, function: str, name: str) -> None:
