@@ -369,8 +369,11 @@ def _raw_layer(raw, spec: list[dict], figures: dict, unpack, mismatches: list) -
                     figures["refused"] += 1
                     continue
                 figures["reached"] += 1
-                if nonsense(value, p["check"]):
+                why = nonsense(value, p["check"])
+                if why:
                     figures["nonsense"] += 1
+                    reasons = figures.setdefault("by_reason", {})
+                    reasons[why] = reasons.get(why, 0) + 1
 
 
 def figures_for(keys: list[str], workdir: Path) -> dict[str, dict]:
@@ -430,6 +433,7 @@ if __name__ == "__main__":
         for key, r in found.items():
             for line in r["nonsense_cases"][:20] + r["other_error_cases"][:20]:
                 print(key, line)
+            print(key, "raw layer's nonsense by reason:", r["raw"].get("by_reason"))
             if r["range_mismatches"]:
                 print(key, "range mismatches:", ", ".join(r["range_mismatches"]))
             if r["baseline_refused"]:
