@@ -20,6 +20,7 @@ from ._convert import (  # size relations: generator/sizes.py
     POINTER_SIZE,
     AttributeTable,
     AttributeValue,
+    address_error,
     attribute_result,
     attribute_results,
     attribute_storage,
@@ -28,7 +29,9 @@ from ._convert import (  # size relations: generator/sizes.py
     cstring,
     device_function,
     elements,
+    enum_argument,
     handle,
+    integer,
     integer_handle,
     is_python_callable,
     kernel_args,
@@ -42,6 +45,9 @@ from ._hostmem import HostMemory
 from .errors import CudaError
 
 __all__ = [
+    "address_error",
+    "enum_argument",
+    "integer",
     "ArgumentError",
     "CudaError",
     "CudaDeprecationWarning",

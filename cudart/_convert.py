@@ -12,7 +12,7 @@ import _ctypes  # CFuncPtr, the base of ctypes function pointers (ctypes._CFuncP
 import ctypes
 from ctypes import byref, c_char, c_void_p
 
-from ._handles import DESTROYED_CLASSES, IntegerHandle, StreamHandle
+from ._handles import DESTROYED_CLASSES, Handle, IntegerHandle, StreamHandle
 from ._hostmem import HostMemory
 from .errors import HandleDestroyedError
 
@@ -85,7 +85,11 @@ def pointer(value: Any, name: str, writable: bool, size: Any = None, what: str =
     (a buffer, a ctypes object, a HostMemory) smaller than that is a ValueError; an
     address (an int, a ctypes pointer, a device array) is the caller's promise.
     """
-    if value is None or type(value) is int:
+    if type(value) is int:
+        if value >> 64:  # negative, or 2**64 and more: ctypes would wrap or mask it
+            raise OverflowError(f"'{name}' is {value}: an address is 0 <= {name} < 2**64")
+        return value
+    if value is None:
         return value
     if isinstance(value, HostMemory):
         # Passed as the ctypes array it is (c_void_p takes an array as its address), and
@@ -95,6 +99,8 @@ def pointer(value: Any, name: str, writable: bool, size: Any = None, what: str =
             _fits(len(value), size, name, what)
         return value
     if isinstance(value, _CDATA):
+        if isinstance(value, Handle):  # a handle is no memory: C would read its object
+            raise TypeError(f"'{name}' must be a pointer to memory, not a {type(value).__name__}")
         if isinstance(value, _POINTER_TYPES):
             return value
         if size is not None:
@@ -127,7 +133,7 @@ def pointer(value: Any, name: str, writable: bool, size: Any = None, what: str =
             f"'{name}' must be a pointer: an int address, None, a buffer, a ctypes object "
             f"or an object with __int__, not {type(value).__name__}"
         )
-    return address
+    return pointer(address, name, writable)
 
 
 def _fits(have: int, size: Any, name: str, what: str) -> None:
@@ -235,7 +241,55 @@ def ref(
             return (ctype * len(value))(*value)
         except TypeError as exc:
             raise TypeError(f"'{name}': {exc}") from None
+    if isinstance(value, Handle):
+        hint = " (a list of them for an array)" if type(value).__name__ == ctype.__name__ else ""
+        raise TypeError(
+            f"'{name}' must be a pointer to {ctype.__name__}{hint}, not a {type(value).__name__}"
+        )
+    if isinstance(ctype, type) and issubclass(ctype, (ctypes.Structure, ctypes.Union)):
+        return _record_pointer(value, ctype, name, writable, size, what)
     return pointer(value, name, writable, size, what)
+
+
+def _record_pointer(
+    value: Any, ctype: Any, name: str, writable: bool, size: Any = None, what: str = ""
+) -> Any:
+    """A `T *` to a record: the record (or an array of them), a buffer of at least its
+    size, byref(), None, or an address; never a small int or another record."""
+    record_size = ctypes.sizeof(ctype)
+    if isinstance(value, (ctypes.Structure, ctypes.Union)):
+        if type(value).__name__ != ctype.__name__:
+            raise TypeError(f"'{name}' must be a {ctype.__name__}, not a {type(value).__name__}")
+    elif isinstance(value, ctypes.Array) and isinstance(value._type_, type):
+        element = value._type_
+        if issubclass(element, (ctypes.Structure, ctypes.Union)) and (
+            element.__name__ != ctype.__name__
+        ):
+            raise TypeError(
+                f"'{name}' must be a {ctype.__name__} array, not a {element.__name__} array"
+            )
+    converted = pointer(value, name, writable, size, what)
+    if type(converted) is int:
+        if converted and converted < _LOWEST_RECORD_ADDRESS:
+            raise address_error(converted, "", name, ctype.__name__)
+        return converted
+    if converted is None:
+        return converted
+    # What C reads from: the ctypes object (also behind a byref), or the buffer's copy.
+    source = getattr(value, "_obj", value) if type(value).__name__ == "CArgObject" else value
+    if not isinstance(source, _CDATA):
+        source = converted
+    if isinstance(source, bytes):
+        got = len(source)
+    elif isinstance(source, _CDATA) and not isinstance(source, _POINTER_TYPES):
+        got = ctypes.sizeof(source)  # type: ignore[arg-type]
+    else:
+        return converted  # a ctypes pointer: the caller's promise, as an address is
+    if got < record_size:
+        raise ValueError(
+            f"'{name}' must be a {ctype.__name__}: {got} bytes given, it has {record_size}"
+        )
+    return converted
 
 
 # ---------------------------------------------------------------- handles and streams
@@ -250,7 +304,13 @@ def handle(value: Any, cls: type, name: str) -> Any:
     Another kind is a TypeError. A handle object a checked destroy ended is a
     HandleDestroyedError (cudart._handles: the generated fast path sends it here).
     """
-    if value is None or type(value) is int:
+    if value is None:
+        return value
+    if type(value) is int:
+        if value >> 64:  # negative, or 2**64 and more: ctypes would wrap or mask it
+            raise OverflowError(
+                f"'{name}' is {value}: a {cls.__name__} is an address, 0 <= {name} < 2**64"
+            )
         return value
     if isinstance(value, c_void_p):
         kind = type(value)
@@ -276,7 +336,7 @@ def handle(value: Any, cls: type, name: str) -> Any:
             f"'{name}' must be a {cls.__name__}, an int, None, or an object with "
             f"__cuda_stream__ or __int__, not {type(value).__name__}"
         )
-    return address
+    return handle(address, cls, name)
 
 
 def _destroyed(value: Any, name: str) -> HandleDestroyedError:
@@ -350,6 +410,10 @@ def stream_handle(stream: Any) -> int:
 # ---------------------------------------------------------------- device functions
 
 
+# Handle kinds that name a device function (C++'s overloads take them for `func`).
+_DEVICE_FUNCTION_HANDLES = frozenset({"cudaKernel_t", "cudaFunction_t"})
+
+
 def device_function(value: Any, name: str) -> Any:
     """A device-function argument (C's `const void *func`, a cudaKernel_t) -> what the
     call passes: an int or None, a c_void_p, or a kernel handle object as it is.
@@ -360,8 +424,14 @@ def device_function(value: Any, name: str) -> Any:
     here, so a closed module's kernel fails before the call. Memory (bytes, a
     buffer) and floats are no device function: TypeError.
     """
-    if value is None or type(value) is int:
+    if value is None:
         return value
+    if type(value) is int:
+        return pointer(value, name, False)
+    if isinstance(value, Handle) and type(value).__name__ not in _DEVICE_FUNCTION_HANDLES:
+        raise TypeError(
+            f"'{name}' must be a device function (a cudaKernel_t, not a {type(value).__name__})"
+        )
     if isinstance(value, c_void_p):
         return value
     param = getattr(value, "_as_parameter_", None)
@@ -375,7 +445,7 @@ def device_function(value: Any, name: str) -> Any:
             f"'{name}' must be a device function: a cudart.kernels.Function, a cudaKernel_t, "
             f"an int address or None, not {type(value).__name__}"
         )
-    return address
+    return pointer(address, name, False)
 
 
 def kernel_args(value: Any, func: Any, name: str) -> Any:
@@ -635,3 +705,73 @@ def attribute_result(storage: Any, attr: Any, table: AttributeTable[_T]) -> _T:
         except ValueError:
             pass  # a newer runtime's value: the int
     return value
+
+
+# ---------------------------------------------------------------- integer ranges
+#
+# The generated checked code compares an int argument with its C type's range inline
+# (generator/ctypes_map.py's integer_range, emitted as literals) and calls these only
+# for what fails that: another type, or a value ctypes would silently mask or wrap.
+
+_ADDRESS_END = 1 << 64  # a handle or pointer is an address: 0 <= value < 2**64
+# Below this no struct lives: the first page(s) are never mapped, and a small int
+# where C reads a record is a misplaced count or enum, not an address.
+_LOWEST_RECORD_ADDRESS = 1 << 16
+
+
+def _integer_value(value: Any, what: str) -> int:
+    if isinstance(value, _CDATA):
+        raise TypeError(f"{what}: must be an int, not a ctypes {type(value).__name__}")
+    if not hasattr(type(value), "__index__"):  # int, bool, IntEnum, NumPy integers
+        raise TypeError(f"{what}: must be an int, not {type(value).__name__}")
+    return int(value.__index__())
+
+
+def integer(value: Any, spec: tuple[int, int, str], function: str, name: str) -> int:
+    """An integer argument of a C type, `spec` = (low, high, C name), as an int:
+    TypeError for what is no integer, OverflowError outside the range (which ctypes
+    would mask or wrap)."""
+    low, high, c_name = spec
+    what = f"{function}() argument '{name}'"
+    number = _integer_value(value, what)
+    if not low <= number <= high:
+        raise OverflowError(f"{what}: {number} is outside {c_name}'s range {low}..{high}")
+    return number
+
+
+def enum_argument(
+    value: Any, spec: tuple[Any, int, int, int | None, str], function: str, name: str
+) -> Any:  # an int, for a parameter annotated as the enum (an in-out value) as for one of ints
+    """An enum argument, `spec` = (enum class, low, high, flags or None, C name): a
+    member of the enum (any version's class of that name), or an int that is one of its
+    values (for a flags enum, any OR of them: `flags` is the OR of all). A member of
+    another enum is a TypeError, a value outside the C type an OverflowError, an
+    in-range value that is no member a ValueError."""
+    enum, low, high, flags, c_name = spec
+    what = f"{function}() argument '{name}'"
+    kind = type(value)
+    if isinstance(value, int) and kind is not int and kind is not bool:
+        members = getattr(kind, "_value2member_map_", None)
+        if members is not None and kind.__name__ != enum.__name__:
+            raise TypeError(f"{what}: must be a {enum.__name__}, not a {kind.__name__}")
+    number = integer(value, (low, high, c_name), function, name)
+    if flags is not None:
+        if number & ~flags:
+            raise ValueError(
+                f"{what}: {number:#x} is not an OR of {enum.__name__}'s flags (bits {flags:#x})"
+            )
+    elif number not in enum._value2member_map_:
+        raise ValueError(f"{what}: {number} is not a {enum.__name__} value")
+    return number
+
+
+def address_error(value: int, function: str, name: str, record: str | None = None) -> Exception:
+    """The error for an int pointer or handle C would misread: negative, 2**64 or more,
+    or (where C reads a record) a small int that cannot be the record's address."""
+    what = f"{function}() argument '{name}'" if function else f"'{name}'"
+    if not 0 <= value < _ADDRESS_END:
+        return OverflowError(f"{what}: {value} is no address (0 <= {name} < 2**64)")
+    return ValueError(
+        f"{what}: {value} is not the address of a {record} (pass the {record}, a buffer of "
+        f"its size, None or an address of at least {_LOWEST_RECORD_ADDRESS:#x})"
+    )

@@ -444,7 +444,7 @@ def callback_argument(fn, data, kind: str, rt, names=("fn", "userData"), stream=
     from ._convert import is_function_pointer, is_python_callable, pointer
 
     if not is_python_callable(fn):
-        if fn is not None and not (isinstance(fn, int) or is_function_pointer(fn)):
+        if fn is not None and not is_function_pointer(fn):  # an address: checked as one
             fn = pointer(fn, names[0], False)
         return fn, pointer(data, names[1], True), 0
     host = kind == "cudaHostFn_t"

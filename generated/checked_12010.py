@@ -43,6 +43,10 @@ from .sys_12010 import (
     VdpDevice,
     VdpOutputSurface,
     VdpVideoSurface,
+    char1,
+    char2,
+    char3,
+    char4,
     cudaAccessPolicyWindow,
     cudaArrayMemoryRequirements,
     cudaArraySparseProperties,
@@ -123,6 +127,7 @@ from .sys_12010 import (
     cudaMipmappedArray_t,
     cudaPitchedPtr,
     cudaPointerAttributes,
+    cudaPos,
     cudaResourceDesc,
     cudaResourceViewDesc,
     cudaSharedMemConfig,
@@ -136,13 +141,18 @@ from .sys_12010 import (
     cudaUUID_t,
     cudaUserObject_t,
     dim3,
-    make_char1,
-    make_char2,
-    make_char3,
-    make_char4,
-    make_cudaExtent,
-    make_cudaPitchedPtr,
-    make_cudaPos,
+    int1,
+    int2,
+    int3,
+    int4,
+    long1,
+    long2,
+    long3,
+    long4,
+    longlong1,
+    longlong2,
+    longlong3,
+    longlong4,
     make_double1,
     make_double2,
     make_double3,
@@ -151,42 +161,30 @@ from .sys_12010 import (
     make_float2,
     make_float3,
     make_float4,
-    make_int1,
-    make_int2,
-    make_int3,
-    make_int4,
-    make_long1,
-    make_long2,
-    make_long3,
-    make_long4,
-    make_longlong1,
-    make_longlong2,
-    make_longlong3,
-    make_longlong4,
-    make_short1,
-    make_short2,
-    make_short3,
-    make_short4,
-    make_uchar1,
-    make_uchar2,
-    make_uchar3,
-    make_uchar4,
-    make_uint1,
-    make_uint2,
-    make_uint3,
-    make_uint4,
-    make_ulong1,
-    make_ulong2,
-    make_ulong3,
-    make_ulong4,
-    make_ulonglong1,
-    make_ulonglong2,
-    make_ulonglong3,
-    make_ulonglong4,
-    make_ushort1,
-    make_ushort2,
-    make_ushort3,
-    make_ushort4,
+    short1,
+    short2,
+    short3,
+    short4,
+    uchar1,
+    uchar2,
+    uchar3,
+    uchar4,
+    uint1,
+    uint2,
+    uint3,
+    uint4,
+    ulong1,
+    ulong2,
+    ulong3,
+    ulong4,
+    ulonglong1,
+    ulonglong2,
+    ulonglong3,
+    ulonglong4,
+    ushort1,
+    ushort2,
+    ushort3,
+    ushort4,
 )
 
 TYPE_CHECKING = False
@@ -1470,6 +1468,404 @@ _c.bind_on_first_call(
 )
 
 
+# What the integer arguments are checked against (generator/ctypes_map.py's
+# integer_range): a C type's (low, high, name); an enum's (class, low, high, flags or
+# None, name) and its values.
+_cudaChannelFormatKind_members = frozenset(
+    (
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        11,
+        12,
+        13,
+        14,
+        15,
+        16,
+        17,
+        18,
+        19,
+        20,
+        21,
+        22,
+        23,
+        24,
+        25,
+        26,
+        27,
+        28,
+        29,
+        30,
+    )
+)
+_cudaDeviceAttr_members = frozenset(
+    (
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        11,
+        12,
+        13,
+        14,
+        15,
+        16,
+        17,
+        18,
+        19,
+        20,
+        21,
+        22,
+        23,
+        24,
+        25,
+        26,
+        27,
+        28,
+        29,
+        30,
+        31,
+        32,
+        33,
+        34,
+        35,
+        36,
+        37,
+        38,
+        39,
+        40,
+        41,
+        42,
+        43,
+        45,
+        46,
+        47,
+        48,
+        49,
+        50,
+        51,
+        52,
+        53,
+        54,
+        55,
+        56,
+        57,
+        58,
+        59,
+        60,
+        61,
+        62,
+        63,
+        64,
+        65,
+        66,
+        67,
+        68,
+        69,
+        70,
+        71,
+        72,
+        73,
+        74,
+        75,
+        76,
+        77,
+        78,
+        79,
+        80,
+        81,
+        82,
+        83,
+        84,
+        85,
+        86,
+        87,
+        88,
+        89,
+        90,
+        91,
+        92,
+        93,
+        94,
+        95,
+        96,
+        97,
+        98,
+        99,
+        100,
+        101,
+        106,
+        108,
+        109,
+        111,
+        112,
+        113,
+        114,
+        115,
+        116,
+        117,
+        118,
+        119,
+        120,
+        121,
+        122,
+        123,
+        124,
+        125,
+        126,
+        127,
+        128,
+        129,
+        132,
+        133,
+    )
+)
+_cudaDeviceP2PAttr_members = frozenset((1, 2, 3, 4))
+_cudaError_members = frozenset(
+    (
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        9,
+        12,
+        13,
+        16,
+        17,
+        18,
+        19,
+        20,
+        21,
+        22,
+        23,
+        24,
+        25,
+        26,
+        27,
+        28,
+        31,
+        32,
+        34,
+        35,
+        36,
+        37,
+        43,
+        44,
+        45,
+        46,
+        49,
+        52,
+        53,
+        65,
+        66,
+        67,
+        68,
+        69,
+        98,
+        100,
+        101,
+        102,
+        103,
+        127,
+        200,
+        201,
+        205,
+        206,
+        207,
+        208,
+        209,
+        210,
+        211,
+        212,
+        213,
+        214,
+        215,
+        216,
+        217,
+        218,
+        219,
+        220,
+        221,
+        222,
+        223,
+        224,
+        225,
+        300,
+        301,
+        302,
+        303,
+        304,
+        400,
+        401,
+        500,
+        600,
+        700,
+        701,
+        702,
+        703,
+        704,
+        705,
+        708,
+        709,
+        710,
+        711,
+        712,
+        713,
+        714,
+        715,
+        716,
+        717,
+        718,
+        719,
+        720,
+        800,
+        801,
+        802,
+        803,
+        804,
+        805,
+        806,
+        807,
+        808,
+        809,
+        810,
+        811,
+        812,
+        900,
+        901,
+        902,
+        903,
+        904,
+        905,
+        906,
+        907,
+        908,
+        909,
+        910,
+        911,
+        912,
+        999,
+        10000,
+    )
+)
+_cudaFlushGPUDirectRDMAWritesScope_members = frozenset((100, 200))
+_cudaFlushGPUDirectRDMAWritesTarget_members = frozenset((0,))
+_cudaFuncAttribute_members = frozenset((8, 9, 10, 11, 12, 13, 14, 15, 16))
+_cudaFuncCache_members = frozenset((0, 1, 2, 3))
+_cudaGLDeviceList_members = frozenset((1, 2, 3))
+_cudaGraphMemAttributeType_members = frozenset((0, 1, 2, 3))
+_cudaLaunchAttributeID_members = frozenset((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
+_cudaLimit_members = frozenset((0, 1, 2, 3, 4, 5, 6))
+_cudaMemcpyKind_members = frozenset((0, 1, 2, 3, 4))
+_cudaMemoryAdvise_members = frozenset((1, 2, 3, 4, 5, 6))
+_cudaMemPoolAttr_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
+_cudaMemRangeAttribute_members = frozenset((1, 2, 3, 4))
+_cudaSharedMemConfig_members = frozenset((0, 1, 2))
+_cudaStreamCaptureMode_members = frozenset((0, 1, 2))
+_range_cudaChannelFormatKind = (
+    cudaChannelFormatKind,
+    0,
+    4294967295,
+    None,
+    "enum cudaChannelFormatKind",
+)
+_range_cudaDeviceAttr = (cudaDeviceAttr, 0, 4294967295, None, "enum cudaDeviceAttr")
+_range_cudaDeviceP2PAttr = (cudaDeviceP2PAttr, 0, 4294967295, None, "enum cudaDeviceP2PAttr")
+_range_cudaError = (cudaError, 0, 4294967295, None, "cudaError_t")
+_range_cudaFlushGPUDirectRDMAWritesScope = (
+    cudaFlushGPUDirectRDMAWritesScope,
+    0,
+    4294967295,
+    None,
+    "enum cudaFlushGPUDirectRDMAWritesScope",
+)
+_range_cudaFlushGPUDirectRDMAWritesTarget = (
+    cudaFlushGPUDirectRDMAWritesTarget,
+    0,
+    4294967295,
+    None,
+    "enum cudaFlushGPUDirectRDMAWritesTarget",
+)
+_range_cudaFuncAttribute = (cudaFuncAttribute, 0, 4294967295, None, "enum cudaFuncAttribute")
+_range_cudaFuncCache = (cudaFuncCache, 0, 4294967295, None, "enum cudaFuncCache")
+_range_cudaGLDeviceList = (cudaGLDeviceList, 0, 4294967295, None, "enum cudaGLDeviceList")
+_range_cudaGraphMemAttributeType = (
+    cudaGraphMemAttributeType,
+    0,
+    4294967295,
+    None,
+    "enum cudaGraphMemAttributeType",
+)
+_range_cudaLaunchAttributeID = (
+    cudaLaunchAttributeID,
+    0,
+    4294967295,
+    None,
+    "enum cudaLaunchAttributeID",
+)
+_range_cudaLimit = (cudaLimit, 0, 4294967295, None, "enum cudaLimit")
+_range_cudaMemAllocationHandleType = (
+    cudaMemAllocationHandleType,
+    0,
+    4294967295,
+    7,
+    "enum cudaMemAllocationHandleType",
+)
+_range_cudaMemcpyKind = (cudaMemcpyKind, 0, 4294967295, None, "enum cudaMemcpyKind")
+_range_cudaMemoryAdvise = (cudaMemoryAdvise, 0, 4294967295, None, "enum cudaMemoryAdvise")
+_range_cudaMemPoolAttr = (cudaMemPoolAttr, 0, 4294967295, None, "enum cudaMemPoolAttr")
+_range_cudaMemRangeAttribute = (
+    cudaMemRangeAttribute,
+    0,
+    4294967295,
+    None,
+    "enum cudaMemRangeAttribute",
+)
+_range_cudaSharedMemConfig = (cudaSharedMemConfig, 0, 4294967295, None, "enum cudaSharedMemConfig")
+_range_cudaStreamCaptureMode = (
+    cudaStreamCaptureMode,
+    0,
+    4294967295,
+    None,
+    "enum cudaStreamCaptureMode",
+)
+_range_EGLint_int = (-2147483648, 2147483647, "EGLint (int)")
+_range_GLenum_unsigned_int = (0, 4294967295, "GLenum (unsigned int)")
+_range_GLuint_unsigned_int = (0, 4294967295, "GLuint (unsigned int)")
+_range_int = (-2147483648, 2147483647, "int")
+_range_long = (-9223372036854775808, 9223372036854775807, "long")
+_range_long_long = (-9223372036854775808, 9223372036854775807, "long long")
+_range_short = (-32768, 32767, "short")
+_range_signed_char = (-128, 127, "signed char")
+_range_size_t = (0, 18446744073709551615, "size_t")
+_range_unsigned_char = (0, 255, "unsigned char")
+_range_unsigned_int = (0, 4294967295, "unsigned int")
+_range_unsigned_long = (0, 18446744073709551615, "unsigned long")
+_range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
+_range_unsigned_short = (0, 65535, "unsigned short")
+_range_VdpDevice_unsigned_int = (0, 4294967295, "VdpDevice (unsigned int)")
+_range_VdpOutputSurface_unsigned_int = (0, 4294967295, "VdpOutputSurface (unsigned int)")
+_range_VdpVideoSurface_unsigned_int = (0, 4294967295, "VdpVideoSurface (unsigned int)")
+
 # Records with a cudaHostFn_t `fn` that also takes a Python callable (cudart.callbacks
 # runs it with `userData`, any object then): `cudart.cudaHostNodeParams` is this module's.
 if not TYPE_CHECKING:
@@ -1531,6 +1927,8 @@ def cudaArrayGetMemoryRequirements(
     """
     if array.__class__ is not cudaArray_t:
         array = _c.handle(array, cudaArray_t, "array")
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaArrayGetMemoryRequirements", "device")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaArrayGetMemoryRequirements(memoryRequirements, array, device)
@@ -1561,6 +1959,8 @@ def cudaArrayGetPlane(hArray: cudaArray_t | _HandleLike, planeIdx: int) -> cudaA
     """
     if hArray.__class__ is not cudaArray_t:
         hArray = _c.handle(hArray, cudaArray_t, "hArray")
+    if planeIdx.__class__ is not int or planeIdx >> 32:
+        planeIdx = _c.integer(planeIdx, _range_unsigned_int, "cudaArrayGetPlane", "planeIdx")
     pPlaneArray = cudaArray_t()
     try:
         err = _cudaArrayGetPlane(pPlaneArray, hArray, planeIdx)
@@ -1619,6 +2019,8 @@ def cudaChooseDevice(prop: _PointerLike) -> int:
     """
     if prop.__class__ is not int:
         prop = _c.ref(prop, cudaDeviceProp, "prop", False, 1, "cudaChooseDevice: the record")
+    elif prop >> 64 or 0 < prop < 65536:
+        raise _c.address_error(prop, "cudaChooseDevice", "prop", "cudaDeviceProp")
     device = c_int()
     try:
         err = _cudaChooseDevice(device, prop)
@@ -1645,6 +2047,18 @@ def cudaCreateChannelDesc(
 
     C: struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)
     """
+    if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
+        x = _c.integer(x, _range_int, "cudaCreateChannelDesc", "x")
+    if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
+        y = _c.integer(y, _range_int, "cudaCreateChannelDesc", "y")
+    if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
+        z = _c.integer(z, _range_int, "cudaCreateChannelDesc", "z")
+    if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
+        w = _c.integer(w, _range_int, "cudaCreateChannelDesc", "w")
+    if f.__class__ is not cudaChannelFormatKind and (
+        f.__class__ is not int or f not in _cudaChannelFormatKind_members
+    ):
+        f = _c.enum_argument(f, _range_cudaChannelFormatKind, "cudaCreateChannelDesc", "f")
     try:
         return _cudaCreateChannelDesc(x, y, z, w, f)
     except _ArgumentError as exc:
@@ -1670,6 +2084,8 @@ def cudaCreateSurfaceObject(pResDesc: _PointerLike) -> int:
         pResDesc = _c.ref(
             pResDesc, cudaResourceDesc, "pResDesc", False, 1, "cudaCreateSurfaceObject: the record"
         )
+    elif pResDesc >> 64 or 0 < pResDesc < 65536:
+        raise _c.address_error(pResDesc, "cudaCreateSurfaceObject", "pResDesc", "cudaResourceDesc")
     pSurfObject = cudaSurfaceObject_t()
     try:
         err = _cudaCreateSurfaceObject(pSurfObject, pResDesc)
@@ -1705,10 +2121,14 @@ def cudaCreateTextureObject(
         pResDesc = _c.ref(
             pResDesc, cudaResourceDesc, "pResDesc", False, 1, "cudaCreateTextureObject: the record"
         )
+    elif pResDesc >> 64 or 0 < pResDesc < 65536:
+        raise _c.address_error(pResDesc, "cudaCreateTextureObject", "pResDesc", "cudaResourceDesc")
     if pTexDesc.__class__ is not int:
         pTexDesc = _c.ref(
             pTexDesc, cudaTextureDesc, "pTexDesc", False, 1, "cudaCreateTextureObject: the record"
         )
+    elif pTexDesc >> 64 or 0 < pTexDesc < 65536:
+        raise _c.address_error(pTexDesc, "cudaCreateTextureObject", "pTexDesc", "cudaTextureDesc")
     if pResViewDesc.__class__ is not int:
         pResViewDesc = _c.ref(
             pResViewDesc,
@@ -1717,6 +2137,10 @@ def cudaCreateTextureObject(
             False,
             1,
             "cudaCreateTextureObject: the record",
+        )
+    elif pResViewDesc >> 64 or 0 < pResViewDesc < 65536:
+        raise _c.address_error(
+            pResViewDesc, "cudaCreateTextureObject", "pResViewDesc", "cudaResourceViewDesc"
         )
     pTexObject = cudaTextureObject_t()
     try:
@@ -1859,6 +2283,10 @@ def cudaDeviceCanAccessPeer(device: int, peerDevice: int) -> int:
 
     C: cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceCanAccessPeer", "device")
+    if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
+        peerDevice = _c.integer(peerDevice, _range_int, "cudaDeviceCanAccessPeer", "peerDevice")
     canAccessPeer = c_int()
     try:
         err = _cudaDeviceCanAccessPeer(canAccessPeer, device, peerDevice)
@@ -1883,6 +2311,8 @@ def cudaDeviceDisablePeerAccess(peerDevice: int) -> None:
 
     C: cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
     """
+    if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
+        peerDevice = _c.integer(peerDevice, _range_int, "cudaDeviceDisablePeerAccess", "peerDevice")
     try:
         err = _cudaDeviceDisablePeerAccess(peerDevice)
     except _ArgumentError as exc:
@@ -1904,6 +2334,10 @@ def cudaDeviceEnablePeerAccess(peerDevice: int, flags: int) -> None:
 
     C: cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
     """
+    if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
+        peerDevice = _c.integer(peerDevice, _range_int, "cudaDeviceEnablePeerAccess", "peerDevice")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaDeviceEnablePeerAccess", "flags")
     try:
         err = _cudaDeviceEnablePeerAccess(peerDevice, flags)
     except _ArgumentError as exc:
@@ -1929,6 +2363,24 @@ def cudaDeviceFlushGPUDirectRDMAWrites(
 
     C: cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope)
     """
+    if target.__class__ is not cudaFlushGPUDirectRDMAWritesTarget and (
+        target.__class__ is not int or target not in _cudaFlushGPUDirectRDMAWritesTarget_members
+    ):
+        target = _c.enum_argument(
+            target,
+            _range_cudaFlushGPUDirectRDMAWritesTarget,
+            "cudaDeviceFlushGPUDirectRDMAWrites",
+            "target",
+        )
+    if scope.__class__ is not cudaFlushGPUDirectRDMAWritesScope and (
+        scope.__class__ is not int or scope not in _cudaFlushGPUDirectRDMAWritesScope_members
+    ):
+        scope = _c.enum_argument(
+            scope,
+            _range_cudaFlushGPUDirectRDMAWritesScope,
+            "cudaDeviceFlushGPUDirectRDMAWrites",
+            "scope",
+        )
     try:
         err = _cudaDeviceFlushGPUDirectRDMAWrites(target, scope)
     except _ArgumentError as exc:
@@ -1955,6 +2407,12 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> int:
 
     C: cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
     """
+    if attr.__class__ is not cudaDeviceAttr and (
+        attr.__class__ is not int or attr not in _cudaDeviceAttr_members
+    ):
+        attr = _c.enum_argument(attr, _range_cudaDeviceAttr, "cudaDeviceGetAttribute", "attr")
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetAttribute", "device")
     value = c_int()
     try:
         err = _cudaDeviceGetAttribute(value, attr, device)
@@ -2026,6 +2484,8 @@ def cudaDeviceGetDefaultMemPool(device: int) -> cudaMemPool_t:
 
     C: cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetDefaultMemPool", "device")
     memPool = cudaMemPool_t()
     try:
         err = _cudaDeviceGetDefaultMemPool(memPool, device)
@@ -2060,6 +2520,14 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
 
     C: cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetGraphMemAttribute", "device")
+    if attr.__class__ is not cudaGraphMemAttributeType and (
+        attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
+    ):
+        attr = _c.enum_argument(
+            attr, _range_cudaGraphMemAttributeType, "cudaDeviceGetGraphMemAttribute", "attr"
+        )
     value = _c.attribute_storage(
         attr, _cudaGraphMemAttributeType_values, "cudaDeviceGetGraphMemAttribute"
     )
@@ -2089,6 +2557,10 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
 
     C: cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
     """
+    if limit.__class__ is not cudaLimit and (
+        limit.__class__ is not int or limit not in _cudaLimit_members
+    ):
+        limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceGetLimit", "limit")
     pValue = c_size_t()
     try:
         err = _cudaDeviceGetLimit(pValue, limit)
@@ -2111,6 +2583,8 @@ def cudaDeviceGetMemPool(device: int) -> cudaMemPool_t:
 
     C: cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetMemPool", "device")
     memPool = cudaMemPool_t()
     try:
         err = _cudaDeviceGetMemPool(memPool, device)
@@ -2137,6 +2611,14 @@ def cudaDeviceGetNvSciSyncAttributes(
     """
     if nvSciSyncAttrList.__class__ is not int:
         nvSciSyncAttrList = _c.pointer(nvSciSyncAttrList, "nvSciSyncAttrList", True)
+    elif nvSciSyncAttrList >> 64:
+        raise _c.address_error(
+            nvSciSyncAttrList, "cudaDeviceGetNvSciSyncAttributes", "nvSciSyncAttrList"
+        )
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetNvSciSyncAttributes", "device")
+    if flags.__class__ is not int or not -2147483648 <= flags <= 2147483647:
+        flags = _c.integer(flags, _range_int, "cudaDeviceGetNvSciSyncAttributes", "flags")
     try:
         err = _cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags)
     except _ArgumentError as exc:
@@ -2164,6 +2646,14 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
 
     C: cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)
     """
+    if attr.__class__ is not cudaDeviceP2PAttr and (
+        attr.__class__ is not int or attr not in _cudaDeviceP2PAttr_members
+    ):
+        attr = _c.enum_argument(attr, _range_cudaDeviceP2PAttr, "cudaDeviceGetP2PAttribute", "attr")
+    if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
+        srcDevice = _c.integer(srcDevice, _range_int, "cudaDeviceGetP2PAttribute", "srcDevice")
+    if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
+        dstDevice = _c.integer(dstDevice, _range_int, "cudaDeviceGetP2PAttribute", "dstDevice")
     value = c_int()
     try:
         err = _cudaDeviceGetP2PAttribute(value, attr, srcDevice, dstDevice)
@@ -2192,6 +2682,10 @@ def cudaDeviceGetPCIBusId(len: int, device: int) -> str:
 
     C: cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
     """
+    if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
+        len = _c.integer(len, _range_int, "cudaDeviceGetPCIBusId", "len")
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetPCIBusId", "device")
     pciBusId = _create_string_buffer(len)
     try:
         err = _cudaDeviceGetPCIBusId(pciBusId, len, device)
@@ -2274,6 +2768,12 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
             1,
             "cudaDeviceGetTexture1DLinearMaxWidth: the record",
         )
+    elif fmtDesc >> 64 or 0 < fmtDesc < 65536:
+        raise _c.address_error(
+            fmtDesc, "cudaDeviceGetTexture1DLinearMaxWidth", "fmtDesc", "cudaChannelFormatDesc"
+        )
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetTexture1DLinearMaxWidth", "device")
     maxWidthInElements = c_size_t()
     try:
         err = _cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device)
@@ -2298,6 +2798,8 @@ def cudaDeviceGraphMemTrim(device: int) -> None:
 
     C: cudaError_t cudaDeviceGraphMemTrim(int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGraphMemTrim", "device")
     try:
         err = _cudaDeviceGraphMemTrim(device)
     except _ArgumentError as exc:
@@ -2331,6 +2833,12 @@ def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
 
     C: cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
     """
+    if cacheConfig.__class__ is not cudaFuncCache and (
+        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
+    ):
+        cacheConfig = _c.enum_argument(
+            cacheConfig, _range_cudaFuncCache, "cudaDeviceSetCacheConfig", "cacheConfig"
+        )
     try:
         err = _cudaDeviceSetCacheConfig(cacheConfig)
     except _ArgumentError as exc:
@@ -2363,6 +2871,14 @@ def cudaDeviceSetGraphMemAttribute(
 
     C: cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceSetGraphMemAttribute", "device")
+    if attr.__class__ is not cudaGraphMemAttributeType and (
+        attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
+    ):
+        attr = _c.enum_argument(
+            attr, _range_cudaGraphMemAttributeType, "cudaDeviceSetGraphMemAttribute", "attr"
+        )
     value = _c.attribute_value(
         value, attr, _cudaGraphMemAttributeType_values, "cudaDeviceSetGraphMemAttribute", "value"
     )
@@ -2389,6 +2905,12 @@ def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> None:
 
     C: cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
     """
+    if limit.__class__ is not cudaLimit and (
+        limit.__class__ is not int or limit not in _cudaLimit_members
+    ):
+        limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceSetLimit", "limit")
+    if value.__class__ is not int or value >> 64:
+        value = _c.integer(value, _range_size_t, "cudaDeviceSetLimit", "value")
     try:
         err = _cudaDeviceSetLimit(limit, value)
     except _ArgumentError as exc:
@@ -2406,6 +2928,8 @@ def cudaDeviceSetMemPool(device: int, memPool: cudaMemPool_t | _HandleLike) -> N
 
     C: cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceSetMemPool", "device")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
@@ -2428,6 +2952,12 @@ def cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int) -> None:
 
     C: cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)
     """
+    if config.__class__ is not cudaSharedMemConfig and (
+        config.__class__ is not int or config not in _cudaSharedMemConfig_members
+    ):
+        config = _c.enum_argument(
+            config, _range_cudaSharedMemConfig, "cudaDeviceSetSharedMemConfig", "config"
+        )
     try:
         err = _cudaDeviceSetSharedMemConfig(config)
     except _ArgumentError as exc:
@@ -2499,6 +3029,8 @@ def cudaEGLStreamConsumerAcquireFrame(
             1,
             "cudaEGLStreamConsumerAcquireFrame: the record",
         )
+    elif conn >> 64:
+        raise _c.address_error(conn, "cudaEGLStreamConsumerAcquireFrame", "conn")
     if pCudaResource.__class__ is not int:
         pCudaResource = _c.ref(
             pCudaResource,
@@ -2508,6 +3040,8 @@ def cudaEGLStreamConsumerAcquireFrame(
             1,
             "cudaEGLStreamConsumerAcquireFrame: the record",
         )
+    elif pCudaResource >> 64:
+        raise _c.address_error(pCudaResource, "cudaEGLStreamConsumerAcquireFrame", "pCudaResource")
     if pStream.__class__ is not int:
         pStream = _c.ref(
             pStream,
@@ -2516,6 +3050,12 @@ def cudaEGLStreamConsumerAcquireFrame(
             True,
             1,
             "cudaEGLStreamConsumerAcquireFrame: the record",
+        )
+    elif pStream >> 64:
+        raise _c.address_error(pStream, "cudaEGLStreamConsumerAcquireFrame", "pStream")
+    if timeout.__class__ is not int or timeout >> 32:
+        timeout = _c.integer(
+            timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
         )
     try:
         err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
@@ -2578,6 +3118,10 @@ def cudaEGLStreamConsumerConnectWithFlags(
     """
     if eglStream.__class__ is not EGLStreamKHR:
         eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaEGLStreamConsumerConnectWithFlags", "flags"
+        )
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamConsumerConnectWithFlags(conn, eglStream, flags)
@@ -2611,6 +3155,8 @@ def cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None:
             1,
             "cudaEGLStreamConsumerDisconnect: the record",
         )
+    elif conn >> 64:
+        raise _c.address_error(conn, "cudaEGLStreamConsumerDisconnect", "conn")
     try:
         err = _cudaEGLStreamConsumerDisconnect(conn)
     except _ArgumentError as exc:
@@ -2644,6 +3190,8 @@ def cudaEGLStreamConsumerReleaseFrame(
             1,
             "cudaEGLStreamConsumerReleaseFrame: the record",
         )
+    elif conn >> 64:
+        raise _c.address_error(conn, "cudaEGLStreamConsumerReleaseFrame", "conn")
     if pCudaResource.__class__ is not cudaGraphicsResource_t:
         pCudaResource = _c.handle(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
     if pStream.__class__ is not int:
@@ -2655,6 +3203,8 @@ def cudaEGLStreamConsumerReleaseFrame(
             1,
             "cudaEGLStreamConsumerReleaseFrame: the record",
         )
+    elif pStream >> 64:
+        raise _c.address_error(pStream, "cudaEGLStreamConsumerReleaseFrame", "pStream")
     try:
         err = _cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream)
     except _ArgumentError as exc:
@@ -2686,6 +3236,10 @@ def cudaEGLStreamProducerConnect(
     """
     if eglStream.__class__ is not EGLStreamKHR:
         eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
+    if width.__class__ is not int or not -2147483648 <= width <= 2147483647:
+        width = _c.integer(width, _range_EGLint_int, "cudaEGLStreamProducerConnect", "width")
+    if height.__class__ is not int or not -2147483648 <= height <= 2147483647:
+        height = _c.integer(height, _range_EGLint_int, "cudaEGLStreamProducerConnect", "height")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamProducerConnect(conn, eglStream, width, height)
@@ -2719,6 +3273,8 @@ def cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None:
             1,
             "cudaEGLStreamProducerDisconnect: the record",
         )
+    elif conn >> 64:
+        raise _c.address_error(conn, "cudaEGLStreamProducerDisconnect", "conn")
     try:
         err = _cudaEGLStreamProducerDisconnect(conn)
     except _ArgumentError as exc:
@@ -2752,6 +3308,8 @@ def cudaEGLStreamProducerPresentFrame(
             1,
             "cudaEGLStreamProducerPresentFrame: the record",
         )
+    elif conn >> 64:
+        raise _c.address_error(conn, "cudaEGLStreamProducerPresentFrame", "conn")
     if pStream.__class__ is not int:
         pStream = _c.ref(
             pStream,
@@ -2761,6 +3319,8 @@ def cudaEGLStreamProducerPresentFrame(
             1,
             "cudaEGLStreamProducerPresentFrame: the record",
         )
+    elif pStream >> 64:
+        raise _c.address_error(pStream, "cudaEGLStreamProducerPresentFrame", "pStream")
     try:
         err = _cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream)
     except _ArgumentError as exc:
@@ -2796,6 +3356,8 @@ def cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, 
             1,
             "cudaEGLStreamProducerReturnFrame: the record",
         )
+    elif conn >> 64:
+        raise _c.address_error(conn, "cudaEGLStreamProducerReturnFrame", "conn")
     eglframe = cudaEglFrame()
     pStream = cudaStream_t()
     try:
@@ -2849,6 +3411,8 @@ def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) ->
     """
     if eglSync.__class__ is not EGLSyncKHR:
         eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventCreateFromEGLSync", "flags")
     phEvent = cudaEvent_t()
     try:
         err = _cudaEventCreateFromEGLSync(phEvent, eglSync, flags)
@@ -2876,6 +3440,8 @@ def cudaEventCreateWithFlags(flags: int) -> cudaEvent_t:
 
     C: cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventCreateWithFlags", "flags")
     event = cudaEvent_t()
     try:
         err = _cudaEventCreateWithFlags(event, flags)
@@ -3015,6 +3581,8 @@ def cudaEventRecordWithFlags(
         event = _c.handle(event, cudaEvent_t, "event")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventRecordWithFlags", "flags")
     try:
         err = _cudaEventRecordWithFlags(event, stream, flags)
     except _ArgumentError as exc:
@@ -3076,6 +3644,13 @@ def cudaExternalMemoryGetMappedBuffer(
             1,
             "cudaExternalMemoryGetMappedBuffer: the record",
         )
+    elif bufferDesc >> 64 or 0 < bufferDesc < 65536:
+        raise _c.address_error(
+            bufferDesc,
+            "cudaExternalMemoryGetMappedBuffer",
+            "bufferDesc",
+            "cudaExternalMemoryBufferDesc",
+        )
     devPtr = c_void_p()
     try:
         err = _cudaExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc)
@@ -3117,6 +3692,13 @@ def cudaExternalMemoryGetMappedMipmappedArray(
             1,
             "cudaExternalMemoryGetMappedMipmappedArray: the record",
         )
+    elif mipmapDesc >> 64 or 0 < mipmapDesc < 65536:
+        raise _c.address_error(
+            mipmapDesc,
+            "cudaExternalMemoryGetMappedMipmappedArray",
+            "mipmapDesc",
+            "cudaExternalMemoryMipmappedArrayDesc",
+        )
     mipmap = cudaMipmappedArray_t()
     try:
         err = _cudaExternalMemoryGetMappedMipmappedArray(mipmap, extMem, mipmapDesc)
@@ -3145,6 +3727,8 @@ def cudaFree(devPtr: _PointerLike) -> None:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaFree", "devPtr")
     try:
         err = _cudaFree(devPtr)
     except _ArgumentError as exc:
@@ -3194,6 +3778,8 @@ def cudaFreeAsync(devPtr: _PointerLike, hStream: cudaStream_t | _HandleLike) -> 
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaFreeAsync", "devPtr")
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
     try:
@@ -3220,6 +3806,8 @@ def cudaFreeHost(ptr: _PointerLike) -> None:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True)
+    elif ptr >> 64:
+        raise _c.address_error(ptr, "cudaFreeHost", "ptr")
     try:
         err = _cudaFreeHost(ptr)
     except _ArgumentError as exc:
@@ -3271,6 +3859,8 @@ def cudaFuncGetAttributes(func: _PointerLike) -> cudaFuncAttributes:
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncGetAttributes", "func")
     attr = cudaFuncAttributes()
     try:
         err = _cudaFuncGetAttributes(attr, func)
@@ -3297,6 +3887,14 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetAttribute", "func")
+    if attr.__class__ is not cudaFuncAttribute and (
+        attr.__class__ is not int or attr not in _cudaFuncAttribute_members
+    ):
+        attr = _c.enum_argument(attr, _range_cudaFuncAttribute, "cudaFuncSetAttribute", "attr")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaFuncSetAttribute", "value")
     try:
         err = _cudaFuncSetAttribute(func, attr, value)
     except _ArgumentError as exc:
@@ -3320,6 +3918,14 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetCacheConfig", "func")
+    if cacheConfig.__class__ is not cudaFuncCache and (
+        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
+    ):
+        cacheConfig = _c.enum_argument(
+            cacheConfig, _range_cudaFuncCache, "cudaFuncSetCacheConfig", "cacheConfig"
+        )
     try:
         err = _cudaFuncSetCacheConfig(func, cacheConfig)
     except _ArgumentError as exc:
@@ -3343,6 +3949,14 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetSharedMemConfig", "func")
+    if config.__class__ is not cudaSharedMemConfig and (
+        config.__class__ is not int or config not in _cudaSharedMemConfig_members
+    ):
+        config = _c.enum_argument(
+            config, _range_cudaSharedMemConfig, "cudaFuncSetSharedMemConfig", "config"
+        )
     try:
         err = _cudaFuncSetSharedMemConfig(func, config)
     except _ArgumentError as exc:
@@ -3370,6 +3984,16 @@ def cudaGLGetDevices(
 
     C: cudaError_t cudaGLGetDevices(unsigned int *pCudaDeviceCount, int *pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList)
     """
+    if cudaDeviceCount.__class__ is not int or cudaDeviceCount >> 32:
+        cudaDeviceCount = _c.integer(
+            cudaDeviceCount, _range_unsigned_int, "cudaGLGetDevices", "cudaDeviceCount"
+        )
+    if deviceList.__class__ is not cudaGLDeviceList and (
+        deviceList.__class__ is not int or deviceList not in _cudaGLDeviceList_members
+    ):
+        deviceList = _c.enum_argument(
+            deviceList, _range_cudaGLDeviceList, "cudaGLGetDevices", "deviceList"
+        )
     pCudaDeviceCount = c_uint()
     pCudaDevices = (c_int * cudaDeviceCount)()
     try:
@@ -3403,6 +4027,8 @@ def cudaGLMapBufferObject(bufObj: int) -> int:
     C: cudaError_t cudaGLMapBufferObject(void **devPtr, GLuint bufObj)
     """
     _c.deprecated("cudaGLMapBufferObject", None)
+    if bufObj.__class__ is not int or bufObj >> 32:
+        bufObj = _c.integer(bufObj, _range_GLuint_unsigned_int, "cudaGLMapBufferObject", "bufObj")
     devPtr = c_void_p()
     try:
         err = _cudaGLMapBufferObject(devPtr, bufObj)
@@ -3432,6 +4058,10 @@ def cudaGLMapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike) 
     C: cudaError_t cudaGLMapBufferObjectAsync(void **devPtr, GLuint bufObj, cudaStream_t stream)
     """
     _c.deprecated("cudaGLMapBufferObjectAsync", None)
+    if bufObj.__class__ is not int or bufObj >> 32:
+        bufObj = _c.integer(
+            bufObj, _range_GLuint_unsigned_int, "cudaGLMapBufferObjectAsync", "bufObj"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     devPtr = c_void_p()
@@ -3461,6 +4091,10 @@ def cudaGLRegisterBufferObject(bufObj: int) -> None:
     C: cudaError_t cudaGLRegisterBufferObject(GLuint bufObj)
     """
     _c.deprecated("cudaGLRegisterBufferObject", None)
+    if bufObj.__class__ is not int or bufObj >> 32:
+        bufObj = _c.integer(
+            bufObj, _range_GLuint_unsigned_int, "cudaGLRegisterBufferObject", "bufObj"
+        )
     try:
         err = _cudaGLRegisterBufferObject(bufObj)
     except _ArgumentError as exc:
@@ -3485,6 +4119,12 @@ def cudaGLSetBufferObjectMapFlags(bufObj: int, flags: int) -> None:
     C: cudaError_t cudaGLSetBufferObjectMapFlags(GLuint bufObj, unsigned int flags)
     """
     _c.deprecated("cudaGLSetBufferObjectMapFlags", None)
+    if bufObj.__class__ is not int or bufObj >> 32:
+        bufObj = _c.integer(
+            bufObj, _range_GLuint_unsigned_int, "cudaGLSetBufferObjectMapFlags", "bufObj"
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGLSetBufferObjectMapFlags", "flags")
     try:
         err = _cudaGLSetBufferObjectMapFlags(bufObj, flags)
     except _ArgumentError as exc:
@@ -3508,6 +4148,8 @@ def cudaGLSetGLDevice(device: int) -> None:
     C: cudaError_t cudaGLSetGLDevice(int device)
     """
     _c.deprecated("cudaGLSetGLDevice", None)
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaGLSetGLDevice", "device")
     try:
         err = _cudaGLSetGLDevice(device)
     except _ArgumentError as exc:
@@ -3531,6 +4173,8 @@ def cudaGLUnmapBufferObject(bufObj: int) -> None:
     C: cudaError_t cudaGLUnmapBufferObject(GLuint bufObj)
     """
     _c.deprecated("cudaGLUnmapBufferObject", None)
+    if bufObj.__class__ is not int or bufObj >> 32:
+        bufObj = _c.integer(bufObj, _range_GLuint_unsigned_int, "cudaGLUnmapBufferObject", "bufObj")
     try:
         err = _cudaGLUnmapBufferObject(bufObj)
     except _ArgumentError as exc:
@@ -3555,6 +4199,10 @@ def cudaGLUnmapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike
     C: cudaError_t cudaGLUnmapBufferObjectAsync(GLuint bufObj, cudaStream_t stream)
     """
     _c.deprecated("cudaGLUnmapBufferObjectAsync", None)
+    if bufObj.__class__ is not int or bufObj >> 32:
+        bufObj = _c.integer(
+            bufObj, _range_GLuint_unsigned_int, "cudaGLUnmapBufferObjectAsync", "bufObj"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -3578,6 +4226,10 @@ def cudaGLUnregisterBufferObject(bufObj: int) -> None:
     C: cudaError_t cudaGLUnregisterBufferObject(GLuint bufObj)
     """
     _c.deprecated("cudaGLUnregisterBufferObject", None)
+    if bufObj.__class__ is not int or bufObj >> 32:
+        bufObj = _c.integer(
+            bufObj, _range_GLuint_unsigned_int, "cudaGLUnregisterBufferObject", "bufObj"
+        )
     try:
         err = _cudaGLUnregisterBufferObject(bufObj)
     except _ArgumentError as exc:
@@ -3692,6 +4344,8 @@ def cudaGetDeviceProperties(device: int) -> cudaDeviceProp:
 
     C: cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaGetDeviceProperties", "device")
     prop = cudaDeviceProp()
     try:
         err = _cudaGetDeviceProperties(prop, device)
@@ -3717,6 +4371,8 @@ def cudaGetDeviceProperties_v2(device: int) -> cudaDeviceProp:
 
     C: cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaGetDeviceProperties_v2", "device")
     prop = cudaDeviceProp()
     try:
         err = _cudaGetDeviceProperties_v2(prop, device)
@@ -3748,6 +4404,8 @@ def cudaGetDriverEntryPoint(
     """
     if symbol.__class__ is not bytes:
         symbol = _c.cstring(symbol, "symbol")
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaGetDriverEntryPoint", "flags")
     funcPtr = c_void_p()
     driverStatus = c_uint()
     try:
@@ -3771,6 +4429,10 @@ def cudaGetErrorName(error: cudaError | int) -> str:
 
     C: const char *cudaGetErrorName(cudaError_t error)
     """
+    if error.__class__ is not cudaError and (
+        error.__class__ is not int or error not in _cudaError_members
+    ):
+        error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorName", "error")
     try:
         return _c.text(_cudaGetErrorName(error))
     except _ArgumentError as exc:
@@ -3787,6 +4449,10 @@ def cudaGetErrorString(error: cudaError | int) -> str:
 
     C: const char *cudaGetErrorString(cudaError_t error)
     """
+    if error.__class__ is not cudaError and (
+        error.__class__ is not int or error not in _cudaError_members
+    ):
+        error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorString", "error")
     try:
         return _c.text(_cudaGetErrorString(error))
     except _ArgumentError as exc:
@@ -3805,6 +4471,8 @@ def cudaGetExportTable(pExportTableId: _PointerLike) -> int:
         pExportTableId = _c.ref(
             pExportTableId, cudaUUID_t, "pExportTableId", False, 1, "cudaGetExportTable: the record"
         )
+    elif pExportTableId >> 64 or 0 < pExportTableId < 65536:
+        raise _c.address_error(pExportTableId, "cudaGetExportTable", "pExportTableId", "cudaUUID_t")
     ppExportTable = c_void_p()
     try:
         err = _cudaGetExportTable(ppExportTable, pExportTableId)
@@ -3832,6 +4500,8 @@ def cudaGetFuncBySymbol(symbolPtr: _PointerLike) -> cudaFunction_t:
     """
     if symbolPtr.__class__ is not int:
         symbolPtr = _c.device_function(symbolPtr, "symbolPtr")
+    elif symbolPtr >> 64:
+        raise _c.address_error(symbolPtr, "cudaGetFuncBySymbol", "symbolPtr")
     functionPtr = cudaFunction_t()
     try:
         err = _cudaGetFuncBySymbol(functionPtr, symbolPtr)
@@ -3857,6 +4527,8 @@ def cudaGetKernel(entryFuncAddr: _PointerLike) -> cudaKernel_t:
     """
     if entryFuncAddr.__class__ is not int:
         entryFuncAddr = _c.device_function(entryFuncAddr, "entryFuncAddr")
+    elif entryFuncAddr >> 64:
+        raise _c.address_error(entryFuncAddr, "cudaGetKernel", "entryFuncAddr")
     kernelPtr = cudaKernel_t()
     try:
         err = _cudaGetKernel(kernelPtr, entryFuncAddr)
@@ -3904,6 +4576,8 @@ def cudaGetMipmappedArrayLevel(
     """
     if mipmappedArray.__class__ is not cudaMipmappedArray_const_t:
         mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
+    if level.__class__ is not int or level >> 32:
+        level = _c.integer(level, _range_unsigned_int, "cudaGetMipmappedArrayLevel", "level")
     levelArray = cudaArray_t()
     try:
         err = _cudaGetMipmappedArrayLevel(levelArray, mipmappedArray, level)
@@ -3961,6 +4635,8 @@ def cudaGetSymbolAddress(symbol: _PointerLike) -> int:
     """
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaGetSymbolAddress", "symbol")
     devPtr = c_void_p()
     try:
         err = _cudaGetSymbolAddress(devPtr, symbol)
@@ -3988,6 +4664,8 @@ def cudaGetSymbolSize(symbol: _PointerLike) -> int:
     """
     if symbol.__class__ is not int:
         symbol = _c.pointer(symbol, "symbol", False)
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaGetSymbolSize", "symbol")
     size = c_size_t()
     try:
         err = _cudaGetSymbolSize(size, symbol)
@@ -4118,6 +4796,12 @@ def cudaGraphAddChildGraphNode(
             numDependencies,
             "cudaGraphAddChildGraphNode: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddChildGraphNode", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddChildGraphNode", "numDependencies"
+        )
     if childGraph.__class__ is not cudaGraph_t:
         childGraph = _c.handle(childGraph, cudaGraph_t, "childGraph")
     pGraphNode = cudaGraphNode_t()
@@ -4165,6 +4849,8 @@ def cudaGraphAddDependencies(
             numDependencies,
             "cudaGraphAddDependencies: numDependencies",
         )
+    elif from_ >> 64:
+        raise _c.address_error(from_, "cudaGraphAddDependencies", "from_")
     if to.__class__ is not int:
         to = _c.ref(
             to,
@@ -4173,6 +4859,12 @@ def cudaGraphAddDependencies(
             False,
             numDependencies,
             "cudaGraphAddDependencies: numDependencies",
+        )
+    elif to >> 64:
+        raise _c.address_error(to, "cudaGraphAddDependencies", "to")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddDependencies", "numDependencies"
         )
     try:
         err = _cudaGraphAddDependencies(graph, from_, to, numDependencies)
@@ -4213,6 +4905,12 @@ def cudaGraphAddEmptyNode(
             False,
             numDependencies,
             "cudaGraphAddEmptyNode: numDependencies",
+        )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddEmptyNode", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEmptyNode", "numDependencies"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -4261,6 +4959,12 @@ def cudaGraphAddEventRecordNode(
             False,
             numDependencies,
             "cudaGraphAddEventRecordNode: numDependencies",
+        )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddEventRecordNode", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEventRecordNode", "numDependencies"
         )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
@@ -4312,6 +5016,12 @@ def cudaGraphAddEventWaitNode(
             numDependencies,
             "cudaGraphAddEventWaitNode: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddEventWaitNode", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEventWaitNode", "numDependencies"
+        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -4362,6 +5072,17 @@ def cudaGraphAddExternalSemaphoresSignalNode(
             numDependencies,
             "cudaGraphAddExternalSemaphoresSignalNode: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(
+            pDependencies, "cudaGraphAddExternalSemaphoresSignalNode", "pDependencies"
+        )
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies,
+            _range_size_t,
+            "cudaGraphAddExternalSemaphoresSignalNode",
+            "numDependencies",
+        )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
             nodeParams,
@@ -4370,6 +5091,13 @@ def cudaGraphAddExternalSemaphoresSignalNode(
             False,
             1,
             "cudaGraphAddExternalSemaphoresSignalNode: the record",
+        )
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphAddExternalSemaphoresSignalNode",
+            "nodeParams",
+            "cudaExternalSemaphoreSignalNodeParams",
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -4421,6 +5149,17 @@ def cudaGraphAddExternalSemaphoresWaitNode(
             numDependencies,
             "cudaGraphAddExternalSemaphoresWaitNode: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(
+            pDependencies, "cudaGraphAddExternalSemaphoresWaitNode", "pDependencies"
+        )
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies,
+            _range_size_t,
+            "cudaGraphAddExternalSemaphoresWaitNode",
+            "numDependencies",
+        )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
             nodeParams,
@@ -4429,6 +5168,13 @@ def cudaGraphAddExternalSemaphoresWaitNode(
             False,
             1,
             "cudaGraphAddExternalSemaphoresWaitNode: the record",
+        )
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphAddExternalSemaphoresWaitNode",
+            "nodeParams",
+            "cudaExternalSemaphoreWaitNodeParams",
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -4481,6 +5227,12 @@ def cudaGraphAddHostNode(
             False,
             numDependencies,
             "cudaGraphAddHostNode: numDependencies",
+        )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddHostNode", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddHostNode", "numDependencies"
         )
     pNodeParams, _pNodeParams_token = _c.callback_record(
         pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
@@ -4537,6 +5289,12 @@ def cudaGraphAddKernelNode(
             numDependencies,
             "cudaGraphAddKernelNode: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddKernelNode", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddKernelNode", "numDependencies"
+        )
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(
             pNodeParams,
@@ -4545,6 +5303,10 @@ def cudaGraphAddKernelNode(
             False,
             1,
             "cudaGraphAddKernelNode: the record",
+        )
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphAddKernelNode", "pNodeParams", "cudaKernelNodeParams"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -4596,6 +5358,12 @@ def cudaGraphAddMemAllocNode(
             numDependencies,
             "cudaGraphAddMemAllocNode: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemAllocNode", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemAllocNode", "numDependencies"
+        )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
             nodeParams,
@@ -4604,6 +5372,10 @@ def cudaGraphAddMemAllocNode(
             True,
             1,
             "cudaGraphAddMemAllocNode: the record",
+        )
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
+        raise _c.address_error(
+            nodeParams, "cudaGraphAddMemAllocNode", "nodeParams", "cudaMemAllocNodeParams"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -4655,8 +5427,16 @@ def cudaGraphAddMemFreeNode(
             numDependencies,
             "cudaGraphAddMemFreeNode: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemFreeNode", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemFreeNode", "numDependencies"
+        )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
+    elif dptr >> 64:
+        raise _c.address_error(dptr, "cudaGraphAddMemFreeNode", "dptr")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemFreeNode(pGraphNode, graph, pDependencies, numDependencies, dptr)
@@ -4705,6 +5485,12 @@ def cudaGraphAddMemcpyNode(
             numDependencies,
             "cudaGraphAddMemcpyNode: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode", "numDependencies"
+        )
     if pCopyParams.__class__ is not int:
         pCopyParams = _c.ref(
             pCopyParams,
@@ -4713,6 +5499,10 @@ def cudaGraphAddMemcpyNode(
             False,
             1,
             "cudaGraphAddMemcpyNode: the record",
+        )
+    elif pCopyParams >> 64 or 0 < pCopyParams < 65536:
+        raise _c.address_error(
+            pCopyParams, "cudaGraphAddMemcpyNode", "pCopyParams", "cudaMemcpy3DParms"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -4770,10 +5560,26 @@ def cudaGraphAddMemcpyNode1D(
             numDependencies,
             "cudaGraphAddMemcpyNode1D: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode1D", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode1D", "numDependencies"
+        )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNode1D: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaGraphAddMemcpyNode1D", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNode1D: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaGraphAddMemcpyNode1D", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode1D(
@@ -4841,8 +5647,16 @@ def cudaGraphAddMemcpyNodeFromSymbol(
             numDependencies,
             "cudaGraphAddMemcpyNodeFromSymbol: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeFromSymbol", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "numDependencies"
+        )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNodeFromSymbol: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaGraphAddMemcpyNodeFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol,
@@ -4850,6 +5664,18 @@ def cudaGraphAddMemcpyNodeFromSymbol(
             False,
             _c.span(count, offset),
             "cudaGraphAddMemcpyNodeFromSymbol: count + offset",
+        )
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaGraphAddMemcpyNodeFromSymbol", "symbol")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -4919,6 +5745,12 @@ def cudaGraphAddMemcpyNodeToSymbol(
             numDependencies,
             "cudaGraphAddMemcpyNodeToSymbol: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeToSymbol", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "numDependencies"
+        )
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol,
@@ -4927,8 +5759,22 @@ def cudaGraphAddMemcpyNodeToSymbol(
             _c.span(count, offset),
             "cudaGraphAddMemcpyNodeToSymbol: count + offset",
         )
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaGraphAddMemcpyNodeToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNodeToSymbol: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaGraphAddMemcpyNodeToSymbol", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
+        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeToSymbol(
@@ -4989,6 +5835,12 @@ def cudaGraphAddMemsetNode(
             numDependencies,
             "cudaGraphAddMemsetNode: numDependencies",
         )
+    elif pDependencies >> 64:
+        raise _c.address_error(pDependencies, "cudaGraphAddMemsetNode", "pDependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemsetNode", "numDependencies"
+        )
     if pMemsetParams.__class__ is not int:
         pMemsetParams = _c.ref(
             pMemsetParams,
@@ -4997,6 +5849,10 @@ def cudaGraphAddMemsetNode(
             False,
             1,
             "cudaGraphAddMemsetNode: the record",
+        )
+    elif pMemsetParams >> 64 or 0 < pMemsetParams < 65536:
+        raise _c.address_error(
+            pMemsetParams, "cudaGraphAddMemsetNode", "pMemsetParams", "cudaMemsetParams"
         )
     pGraphNode = cudaGraphNode_t()
     try:
@@ -5088,6 +5944,8 @@ def cudaGraphCreate(flags: int) -> cudaGraph_t:
 
     C: cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphCreate", "flags")
     pGraph = cudaGraph_t()
     try:
         err = _cudaGraphCreate(pGraph, flags)
@@ -5118,6 +5976,8 @@ def cudaGraphDebugDotPrint(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if path.__class__ is not bytes:
         path = _c.cstring(path, "path")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     try:
         err = _cudaGraphDebugDotPrint(graph, path, flags)
     except _ArgumentError as exc:
@@ -5451,6 +6311,13 @@ def cudaGraphExecExternalSemaphoresSignalNodeSetParams(
             1,
             "cudaGraphExecExternalSemaphoresSignalNodeSetParams: the record",
         )
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphExecExternalSemaphoresSignalNodeSetParams",
+            "nodeParams",
+            "cudaExternalSemaphoreSignalNodeParams",
+        )
     try:
         err = _cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
@@ -5493,6 +6360,13 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(
             False,
             1,
             "cudaGraphExecExternalSemaphoresWaitNodeSetParams: the record",
+        )
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphExecExternalSemaphoresWaitNodeSetParams",
+            "nodeParams",
+            "cudaExternalSemaphoreWaitNodeParams",
         )
     try:
         err = _cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams)
@@ -5604,6 +6478,10 @@ def cudaGraphExecKernelNodeSetParams(
             1,
             "cudaGraphExecKernelNodeSetParams: the record",
         )
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphExecKernelNodeSetParams", "pNodeParams", "cudaKernelNodeParams"
+        )
     try:
         err = _cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -5645,6 +6523,10 @@ def cudaGraphExecMemcpyNodeSetParams(
             1,
             "cudaGraphExecMemcpyNodeSetParams: the record",
         )
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphExecMemcpyNodeSetParams", "pNodeParams", "cudaMemcpy3DParms"
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams)
     except _ArgumentError as exc:
@@ -5685,8 +6567,20 @@ def cudaGraphExecMemcpyNodeSetParams1D(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaGraphExecMemcpyNodeSetParams1D", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParams1D", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
+        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -5733,6 +6627,8 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
         dst = _c.pointer(
             dst, "dst", True, count, "cudaGraphExecMemcpyNodeSetParamsFromSymbol: count"
         )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol,
@@ -5740,6 +6636,22 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
             False,
             _c.span(count, offset),
             "cudaGraphExecMemcpyNodeSetParamsFromSymbol: count + offset",
+        )
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "symbol")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "count"
+        )
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
         )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsFromSymbol(
@@ -5793,9 +6705,27 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
             _c.span(count, offset),
             "cudaGraphExecMemcpyNodeSetParamsToSymbol: count + offset",
         )
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(
             src, "src", False, count, "cudaGraphExecMemcpyNodeSetParamsToSymbol: count"
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "count"
+        )
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
         )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsToSymbol(
@@ -5841,6 +6771,10 @@ def cudaGraphExecMemsetNodeSetParams(
             False,
             1,
             "cudaGraphExecMemsetNodeSetParams: the record",
+        )
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphExecMemsetNodeSetParams", "pNodeParams", "cudaMemsetParams"
         )
     try:
         err = _cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams)
@@ -5946,6 +6880,13 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(
             1,
             "cudaGraphExternalSemaphoresSignalNodeSetParams: the record",
         )
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphExternalSemaphoresSignalNodeSetParams",
+            "nodeParams",
+            "cudaExternalSemaphoreSignalNodeParams",
+        )
     try:
         err = _cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
@@ -6012,6 +6953,13 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(
             False,
             1,
             "cudaGraphExternalSemaphoresWaitNodeSetParams: the record",
+        )
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
+        raise _c.address_error(
+            nodeParams,
+            "cudaGraphExternalSemaphoresWaitNodeSetParams",
+            "nodeParams",
+            "cudaExternalSemaphoreWaitNodeParams",
         )
     try:
         err = _cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams)
@@ -6208,6 +7156,8 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
     """
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaGraphInstantiate", "flags")
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiate(pGraphExec, graph, flags)
@@ -6243,6 +7193,10 @@ def cudaGraphInstantiateWithFlags(
     """
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(
+            flags, _range_unsigned_long_long, "cudaGraphInstantiateWithFlags", "flags"
+        )
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiateWithFlags(pGraphExec, graph, flags)
@@ -6286,6 +7240,13 @@ def cudaGraphInstantiateWithParams(
             True,
             1,
             "cudaGraphInstantiateWithParams: the record",
+        )
+    elif instantiateParams >> 64 or 0 < instantiateParams < 65536:
+        raise _c.address_error(
+            instantiateParams,
+            "cudaGraphInstantiateWithParams",
+            "instantiateParams",
+            "cudaGraphInstantiateParams",
         )
     pGraphExec = cudaGraphExec_t()
     try:
@@ -6365,6 +7326,12 @@ def cudaGraphKernelNodeGetAttribute(
     """
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
+    if attr.__class__ is not cudaLaunchAttributeID and (
+        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
+    ):
+        attr = _c.enum_argument(
+            attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
+        )
     value_out = _c.attribute_storage(
         attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeGetAttribute"
     )
@@ -6445,6 +7412,12 @@ def cudaGraphKernelNodeSetAttribute(
     """
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
+    if attr.__class__ is not cudaLaunchAttributeID and (
+        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
+    ):
+        attr = _c.enum_argument(
+            attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
+        )
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeSetAttribute", "value"
     )
@@ -6483,6 +7456,10 @@ def cudaGraphKernelNodeSetParams(
             False,
             1,
             "cudaGraphKernelNodeSetParams: the record",
+        )
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphKernelNodeSetParams", "pNodeParams", "cudaKernelNodeParams"
         )
     try:
         err = _cudaGraphKernelNodeSetParams(node, pNodeParams)
@@ -6634,6 +7611,10 @@ def cudaGraphMemcpyNodeSetParams(
             1,
             "cudaGraphMemcpyNodeSetParams: the record",
         )
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphMemcpyNodeSetParams", "pNodeParams", "cudaMemcpy3DParms"
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParams(node, pNodeParams)
     except _ArgumentError as exc:
@@ -6670,8 +7651,20 @@ def cudaGraphMemcpyNodeSetParams1D(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaGraphMemcpyNodeSetParams1D: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaGraphMemcpyNodeSetParams1D", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParams1D: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaGraphMemcpyNodeSetParams1D", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -6710,6 +7703,8 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaGraphMemcpyNodeSetParamsFromSymbol: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaGraphMemcpyNodeSetParamsFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol,
@@ -6717,6 +7712,20 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
             False,
             _c.span(count, offset),
             "cudaGraphMemcpyNodeSetParamsFromSymbol: count + offset",
+        )
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaGraphMemcpyNodeSetParamsFromSymbol", "symbol")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
         )
     try:
         err = _cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
@@ -6764,8 +7773,22 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
             _c.span(count, offset),
             "cudaGraphMemcpyNodeSetParamsToSymbol: count + offset",
         )
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaGraphMemcpyNodeSetParamsToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParamsToSymbol: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaGraphMemcpyNodeSetParamsToSymbol", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
+        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -6832,6 +7855,10 @@ def cudaGraphMemsetNodeSetParams(
             False,
             1,
             "cudaGraphMemsetNodeSetParams: the record",
+        )
+    elif pNodeParams >> 64 or 0 < pNodeParams < 65536:
+        raise _c.address_error(
+            pNodeParams, "cudaGraphMemsetNodeSetParams", "pNodeParams", "cudaMemsetParams"
         )
     try:
         err = _cudaGraphMemsetNodeSetParams(node, pNodeParams)
@@ -7024,6 +8051,10 @@ def cudaGraphNodeSetEnabled(
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
+    if isEnabled.__class__ is not int or isEnabled >> 32:
+        isEnabled = _c.integer(
+            isEnabled, _range_unsigned_int, "cudaGraphNodeSetEnabled", "isEnabled"
+        )
     try:
         err = _cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
     except _ArgumentError as exc:
@@ -7054,6 +8085,8 @@ def cudaGraphReleaseUserObject(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
+    if count.__class__ is not int or count >> 32:
+        count = _c.integer(count, _range_unsigned_int, "cudaGraphReleaseUserObject", "count")
     try:
         err = _cudaGraphReleaseUserObject(graph, object, count)
     except _ArgumentError as exc:
@@ -7092,6 +8125,8 @@ def cudaGraphRemoveDependencies(
             numDependencies,
             "cudaGraphRemoveDependencies: numDependencies",
         )
+    elif from_ >> 64:
+        raise _c.address_error(from_, "cudaGraphRemoveDependencies", "from_")
     if to.__class__ is not int:
         to = _c.ref(
             to,
@@ -7100,6 +8135,12 @@ def cudaGraphRemoveDependencies(
             False,
             numDependencies,
             "cudaGraphRemoveDependencies: numDependencies",
+        )
+    elif to >> 64:
+        raise _c.address_error(to, "cudaGraphRemoveDependencies", "to")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphRemoveDependencies", "numDependencies"
         )
     try:
         err = _cudaGraphRemoveDependencies(graph, from_, to, numDependencies)
@@ -7135,6 +8176,10 @@ def cudaGraphRetainUserObject(
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
+    if count.__class__ is not int or count >> 32:
+        count = _c.integer(count, _range_unsigned_int, "cudaGraphRetainUserObject", "count")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphRetainUserObject", "flags")
     try:
         err = _cudaGraphRetainUserObject(graph, object, count, flags)
     except _ArgumentError as exc:
@@ -7192,6 +8237,8 @@ def cudaGraphicsEGLRegisterImage(
     """
     if image.__class__ is not EGLImageKHR:
         image = _c.handle(image, EGLImageKHR, "image")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsEGLRegisterImage", "flags")
     pCudaResource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsEGLRegisterImage(pCudaResource, image, flags)
@@ -7220,6 +8267,12 @@ def cudaGraphicsGLRegisterBuffer(buffer: int, flags: int) -> cudaGraphicsResourc
 
     C: cudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource **resource, GLuint buffer, unsigned int flags)
     """
+    if buffer.__class__ is not int or buffer >> 32:
+        buffer = _c.integer(
+            buffer, _range_GLuint_unsigned_int, "cudaGraphicsGLRegisterBuffer", "buffer"
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsGLRegisterBuffer", "flags")
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsGLRegisterBuffer(resource, buffer, flags)
@@ -7249,6 +8302,16 @@ def cudaGraphicsGLRegisterImage(image: int, target: int, flags: int) -> cudaGrap
 
     C: cudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource **resource, GLuint image, GLenum target, unsigned int flags)
     """
+    if image.__class__ is not int or image >> 32:
+        image = _c.integer(
+            image, _range_GLuint_unsigned_int, "cudaGraphicsGLRegisterImage", "image"
+        )
+    if target.__class__ is not int or target >> 32:
+        target = _c.integer(
+            target, _range_GLenum_unsigned_int, "cudaGraphicsGLRegisterImage", "target"
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsGLRegisterImage", "flags")
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsGLRegisterImage(resource, image, target, flags)
@@ -7277,6 +8340,8 @@ def cudaGraphicsMapResources(
 
     C: cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
+    if count.__class__ is not int or not -2147483648 <= count <= 2147483647:
+        count = _c.integer(count, _range_int, "cudaGraphicsMapResources", "count")
     if resources.__class__ is not int:
         resources = _c.ref(
             resources,
@@ -7286,6 +8351,8 @@ def cudaGraphicsMapResources(
             count,
             "cudaGraphicsMapResources: count",
         )
+    elif resources >> 64:
+        raise _c.address_error(resources, "cudaGraphicsMapResources", "resources")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -7319,6 +8386,14 @@ def cudaGraphicsResourceGetMappedEglFrame(
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
+    if index.__class__ is not int or index >> 32:
+        index = _c.integer(
+            index, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "index"
+        )
+    if mipLevel.__class__ is not int or mipLevel >> 32:
+        mipLevel = _c.integer(
+            mipLevel, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "mipLevel"
+        )
     eglFrame = cudaEglFrame()
     try:
         err = _cudaGraphicsResourceGetMappedEglFrame(eglFrame, resource, index, mipLevel)
@@ -7414,6 +8489,8 @@ def cudaGraphicsResourceSetMapFlags(
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsResourceSetMapFlags", "flags")
     try:
         err = _cudaGraphicsResourceSetMapFlags(resource, flags)
     except _ArgumentError as exc:
@@ -7445,6 +8522,14 @@ def cudaGraphicsSubResourceGetMappedArray(
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
+    if arrayIndex.__class__ is not int or arrayIndex >> 32:
+        arrayIndex = _c.integer(
+            arrayIndex, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "arrayIndex"
+        )
+    if mipLevel.__class__ is not int or mipLevel >> 32:
+        mipLevel = _c.integer(
+            mipLevel, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "mipLevel"
+        )
     array = cudaArray_t()
     try:
         err = _cudaGraphicsSubResourceGetMappedArray(array, resource, arrayIndex, mipLevel)
@@ -7475,6 +8560,8 @@ def cudaGraphicsUnmapResources(
 
     C: cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)
     """
+    if count.__class__ is not int or not -2147483648 <= count <= 2147483647:
+        count = _c.integer(count, _range_int, "cudaGraphicsUnmapResources", "count")
     if resources.__class__ is not int:
         resources = _c.ref(
             resources,
@@ -7484,6 +8571,8 @@ def cudaGraphicsUnmapResources(
             count,
             "cudaGraphicsUnmapResources: count",
         )
+    elif resources >> 64:
+        raise _c.address_error(resources, "cudaGraphicsUnmapResources", "resources")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -7537,6 +8626,17 @@ def cudaGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int) -> cudaG
 
     C: cudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource **resource, VdpOutputSurface vdpSurface, unsigned int flags)
     """
+    if vdpSurface.__class__ is not int or vdpSurface >> 32:
+        vdpSurface = _c.integer(
+            vdpSurface,
+            _range_VdpOutputSurface_unsigned_int,
+            "cudaGraphicsVDPAURegisterOutputSurface",
+            "vdpSurface",
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaGraphicsVDPAURegisterOutputSurface", "flags"
+        )
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsVDPAURegisterOutputSurface(resource, vdpSurface, flags)
@@ -7565,6 +8665,17 @@ def cudaGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int) -> cudaGr
 
     C: cudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource **resource, VdpVideoSurface vdpSurface, unsigned int flags)
     """
+    if vdpSurface.__class__ is not int or vdpSurface >> 32:
+        vdpSurface = _c.integer(
+            vdpSurface,
+            _range_VdpVideoSurface_unsigned_int,
+            "cudaGraphicsVDPAURegisterVideoSurface",
+            "vdpSurface",
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaGraphicsVDPAURegisterVideoSurface", "flags"
+        )
     resource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsVDPAURegisterVideoSurface(resource, vdpSurface, flags)
@@ -7593,6 +8704,10 @@ def cudaHostAlloc(size: int, flags: int) -> _HostMemory:
 
     C: cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
     """
+    if size.__class__ is not int or size >> 64:
+        size = _c.integer(size, _range_size_t, "cudaHostAlloc", "size")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostAlloc", "flags")
     pHost = c_void_p()
     try:
         err = _cudaHostAlloc(pHost, size, flags)
@@ -7621,6 +8736,10 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | i
     """
     if pHost.__class__ is not int:
         pHost = _c.pointer(pHost, "pHost", True)
+    elif pHost >> 64:
+        raise _c.address_error(pHost, "cudaHostGetDevicePointer", "pHost")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostGetDevicePointer", "flags")
     pDevice = c_void_p()
     try:
         err = _cudaHostGetDevicePointer(pDevice, pHost, flags)
@@ -7650,6 +8769,8 @@ def cudaHostGetFlags(pHost: _PointerLike) -> int:
     """
     if pHost.__class__ is not int:
         pHost = _c.pointer(pHost, "pHost", True)
+    elif pHost >> 64:
+        raise _c.address_error(pHost, "cudaHostGetFlags", "pHost")
     pFlags = c_uint()
     try:
         err = _cudaHostGetFlags(pFlags, pHost)
@@ -7676,6 +8797,12 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True, size, "cudaHostRegister: size")
+    elif ptr >> 64:
+        raise _c.address_error(ptr, "cudaHostRegister", "ptr")
+    if size.__class__ is not int or size >> 64:
+        size = _c.integer(size, _range_size_t, "cudaHostRegister", "size")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostRegister", "flags")
     try:
         err = _cudaHostRegister(ptr, size, flags)
     except _ArgumentError as exc:
@@ -7698,6 +8825,8 @@ def cudaHostUnregister(ptr: _PointerLike) -> None:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True)
+    elif ptr >> 64:
+        raise _c.address_error(ptr, "cudaHostUnregister", "ptr")
     try:
         err = _cudaHostUnregister(ptr)
     except _ArgumentError as exc:
@@ -7729,6 +8858,13 @@ def cudaImportExternalMemory(memHandleDesc: _PointerLike) -> cudaExternalMemory_
             False,
             1,
             "cudaImportExternalMemory: the record",
+        )
+    elif memHandleDesc >> 64 or 0 < memHandleDesc < 65536:
+        raise _c.address_error(
+            memHandleDesc,
+            "cudaImportExternalMemory",
+            "memHandleDesc",
+            "cudaExternalMemoryHandleDesc",
         )
     extMem_out = cudaExternalMemory_t()
     try:
@@ -7766,6 +8902,13 @@ def cudaImportExternalSemaphore(semHandleDesc: _PointerLike) -> cudaExternalSema
             1,
             "cudaImportExternalSemaphore: the record",
         )
+    elif semHandleDesc >> 64 or 0 < semHandleDesc < 65536:
+        raise _c.address_error(
+            semHandleDesc,
+            "cudaImportExternalSemaphore",
+            "semHandleDesc",
+            "cudaExternalSemaphoreHandleDesc",
+        )
     extSem_out = cudaExternalSemaphore_t()
     try:
         err = _cudaImportExternalSemaphore(extSem_out, semHandleDesc)
@@ -7792,6 +8935,12 @@ def cudaInitDevice(device: int, deviceFlags: int, flags: int) -> None:
 
     C: cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaInitDevice", "device")
+    if deviceFlags.__class__ is not int or deviceFlags >> 32:
+        deviceFlags = _c.integer(deviceFlags, _range_unsigned_int, "cudaInitDevice", "deviceFlags")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaInitDevice", "flags")
     try:
         err = _cudaInitDevice(device, deviceFlags, flags)
     except _ArgumentError as exc:
@@ -7814,6 +8963,8 @@ def cudaIpcCloseMemHandle(devPtr: _PointerLike) -> None:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaIpcCloseMemHandle", "devPtr")
     try:
         err = _cudaIpcCloseMemHandle(devPtr)
     except _ArgumentError as exc:
@@ -7866,6 +9017,8 @@ def cudaIpcGetMemHandle(devPtr: _PointerLike) -> cudaIpcMemHandle_t:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True)
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaIpcGetMemHandle", "devPtr")
     handle = cudaIpcMemHandle_t()
     try:
         err = _cudaIpcGetMemHandle(handle, devPtr)
@@ -7917,6 +9070,8 @@ def cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: int) -> int:
 
     C: cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaIpcOpenMemHandle", "flags")
     devPtr = c_void_p()
     try:
         err = _cudaIpcOpenMemHandle(devPtr, handle, flags)
@@ -7955,8 +9110,14 @@ def cudaLaunchCooperativeKernel(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaLaunchCooperativeKernel", "func")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
+    elif args >> 64:
+        raise _c.address_error(args, "cudaLaunchCooperativeKernel", "args")
+    if sharedMem.__class__ is not int or sharedMem >> 64:
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchCooperativeKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -7998,6 +9159,21 @@ def cudaLaunchCooperativeKernelMultiDevice(
             True,
             numDevices,
             "cudaLaunchCooperativeKernelMultiDevice: numDevices",
+        )
+    elif launchParamsList >> 64 or 0 < launchParamsList < 65536:
+        raise _c.address_error(
+            launchParamsList,
+            "cudaLaunchCooperativeKernelMultiDevice",
+            "launchParamsList",
+            "cudaLaunchParams",
+        )
+    if numDevices.__class__ is not int or numDevices >> 32:
+        numDevices = _c.integer(
+            numDevices, _range_unsigned_int, "cudaLaunchCooperativeKernelMultiDevice", "numDevices"
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaLaunchCooperativeKernelMultiDevice", "flags"
         )
     try:
         err = _cudaLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags)
@@ -8068,8 +9244,14 @@ def cudaLaunchKernel(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaLaunchKernel", "func")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
+    elif args >> 64:
+        raise _c.address_error(args, "cudaLaunchKernel", "args")
+    if sharedMem.__class__ is not int or sharedMem >> 64:
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8100,10 +9282,16 @@ def cudaLaunchKernelExC(config: _PointerLike, func: _PointerLike, args: _Pointer
         config = _c.ref(
             config, cudaLaunchConfig_t, "config", False, 1, "cudaLaunchKernelExC: the record"
         )
+    elif config >> 64 or 0 < config < 65536:
+        raise _c.address_error(config, "cudaLaunchKernelExC", "config", "cudaLaunchConfig_t")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaLaunchKernelExC", "func")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
+    elif args >> 64:
+        raise _c.address_error(args, "cudaLaunchKernelExC", "args")
     try:
         err = _cudaLaunchKernelExC(config, func, args)
     except _ArgumentError as exc:
@@ -8127,6 +9315,8 @@ def cudaMalloc(size: int) -> int:
 
     C: cudaError_t cudaMalloc(void **devPtr, size_t size)
     """
+    if size.__class__ is not int or size >> 64:
+        size = _c.integer(size, _range_size_t, "cudaMalloc", "size")
     devPtr = c_void_p()
     try:
         err = _cudaMalloc(devPtr, size)
@@ -8183,6 +9373,10 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
         desc = _c.ref(
             desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMalloc3DArray: the record"
         )
+    elif desc >> 64 or 0 < desc < 65536:
+        raise _c.address_error(desc, "cudaMalloc3DArray", "desc", "cudaChannelFormatDesc")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMalloc3DArray", "flags")
     array = cudaArray_t()
     try:
         err = _cudaMalloc3DArray(array, desc, extent, flags)
@@ -8215,6 +9409,14 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
     """
     if desc.__class__ is not int:
         desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocArray: the record")
+    elif desc >> 64 or 0 < desc < 65536:
+        raise _c.address_error(desc, "cudaMallocArray", "desc", "cudaChannelFormatDesc")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMallocArray", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMallocArray", "height")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMallocArray", "flags")
     array = cudaArray_t()
     try:
         err = _cudaMallocArray(array, desc, width, height, flags)
@@ -8243,6 +9445,8 @@ def cudaMallocAsync(size: int, hStream: cudaStream_t | _HandleLike) -> int:
 
     C: cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
     """
+    if size.__class__ is not int or size >> 64:
+        size = _c.integer(size, _range_size_t, "cudaMallocAsync", "size")
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
     devPtr = c_void_p()
@@ -8274,6 +9478,8 @@ def cudaMallocFromPoolAsync(
 
     C: cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
     """
+    if size.__class__ is not int or size >> 64:
+        size = _c.integer(size, _range_size_t, "cudaMallocFromPoolAsync", "size")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if stream.__class__ is not cudaStream_t:
@@ -8305,6 +9511,8 @@ def cudaMallocHost(size: int) -> _HostMemory:
 
     C: cudaError_t cudaMallocHost(void **ptr, size_t size)
     """
+    if size.__class__ is not int or size >> 64:
+        size = _c.integer(size, _range_size_t, "cudaMallocHost", "size")
     ptr = c_void_p()
     try:
         err = _cudaMallocHost(ptr, size)
@@ -8331,6 +9539,10 @@ def cudaMallocManaged(size: int, flags: int = cudaMemAttachGlobal) -> _HostMemor
 
     C: cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
     """
+    if size.__class__ is not int or size >> 64:
+        size = _c.integer(size, _range_size_t, "cudaMallocManaged", "size")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMallocManaged", "flags")
     devPtr = c_void_p()
     try:
         err = _cudaMallocManaged(devPtr, size, flags)
@@ -8365,6 +9577,14 @@ def cudaMallocMipmappedArray(
         desc = _c.ref(
             desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocMipmappedArray: the record"
         )
+    elif desc >> 64 or 0 < desc < 65536:
+        raise _c.address_error(desc, "cudaMallocMipmappedArray", "desc", "cudaChannelFormatDesc")
+    if numLevels.__class__ is not int or numLevels >> 32:
+        numLevels = _c.integer(
+            numLevels, _range_unsigned_int, "cudaMallocMipmappedArray", "numLevels"
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMallocMipmappedArray", "flags")
     mipmappedArray = cudaMipmappedArray_t()
     try:
         err = _cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags)
@@ -8396,6 +9616,10 @@ def cudaMallocPitch(width: int, height: int) -> tuple[int, int]:
 
     C: cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
     """
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMallocPitch", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMallocPitch", "height")
     devPtr = c_void_p()
     pitch = c_size_t()
     try:
@@ -8428,6 +9652,16 @@ def cudaMemAdvise(
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemAdvise", "devPtr")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemAdvise", "count")
+    if advice.__class__ is not cudaMemoryAdvise and (
+        advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
+    ):
+        advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise", "advice")
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaMemAdvise", "device")
     try:
         err = _cudaMemAdvise(devPtr, count, advice, device)
     except _ArgumentError as exc:
@@ -8478,6 +9712,8 @@ def cudaMemPoolCreate(poolProps: _PointerLike) -> cudaMemPool_t:
         poolProps = _c.ref(
             poolProps, cudaMemPoolProps, "poolProps", False, 1, "cudaMemPoolCreate: the record"
         )
+    elif poolProps >> 64 or 0 < poolProps < 65536:
+        raise _c.address_error(poolProps, "cudaMemPoolCreate", "poolProps", "cudaMemPoolProps")
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemPoolCreate(memPool, poolProps)
@@ -8527,6 +9763,8 @@ def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", True)
+    elif ptr >> 64:
+        raise _c.address_error(ptr, "cudaMemPoolExportPointer", "ptr")
     exportData = cudaMemPoolPtrExportData()
     try:
         err = _cudaMemPoolExportPointer(exportData, ptr)
@@ -8559,8 +9797,25 @@ def cudaMemPoolExportToShareableHandle(
     """
     if shareableHandle.__class__ is not int:
         shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
+    elif shareableHandle >> 64:
+        raise _c.address_error(
+            shareableHandle, "cudaMemPoolExportToShareableHandle", "shareableHandle"
+        )
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    if handleType.__class__ is not cudaMemAllocationHandleType and (
+        handleType.__class__ is not int or handleType & -8
+    ):
+        handleType = _c.enum_argument(
+            handleType,
+            _range_cudaMemAllocationHandleType,
+            "cudaMemPoolExportToShareableHandle",
+            "handleType",
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaMemPoolExportToShareableHandle", "flags"
+        )
     try:
         err = _cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags)
     except _ArgumentError as exc:
@@ -8595,6 +9850,8 @@ def cudaMemPoolGetAccess(
         location = _c.ref(
             location, cudaMemLocation, "location", True, 1, "cudaMemPoolGetAccess: the record"
         )
+    elif location >> 64 or 0 < location < 65536:
+        raise _c.address_error(location, "cudaMemPoolGetAccess", "location", "cudaMemLocation")
     flags = c_uint()
     try:
         err = _cudaMemPoolGetAccess(flags, memPool, location)
@@ -8639,6 +9896,10 @@ def cudaMemPoolGetAttribute(
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    if attr.__class__ is not cudaMemPoolAttr and (
+        attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
+    ):
+        attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolGetAttribute", "attr")
     value = _c.attribute_storage(attr, _cudaMemPoolAttr_values, "cudaMemPoolGetAttribute")
     try:
         err = _cudaMemPoolGetAttribute(memPool, attr, _c.byref(value))
@@ -8672,6 +9933,23 @@ def cudaMemPoolImportFromShareableHandle(
     """
     if shareableHandle.__class__ is not int:
         shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
+    elif shareableHandle >> 64:
+        raise _c.address_error(
+            shareableHandle, "cudaMemPoolImportFromShareableHandle", "shareableHandle"
+        )
+    if handleType.__class__ is not cudaMemAllocationHandleType and (
+        handleType.__class__ is not int or handleType & -8
+    ):
+        handleType = _c.enum_argument(
+            handleType,
+            _range_cudaMemAllocationHandleType,
+            "cudaMemPoolImportFromShareableHandle",
+            "handleType",
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaMemPoolImportFromShareableHandle", "flags"
+        )
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemPoolImportFromShareableHandle(memPool, shareableHandle, handleType, flags)
@@ -8711,6 +9989,10 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
             1,
             "cudaMemPoolImportPointer: the record",
         )
+    elif exportData >> 64 or 0 < exportData < 65536:
+        raise _c.address_error(
+            exportData, "cudaMemPoolImportPointer", "exportData", "cudaMemPoolPtrExportData"
+        )
     ptr = c_void_p()
     try:
         err = _cudaMemPoolImportPointer(ptr, memPool, exportData)
@@ -8745,6 +10027,10 @@ def cudaMemPoolSetAccess(
         descList = _c.ref(
             descList, cudaMemAccessDesc, "descList", False, count, "cudaMemPoolSetAccess: count"
         )
+    elif descList >> 64 or 0 < descList < 65536:
+        raise _c.address_error(descList, "cudaMemPoolSetAccess", "descList", "cudaMemAccessDesc")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemPoolSetAccess", "count")
     try:
         err = _cudaMemPoolSetAccess(memPool, descList, count)
     except _ArgumentError as exc:
@@ -8785,6 +10071,10 @@ def cudaMemPoolSetAttribute(
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    if attr.__class__ is not cudaMemPoolAttr and (
+        attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
+    ):
+        attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolSetAttribute", "attr")
     value = _c.attribute_value(
         value, attr, _cudaMemPoolAttr_values, "cudaMemPoolSetAttribute", "value"
     )
@@ -8813,6 +10103,10 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    if minBytesToKeep.__class__ is not int or minBytesToKeep >> 64:
+        minBytesToKeep = _c.integer(
+            minBytesToKeep, _range_size_t, "cudaMemPoolTrimTo", "minBytesToKeep"
+        )
     try:
         err = _cudaMemPoolTrimTo(memPool, minBytesToKeep)
     except _ArgumentError as exc:
@@ -8840,6 +10134,12 @@ def cudaMemPrefetchAsync(
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemPrefetchAsync", "devPtr")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemPrefetchAsync", "count")
+    if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
+        dstDevice = _c.integer(dstDevice, _range_int, "cudaMemPrefetchAsync", "dstDevice")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -8880,8 +10180,20 @@ def cudaMemRangeGetAttribute(
 
     C: cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)
     """
+    if dataSize.__class__ is not int or dataSize >> 64:
+        dataSize = _c.integer(dataSize, _range_size_t, "cudaMemRangeGetAttribute", "dataSize")
+    if attribute.__class__ is not cudaMemRangeAttribute and (
+        attribute.__class__ is not int or attribute not in _cudaMemRangeAttribute_members
+    ):
+        attribute = _c.enum_argument(
+            attribute, _range_cudaMemRangeAttribute, "cudaMemRangeGetAttribute", "attribute"
+        )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttribute: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemRangeGetAttribute", "devPtr")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttribute", "count")
     data = _c.attribute_storage(
         attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
     )
@@ -8938,6 +10250,8 @@ def cudaMemRangeGetAttributes(
             numAttributes,
             "cudaMemRangeGetAttributes: numAttributes",
         )
+    elif dataSizes >> 64:
+        raise _c.address_error(dataSizes, "cudaMemRangeGetAttributes", "dataSizes")
     if attributes.__class__ is not int:
         attributes = _c.ref(
             attributes,
@@ -8947,8 +10261,18 @@ def cudaMemRangeGetAttributes(
             numAttributes,
             "cudaMemRangeGetAttributes: numAttributes",
         )
+    elif attributes >> 64:
+        raise _c.address_error(attributes, "cudaMemRangeGetAttributes", "attributes")
+    if numAttributes.__class__ is not int or numAttributes >> 64:
+        numAttributes = _c.integer(
+            numAttributes, _range_size_t, "cudaMemRangeGetAttributes", "numAttributes"
+        )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttributes: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemRangeGetAttributes", "devPtr")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttributes", "count")
     data = _c.attribute_storages(
         attributes,
         _cudaMemRangeAttribute_values,
@@ -8990,8 +10314,18 @@ def cudaMemcpy(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpy: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaMemcpy: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     try:
         err = _cudaMemcpy(dst, src, count, kind)
     except _ArgumentError as exc:
@@ -9034,6 +10368,10 @@ def cudaMemcpy2D(
             _c.rows(dpitch, width, height),
             "cudaMemcpy2D: (height - 1) * dpitch + width",
         )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2D", "dst")
+    if dpitch.__class__ is not int or dpitch >> 64:
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2D", "dpitch")
     if src.__class__ is not int:
         src = _c.pointer(
             src,
@@ -9042,6 +10380,18 @@ def cudaMemcpy2D(
             _c.rows(spitch, width, height),
             "cudaMemcpy2D: (height - 1) * spitch + width",
         )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2D", "src")
+    if spitch.__class__ is not int or spitch >> 64:
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2D", "spitch")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2D", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2D", "height")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2D", "kind")
     try:
         err = _cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -9084,8 +10434,24 @@ def cudaMemcpy2DArrayToArray(
     """
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
+        wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetDst")
+    if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
+        hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "hOffsetDst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
+        wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetSrc")
+    if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
+        hOffsetSrc = _c.integer(hOffsetSrc, _range_size_t, "cudaMemcpy2DArrayToArray", "hOffsetSrc")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DArrayToArray", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DArrayToArray", "height")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DArrayToArray", "kind")
     try:
         err = _cudaMemcpy2DArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind
@@ -9146,6 +10512,10 @@ def cudaMemcpy2DAsync(
             _c.rows(dpitch, width, height),
             "cudaMemcpy2DAsync: (height - 1) * dpitch + width",
         )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DAsync", "dst")
+    if dpitch.__class__ is not int or dpitch >> 64:
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DAsync", "dpitch")
     if src.__class__ is not int:
         src = _c.pointer(
             src,
@@ -9154,6 +10524,18 @@ def cudaMemcpy2DAsync(
             _c.rows(spitch, width, height),
             "cudaMemcpy2DAsync: (height - 1) * spitch + width",
         )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DAsync", "src")
+    if spitch.__class__ is not int or spitch >> 64:
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DAsync", "spitch")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DAsync", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DAsync", "height")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9204,8 +10586,24 @@ def cudaMemcpy2DFromArray(
             _c.rows(dpitch, width, height),
             "cudaMemcpy2DFromArray: (height - 1) * dpitch + width",
         )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DFromArray", "dst")
+    if dpitch.__class__ is not int or dpitch >> 64:
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArray", "dpitch")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffset.__class__ is not int or wOffset >> 64:
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArray", "wOffset")
+    if hOffset.__class__ is not int or hOffset >> 64:
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DFromArray", "hOffset")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArray", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArray", "height")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArray", "kind")
     try:
         err = _cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind)
     except _ArgumentError as exc:
@@ -9256,8 +10654,24 @@ def cudaMemcpy2DFromArrayAsync(
             _c.rows(dpitch, width, height),
             "cudaMemcpy2DFromArrayAsync: (height - 1) * dpitch + width",
         )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DFromArrayAsync", "dst")
+    if dpitch.__class__ is not int or dpitch >> 64:
+        dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArrayAsync", "dpitch")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffset.__class__ is not int or wOffset >> 64:
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArrayAsync", "wOffset")
+    if hOffset.__class__ is not int or hOffset >> 64:
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DFromArrayAsync", "hOffset")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArrayAsync", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArrayAsync", "height")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9304,6 +10718,10 @@ def cudaMemcpy2DToArray(
     """
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffset.__class__ is not int or wOffset >> 64:
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArray", "wOffset")
+    if hOffset.__class__ is not int or hOffset >> 64:
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArray", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(
             src,
@@ -9312,6 +10730,18 @@ def cudaMemcpy2DToArray(
             _c.rows(spitch, width, height),
             "cudaMemcpy2DToArray: (height - 1) * spitch + width",
         )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DToArray", "src")
+    if spitch.__class__ is not int or spitch >> 64:
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArray", "spitch")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArray", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArray", "height")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArray", "kind")
     try:
         err = _cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -9356,6 +10786,10 @@ def cudaMemcpy2DToArrayAsync(
     """
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffset.__class__ is not int or wOffset >> 64:
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "wOffset")
+    if hOffset.__class__ is not int or hOffset >> 64:
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(
             src,
@@ -9364,6 +10798,18 @@ def cudaMemcpy2DToArrayAsync(
             _c.rows(spitch, width, height),
             "cudaMemcpy2DToArrayAsync: (height - 1) * spitch + width",
         )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DToArrayAsync", "src")
+    if spitch.__class__ is not int or spitch >> 64:
+        spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArrayAsync", "spitch")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArrayAsync", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArrayAsync", "height")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9394,6 +10840,8 @@ def cudaMemcpy3D(p: _PointerLike) -> None:
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DParms, "p", False, 1, "cudaMemcpy3D: the record")
+    elif p >> 64 or 0 < p < 65536:
+        raise _c.address_error(p, "cudaMemcpy3D", "p", "cudaMemcpy3DParms")
     try:
         err = _cudaMemcpy3D(p)
     except _ArgumentError as exc:
@@ -9417,6 +10865,8 @@ def cudaMemcpy3DAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = None
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DParms, "p", False, 1, "cudaMemcpy3DAsync: the record")
+    elif p >> 64 or 0 < p < 65536:
+        raise _c.address_error(p, "cudaMemcpy3DAsync", "p", "cudaMemcpy3DParms")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9441,6 +10891,8 @@ def cudaMemcpy3DPeer(p: _PointerLike) -> None:
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False, 1, "cudaMemcpy3DPeer: the record")
+    elif p >> 64 or 0 < p < 65536:
+        raise _c.address_error(p, "cudaMemcpy3DPeer", "p", "cudaMemcpy3DPeerParms")
     try:
         err = _cudaMemcpy3DPeer(p)
     except _ArgumentError as exc:
@@ -9464,6 +10916,8 @@ def cudaMemcpy3DPeerAsync(p: _PointerLike, stream: cudaStream_t | _HandleLike = 
     """
     if p.__class__ is not int:
         p = _c.ref(p, cudaMemcpy3DPeerParms, "p", False, 1, "cudaMemcpy3DPeerAsync: the record")
+    elif p >> 64 or 0 < p < 65536:
+        raise _c.address_error(p, "cudaMemcpy3DPeerAsync", "p", "cudaMemcpy3DPeerParms")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9507,8 +10961,22 @@ def cudaMemcpyArrayToArray(
     _c.deprecated("cudaMemcpyArrayToArray", None)
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
+        wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetDst")
+    if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
+        hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetDst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
+        wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetSrc")
+    if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
+        hOffsetSrc = _c.integer(hOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetSrc")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyArrayToArray", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyArrayToArray", "kind")
     try:
         err = _cudaMemcpyArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind
@@ -9547,8 +11015,18 @@ def cudaMemcpyAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyAsync: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyAsync", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaMemcpyAsync: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyAsync", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9590,8 +11068,20 @@ def cudaMemcpyFromArray(
     _c.deprecated("cudaMemcpyFromArray", None)
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyFromArray", "dst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffset.__class__ is not int or wOffset >> 64:
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArray", "wOffset")
+    if hOffset.__class__ is not int or hOffset >> 64:
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArray", "hOffset")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromArray", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArray", "kind")
     try:
         err = _cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind)
     except _ArgumentError as exc:
@@ -9633,8 +11123,20 @@ def cudaMemcpyFromArrayAsync(
     _c.deprecated("cudaMemcpyFromArrayAsync", None)
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyFromArrayAsync", "dst")
     if src.__class__ is not cudaArray_const_t:
         src = _c.handle(src, cudaArray_const_t, "src")
+    if wOffset.__class__ is not int or wOffset >> 64:
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "wOffset")
+    if hOffset.__class__ is not int or hOffset >> 64:
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "hOffset")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromArrayAsync", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9673,10 +11175,22 @@ def cudaMemcpyFromSymbol(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbol: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyFromSymbol", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyFromSymbol: count + offset"
         )
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaMemcpyFromSymbol", "symbol")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     try:
         err = _cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -9713,6 +11227,8 @@ def cudaMemcpyFromSymbolAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbolAsync: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyFromSymbolAsync", "dst")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol,
@@ -9721,6 +11237,16 @@ def cudaMemcpyFromSymbolAsync(
             _c.span(count, offset),
             "cudaMemcpyFromSymbolAsync: count + offset",
         )
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaMemcpyFromSymbolAsync", "symbol")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9753,8 +11279,18 @@ def cudaMemcpyPeer(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeer: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyPeer", "dst")
+    if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
+        dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeer", "dstDevice")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaMemcpyPeer: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyPeer", "src")
+    if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
+        srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeer", "srcDevice")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyPeer", "count")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
     except _ArgumentError as exc:
@@ -9791,8 +11327,18 @@ def cudaMemcpyPeerAsync(
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeerAsync: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyPeerAsync", "dst")
+    if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
+        dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeerAsync", "dstDevice")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaMemcpyPeerAsync: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyPeerAsync", "src")
+    if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
+        srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeerAsync", "srcDevice")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyPeerAsync", "count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9834,8 +11380,20 @@ def cudaMemcpyToArray(
     _c.deprecated("cudaMemcpyToArray", None)
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffset.__class__ is not int or wOffset >> 64:
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArray", "wOffset")
+    if hOffset.__class__ is not int or hOffset >> 64:
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArray", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaMemcpyToArray: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyToArray", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToArray", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArray", "kind")
     try:
         err = _cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
     except _ArgumentError as exc:
@@ -9877,8 +11435,20 @@ def cudaMemcpyToArrayAsync(
     _c.deprecated("cudaMemcpyToArrayAsync", None)
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
+    if wOffset.__class__ is not int or wOffset >> 64:
+        wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArrayAsync", "wOffset")
+    if hOffset.__class__ is not int or hOffset >> 64:
+        hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArrayAsync", "hOffset")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaMemcpyToArrayAsync: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyToArrayAsync", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToArrayAsync", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArrayAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9919,8 +11489,20 @@ def cudaMemcpyToSymbol(
         symbol = _c.pointer(
             symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyToSymbol: count + offset"
         )
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaMemcpyToSymbol", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbol: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyToSymbol", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     try:
         err = _cudaMemcpyToSymbol(symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -9963,8 +11545,20 @@ def cudaMemcpyToSymbolAsync(
             _c.span(count, offset),
             "cudaMemcpyToSymbolAsync: count + offset",
         )
+    elif symbol >> 64:
+        raise _c.address_error(symbol, "cudaMemcpyToSymbolAsync", "symbol")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbolAsync: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyToSymbolAsync", "src")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -9993,6 +11587,12 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemset: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemset", "devPtr")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemset", "value")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemset", "count")
     try:
         err = _cudaMemset(devPtr, value, count)
     except _ArgumentError as exc:
@@ -10025,6 +11625,16 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
             _c.rows(pitch, width, height),
             "cudaMemset2D: (height - 1) * pitch + width",
         )
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemset2D", "devPtr")
+    if pitch.__class__ is not int or pitch >> 64:
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2D", "pitch")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemset2D", "value")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemset2D", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemset2D", "height")
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
     except _ArgumentError as exc:
@@ -10067,6 +11677,16 @@ def cudaMemset2DAsync(
             _c.rows(pitch, width, height),
             "cudaMemset2DAsync: (height - 1) * pitch + width",
         )
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemset2DAsync", "devPtr")
+    if pitch.__class__ is not int or pitch >> 64:
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2DAsync", "pitch")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemset2DAsync", "value")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemset2DAsync", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemset2DAsync", "height")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10093,6 +11713,8 @@ def cudaMemset3D(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent) 
 
     C: cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent)
     """
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemset3D", "value")
     try:
         err = _cudaMemset3D(pitchedDevPtr, value, extent)
     except _ArgumentError as exc:
@@ -10121,6 +11743,8 @@ def cudaMemset3DAsync(
 
     C: cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream)
     """
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemset3DAsync", "value")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10152,6 +11776,12 @@ def cudaMemsetAsync(
     """
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemsetAsync: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemsetAsync", "devPtr")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemsetAsync", "value")
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemsetAsync", "count")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10184,6 +11814,8 @@ def cudaMipmappedArrayGetMemoryRequirements(
     """
     if mipmap.__class__ is not cudaMipmappedArray_t:
         mipmap = _c.handle(mipmap, cudaMipmappedArray_t, "mipmap")
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaMipmappedArrayGetMemoryRequirements", "device")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaMipmappedArrayGetMemoryRequirements(memoryRequirements, mipmap, device)
@@ -10250,6 +11882,16 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaOccupancyAvailableDynamicSMemPerBlock", "func")
+    if numBlocks.__class__ is not int or not -2147483648 <= numBlocks <= 2147483647:
+        numBlocks = _c.integer(
+            numBlocks, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "numBlocks"
+        )
+    if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
+        blockSize = _c.integer(
+            blockSize, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "blockSize"
+        )
     dynamicSmemSize = c_size_t()
     try:
         err = _cudaOccupancyAvailableDynamicSMemPerBlock(
@@ -10287,6 +11929,19 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "func")
+    if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
+        blockSize = _c.integer(
+            blockSize, _range_int, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "blockSize"
+        )
+    if dynamicSMemSize.__class__ is not int or dynamicSMemSize >> 64:
+        dynamicSMemSize = _c.integer(
+            dynamicSMemSize,
+            _range_size_t,
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+            "dynamicSMemSize",
+        )
     numBlocks = c_int()
     try:
         err = _cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -10325,6 +11980,31 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(
+            func, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "func"
+        )
+    if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
+        blockSize = _c.integer(
+            blockSize,
+            _range_int,
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "blockSize",
+        )
+    if dynamicSMemSize.__class__ is not int or dynamicSMemSize >> 64:
+        dynamicSMemSize = _c.integer(
+            dynamicSMemSize,
+            _range_size_t,
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "dynamicSMemSize",
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags,
+            _range_unsigned_int,
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            "flags",
+        )
     numBlocks = c_int()
     try:
         err = _cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
@@ -10359,6 +12039,8 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaOccupancyMaxActiveClusters", "func")
     if launchConfig.__class__ is not int:
         launchConfig = _c.ref(
             launchConfig,
@@ -10367,6 +12049,10 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
             False,
             1,
             "cudaOccupancyMaxActiveClusters: the record",
+        )
+    elif launchConfig >> 64 or 0 < launchConfig < 65536:
+        raise _c.address_error(
+            launchConfig, "cudaOccupancyMaxActiveClusters", "launchConfig", "cudaLaunchConfig_t"
         )
     numClusters = c_int()
     try:
@@ -10398,6 +12084,8 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
     """
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaOccupancyMaxPotentialClusterSize", "func")
     if launchConfig.__class__ is not int:
         launchConfig = _c.ref(
             launchConfig,
@@ -10406,6 +12094,13 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
             False,
             1,
             "cudaOccupancyMaxPotentialClusterSize: the record",
+        )
+    elif launchConfig >> 64 or 0 < launchConfig < 65536:
+        raise _c.address_error(
+            launchConfig,
+            "cudaOccupancyMaxPotentialClusterSize",
+            "launchConfig",
+            "cudaLaunchConfig_t",
         )
     clusterSize = c_int()
     try:
@@ -10453,6 +12148,8 @@ def cudaPointerGetAttributes(ptr: _PointerLike) -> cudaPointerAttributes:
     """
     if ptr.__class__ is not int:
         ptr = _c.pointer(ptr, "ptr", False)
+    elif ptr >> 64:
+        raise _c.address_error(ptr, "cudaPointerGetAttributes", "ptr")
     attributes = cudaPointerAttributes()
     try:
         err = _cudaPointerGetAttributes(attributes, ptr)
@@ -10527,6 +12224,8 @@ def cudaSetDevice(device: int) -> None:
 
     C: cudaError_t cudaSetDevice(int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaSetDevice", "device")
     try:
         err = _cudaSetDevice(device)
     except _ArgumentError as exc:
@@ -10547,6 +12246,8 @@ def cudaSetDeviceFlags(flags: int) -> None:
 
     C: cudaError_t cudaSetDeviceFlags(unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaSetDeviceFlags", "flags")
     try:
         err = _cudaSetDeviceFlags(flags)
     except _ArgumentError as exc:
@@ -10570,6 +12271,8 @@ def cudaSetDoubleForDevice(d: _PointerLike) -> None:
     _c.deprecated("cudaSetDoubleForDevice", None)
     if d.__class__ is not int:
         d = _c.ref(d, c_double, "d", True, 1, "cudaSetDoubleForDevice: the record")
+    elif d >> 64:
+        raise _c.address_error(d, "cudaSetDoubleForDevice", "d")
     try:
         err = _cudaSetDoubleForDevice(d)
     except _ArgumentError as exc:
@@ -10593,6 +12296,8 @@ def cudaSetDoubleForHost(d: _PointerLike) -> None:
     _c.deprecated("cudaSetDoubleForHost", None)
     if d.__class__ is not int:
         d = _c.ref(d, c_double, "d", True, 1, "cudaSetDoubleForHost: the record")
+    elif d >> 64:
+        raise _c.address_error(d, "cudaSetDoubleForHost", "d")
     try:
         err = _cudaSetDoubleForHost(d)
     except _ArgumentError as exc:
@@ -10616,6 +12321,10 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
     """
     if device_arr.__class__ is not int:
         device_arr = _c.ref(device_arr, c_int, "device_arr", True, len, "cudaSetValidDevices: len")
+    elif device_arr >> 64:
+        raise _c.address_error(device_arr, "cudaSetValidDevices", "device_arr")
+    if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
+        len = _c.integer(len, _range_int, "cudaSetValidDevices", "len")
     try:
         err = _cudaSetValidDevices(device_arr, len)
     except _ArgumentError as exc:
@@ -10653,6 +12362,8 @@ def cudaSignalExternalSemaphoresAsync(
             numExtSems,
             "cudaSignalExternalSemaphoresAsync: numExtSems",
         )
+    elif extSemArray >> 64:
+        raise _c.address_error(extSemArray, "cudaSignalExternalSemaphoresAsync", "extSemArray")
     if paramsArray.__class__ is not int:
         paramsArray = _c.ref(
             paramsArray,
@@ -10661,6 +12372,17 @@ def cudaSignalExternalSemaphoresAsync(
             False,
             numExtSems,
             "cudaSignalExternalSemaphoresAsync: numExtSems",
+        )
+    elif paramsArray >> 64 or 0 < paramsArray < 65536:
+        raise _c.address_error(
+            paramsArray,
+            "cudaSignalExternalSemaphoresAsync",
+            "paramsArray",
+            "cudaExternalSemaphoreSignalParams",
+        )
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -10705,6 +12427,8 @@ def cudaSignalExternalSemaphoresAsync_v2(
             numExtSems,
             "cudaSignalExternalSemaphoresAsync_v2: numExtSems",
         )
+    elif extSemArray >> 64:
+        raise _c.address_error(extSemArray, "cudaSignalExternalSemaphoresAsync_v2", "extSemArray")
     if paramsArray.__class__ is not int:
         paramsArray = _c.ref(
             paramsArray,
@@ -10713,6 +12437,17 @@ def cudaSignalExternalSemaphoresAsync_v2(
             False,
             numExtSems,
             "cudaSignalExternalSemaphoresAsync_v2: numExtSems",
+        )
+    elif paramsArray >> 64 or 0 < paramsArray < 65536:
+        raise _c.address_error(
+            paramsArray,
+            "cudaSignalExternalSemaphoresAsync_v2",
+            "paramsArray",
+            "cudaExternalSemaphoreSignalParams",
+        )
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync_v2", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -10750,6 +12485,8 @@ def cudaStreamAddCallback(
     callback, userData, _callback_token = _c.callback(
         callback, userData, "cudaStreamCallback_t", _lib, ("callback", "userData"), stream
     )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAddCallback", "flags")
     try:
         err = _cudaStreamAddCallback(stream, callback, userData, flags)
     except _ArgumentError as exc:
@@ -10786,6 +12523,12 @@ def cudaStreamAttachMemAsync(
         stream = _c.handle(stream, cudaStream_t, "stream")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True, length, "cudaStreamAttachMemAsync: length")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaStreamAttachMemAsync", "devPtr")
+    if length.__class__ is not int or length >> 64:
+        length = _c.integer(length, _range_size_t, "cudaStreamAttachMemAsync", "length")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAttachMemAsync", "flags")
     try:
         err = _cudaStreamAttachMemAsync(stream, devPtr, length, flags)
     except _ArgumentError as exc:
@@ -10813,6 +12556,12 @@ def cudaStreamBeginCapture(
     """
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
+    if mode.__class__ is not cudaStreamCaptureMode and (
+        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
+    ):
+        mode = _c.enum_argument(
+            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCapture", "mode"
+        )
     try:
         err = _cudaStreamBeginCapture(stream, mode)
     except _ArgumentError as exc:
@@ -10885,6 +12634,8 @@ def cudaStreamCreateWithFlags(flags: int) -> cudaStream_t:
 
     C: cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamCreateWithFlags", "flags")
     pStream = cudaStream_t()
     try:
         err = _cudaStreamCreateWithFlags(pStream, flags)
@@ -10911,6 +12662,10 @@ def cudaStreamCreateWithPriority(flags: int, priority: int) -> cudaStream_t:
 
     C: cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamCreateWithPriority", "flags")
+    if priority.__class__ is not int or not -2147483648 <= priority <= 2147483647:
+        priority = _c.integer(priority, _range_int, "cudaStreamCreateWithPriority", "priority")
     pStream = cudaStream_t()
     try:
         err = _cudaStreamCreateWithPriority(pStream, flags, priority)
@@ -11013,6 +12768,12 @@ def cudaStreamGetAttribute(
     """
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
+    if attr.__class__ is not cudaLaunchAttributeID and (
+        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
+    ):
+        attr = _c.enum_argument(
+            attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
+        )
     value_out = _c.attribute_storage(attr, _cudaLaunchAttributeID_values, "cudaStreamGetAttribute")
     try:
         err = _cudaStreamGetAttribute(hStream, attr, _c.byref(value_out))
@@ -11307,6 +13068,12 @@ def cudaStreamSetAttribute(
     """
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
+    if attr.__class__ is not cudaLaunchAttributeID and (
+        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
+    ):
+        attr = _c.enum_argument(
+            attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
+        )
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaStreamSetAttribute", "value"
     )
@@ -11367,6 +13134,16 @@ def cudaStreamUpdateCaptureDependencies(
             numDependencies,
             "cudaStreamUpdateCaptureDependencies: numDependencies",
         )
+    elif dependencies >> 64:
+        raise _c.address_error(dependencies, "cudaStreamUpdateCaptureDependencies", "dependencies")
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaStreamUpdateCaptureDependencies", "numDependencies"
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies", "flags"
+        )
     try:
         err = _cudaStreamUpdateCaptureDependencies(stream, dependencies, numDependencies, flags)
     except _ArgumentError as exc:
@@ -11399,6 +13176,8 @@ def cudaStreamWaitEvent(
         stream = _c.handle(stream, cudaStream_t, "stream")
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamWaitEvent", "flags")
     try:
         err = _cudaStreamWaitEvent(stream, event, flags)
     except _ArgumentError as exc:
@@ -11422,6 +13201,12 @@ def cudaThreadExchangeStreamCaptureMode(mode: cudaStreamCaptureMode) -> cudaStre
 
     C: cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
     """
+    if mode.__class__ is not cudaStreamCaptureMode and (
+        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
+    ):
+        mode = _c.enum_argument(
+            mode, _range_cudaStreamCaptureMode, "cudaThreadExchangeStreamCaptureMode", "mode"
+        )
     mode_ = c_uint(mode)
     try:
         err = _cudaThreadExchangeStreamCaptureMode(mode_)
@@ -11491,6 +13276,10 @@ def cudaThreadGetLimit(limit: cudaLimit | int) -> int:
     C: cudaError_t cudaThreadGetLimit(size_t *pValue, enum cudaLimit limit)
     """
     _c.deprecated("cudaThreadGetLimit", "cudaDeviceGetLimit")
+    if limit.__class__ is not cudaLimit and (
+        limit.__class__ is not int or limit not in _cudaLimit_members
+    ):
+        limit = _c.enum_argument(limit, _range_cudaLimit, "cudaThreadGetLimit", "limit")
     pValue = c_size_t()
     try:
         err = _cudaThreadGetLimit(pValue, limit)
@@ -11514,6 +13303,12 @@ def cudaThreadSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
     C: cudaError_t cudaThreadSetCacheConfig(enum cudaFuncCache cacheConfig)
     """
     _c.deprecated("cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig")
+    if cacheConfig.__class__ is not cudaFuncCache and (
+        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
+    ):
+        cacheConfig = _c.enum_argument(
+            cacheConfig, _range_cudaFuncCache, "cudaThreadSetCacheConfig", "cacheConfig"
+        )
     try:
         err = _cudaThreadSetCacheConfig(cacheConfig)
     except _ArgumentError as exc:
@@ -11538,6 +13333,12 @@ def cudaThreadSetLimit(limit: cudaLimit | int, value: int) -> None:
     C: cudaError_t cudaThreadSetLimit(enum cudaLimit limit, size_t value)
     """
     _c.deprecated("cudaThreadSetLimit", "cudaDeviceSetLimit")
+    if limit.__class__ is not cudaLimit and (
+        limit.__class__ is not int or limit not in _cudaLimit_members
+    ):
+        limit = _c.enum_argument(limit, _range_cudaLimit, "cudaThreadSetLimit", "limit")
+    if value.__class__ is not int or value >> 64:
+        value = _c.integer(value, _range_size_t, "cudaThreadSetLimit", "value")
     try:
         err = _cudaThreadSetLimit(limit, value)
     except _ArgumentError as exc:
@@ -11587,6 +13388,12 @@ def cudaUserObjectCreate(
     destroy, ptr, _destroy_token = _c.callback(
         destroy, ptr, "cudaHostFn_t", _lib, ("destroy", "ptr")
     )
+    if initialRefcount.__class__ is not int or initialRefcount >> 32:
+        initialRefcount = _c.integer(
+            initialRefcount, _range_unsigned_int, "cudaUserObjectCreate", "initialRefcount"
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaUserObjectCreate", "flags")
     object_out = cudaUserObject_t()
     try:
         err = _cudaUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags)
@@ -11618,6 +13425,8 @@ def cudaUserObjectRelease(object: cudaUserObject_t | _HandleLike, count: int = 1
     """
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
+    if count.__class__ is not int or count >> 32:
+        count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRelease", "count")
     try:
         err = _cudaUserObjectRelease(object, count)
     except _ArgumentError as exc:
@@ -11641,6 +13450,8 @@ def cudaUserObjectRetain(object: cudaUserObject_t | _HandleLike, count: int = 1)
     """
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
+    if count.__class__ is not int or count >> 32:
+        count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRetain", "count")
     try:
         err = _cudaUserObjectRetain(object, count)
     except _ArgumentError as exc:
@@ -11663,8 +13474,14 @@ def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
 
     C: cudaError_t cudaVDPAUGetDevice(int *device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
     """
+    if vdpDevice.__class__ is not int or vdpDevice >> 32:
+        vdpDevice = _c.integer(
+            vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUGetDevice", "vdpDevice"
+        )
     if vdpGetProcAddress.__class__ is not int:
         vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+    elif vdpGetProcAddress >> 64:
+        raise _c.address_error(vdpGetProcAddress, "cudaVDPAUGetDevice", "vdpGetProcAddress")
     device = c_int()
     try:
         err = _cudaVDPAUGetDevice(device, vdpDevice, vdpGetProcAddress)
@@ -11691,8 +13508,16 @@ def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _Poi
 
     C: cudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaVDPAUSetVDPAUDevice", "device")
+    if vdpDevice.__class__ is not int or vdpDevice >> 32:
+        vdpDevice = _c.integer(
+            vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUSetVDPAUDevice", "vdpDevice"
+        )
     if vdpGetProcAddress.__class__ is not int:
         vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+    elif vdpGetProcAddress >> 64:
+        raise _c.address_error(vdpGetProcAddress, "cudaVDPAUSetVDPAUDevice", "vdpGetProcAddress")
     try:
         err = _cudaVDPAUSetVDPAUDevice(device, vdpDevice, vdpGetProcAddress)
     except _ArgumentError as exc:
@@ -11732,6 +13557,8 @@ def cudaWaitExternalSemaphoresAsync(
             numExtSems,
             "cudaWaitExternalSemaphoresAsync: numExtSems",
         )
+    elif extSemArray >> 64:
+        raise _c.address_error(extSemArray, "cudaWaitExternalSemaphoresAsync", "extSemArray")
     if paramsArray.__class__ is not int:
         paramsArray = _c.ref(
             paramsArray,
@@ -11740,6 +13567,17 @@ def cudaWaitExternalSemaphoresAsync(
             False,
             numExtSems,
             "cudaWaitExternalSemaphoresAsync: numExtSems",
+        )
+    elif paramsArray >> 64 or 0 < paramsArray < 65536:
+        raise _c.address_error(
+            paramsArray,
+            "cudaWaitExternalSemaphoresAsync",
+            "paramsArray",
+            "cudaExternalSemaphoreWaitParams",
+        )
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -11784,6 +13622,8 @@ def cudaWaitExternalSemaphoresAsync_v2(
             numExtSems,
             "cudaWaitExternalSemaphoresAsync_v2: numExtSems",
         )
+    elif extSemArray >> 64:
+        raise _c.address_error(extSemArray, "cudaWaitExternalSemaphoresAsync_v2", "extSemArray")
     if paramsArray.__class__ is not int:
         paramsArray = _c.ref(
             paramsArray,
@@ -11792,6 +13632,17 @@ def cudaWaitExternalSemaphoresAsync_v2(
             False,
             numExtSems,
             "cudaWaitExternalSemaphoresAsync_v2: numExtSems",
+        )
+    elif paramsArray >> 64 or 0 < paramsArray < 65536:
+        raise _c.address_error(
+            paramsArray,
+            "cudaWaitExternalSemaphoresAsync_v2",
+            "paramsArray",
+            "cudaExternalSemaphoreWaitParams",
+        )
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync_v2", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -11805,6 +13656,576 @@ def cudaWaitExternalSemaphoresAsync_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+
+
+def make_char1(x: int) -> char1:  # type: ignore[no-redef]
+    """make_char1(x) -> char1
+
+    As sys_12010.make_char1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -128 <= x <= 127:
+        x = _c.integer(x, _range_signed_char, "make_char1", "x")
+    return _lib.make_char1(x)
+
+
+def make_char2(x: int, y: int) -> char2:  # type: ignore[no-redef]
+    """make_char2(x, y) -> char2
+
+    As sys_12010.make_char2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -128 <= x <= 127:
+        x = _c.integer(x, _range_signed_char, "make_char2", "x")
+    if y.__class__ is not int or not -128 <= y <= 127:
+        y = _c.integer(y, _range_signed_char, "make_char2", "y")
+    return _lib.make_char2(x, y)
+
+
+def make_char3(x: int, y: int, z: int) -> char3:  # type: ignore[no-redef]
+    """make_char3(x, y, z) -> char3
+
+    As sys_12010.make_char3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -128 <= x <= 127:
+        x = _c.integer(x, _range_signed_char, "make_char3", "x")
+    if y.__class__ is not int or not -128 <= y <= 127:
+        y = _c.integer(y, _range_signed_char, "make_char3", "y")
+    if z.__class__ is not int or not -128 <= z <= 127:
+        z = _c.integer(z, _range_signed_char, "make_char3", "z")
+    return _lib.make_char3(x, y, z)
+
+
+def make_char4(x: int, y: int, z: int, w: int) -> char4:  # type: ignore[no-redef]
+    """make_char4(x, y, z, w) -> char4
+
+    As sys_12010.make_char4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -128 <= x <= 127:
+        x = _c.integer(x, _range_signed_char, "make_char4", "x")
+    if y.__class__ is not int or not -128 <= y <= 127:
+        y = _c.integer(y, _range_signed_char, "make_char4", "y")
+    if z.__class__ is not int or not -128 <= z <= 127:
+        z = _c.integer(z, _range_signed_char, "make_char4", "z")
+    if w.__class__ is not int or not -128 <= w <= 127:
+        w = _c.integer(w, _range_signed_char, "make_char4", "w")
+    return _lib.make_char4(x, y, z, w)
+
+
+def make_cudaExtent(w: int, h: int, d: int) -> cudaExtent:  # type: ignore[no-redef]
+    """make_cudaExtent(w, h, d) -> cudaExtent
+
+    Returns a cudaExtent based on input parameters.
+
+    As sys_12010.make_cudaExtent, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if w.__class__ is not int or w >> 64:
+        w = _c.integer(w, _range_size_t, "make_cudaExtent", "w")
+    if h.__class__ is not int or h >> 64:
+        h = _c.integer(h, _range_size_t, "make_cudaExtent", "h")
+    if d.__class__ is not int or d >> 64:
+        d = _c.integer(d, _range_size_t, "make_cudaExtent", "d")
+    return _lib.make_cudaExtent(w, h, d)
+
+
+def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitchedPtr:  # type: ignore[no-redef]
+    """make_cudaPitchedPtr(d, p, xsz, ysz) -> cudaPitchedPtr
+
+    Returns a cudaPitchedPtr based on input parameters.
+
+    As sys_12010.make_cudaPitchedPtr, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if d.__class__ is int and not 0 <= d < 18446744073709551616:
+        raise _c.address_error(d, "make_cudaPitchedPtr", "d")
+    if p.__class__ is not int or p >> 64:
+        p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")
+    if xsz.__class__ is not int or xsz >> 64:
+        xsz = _c.integer(xsz, _range_size_t, "make_cudaPitchedPtr", "xsz")
+    if ysz.__class__ is not int or ysz >> 64:
+        ysz = _c.integer(ysz, _range_size_t, "make_cudaPitchedPtr", "ysz")
+    return _lib.make_cudaPitchedPtr(d, p, xsz, ysz)
+
+
+def make_cudaPos(x: int, y: int, z: int) -> cudaPos:  # type: ignore[no-redef]
+    """make_cudaPos(x, y, z) -> cudaPos
+
+    Returns a cudaPos based on input parameters.
+
+    As sys_12010.make_cudaPos, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 64:
+        x = _c.integer(x, _range_size_t, "make_cudaPos", "x")
+    if y.__class__ is not int or y >> 64:
+        y = _c.integer(y, _range_size_t, "make_cudaPos", "y")
+    if z.__class__ is not int or z >> 64:
+        z = _c.integer(z, _range_size_t, "make_cudaPos", "z")
+    return _lib.make_cudaPos(x, y, z)
+
+
+def make_int1(x: int) -> int1:  # type: ignore[no-redef]
+    """make_int1(x) -> int1
+
+    As sys_12010.make_int1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
+        x = _c.integer(x, _range_int, "make_int1", "x")
+    return _lib.make_int1(x)
+
+
+def make_int2(x: int, y: int) -> int2:  # type: ignore[no-redef]
+    """make_int2(x, y) -> int2
+
+    As sys_12010.make_int2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
+        x = _c.integer(x, _range_int, "make_int2", "x")
+    if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
+        y = _c.integer(y, _range_int, "make_int2", "y")
+    return _lib.make_int2(x, y)
+
+
+def make_int3(x: int, y: int, z: int) -> int3:  # type: ignore[no-redef]
+    """make_int3(x, y, z) -> int3
+
+    As sys_12010.make_int3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
+        x = _c.integer(x, _range_int, "make_int3", "x")
+    if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
+        y = _c.integer(y, _range_int, "make_int3", "y")
+    if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
+        z = _c.integer(z, _range_int, "make_int3", "z")
+    return _lib.make_int3(x, y, z)
+
+
+def make_int4(x: int, y: int, z: int, w: int) -> int4:  # type: ignore[no-redef]
+    """make_int4(x, y, z, w) -> int4
+
+    As sys_12010.make_int4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
+        x = _c.integer(x, _range_int, "make_int4", "x")
+    if y.__class__ is not int or not -2147483648 <= y <= 2147483647:
+        y = _c.integer(y, _range_int, "make_int4", "y")
+    if z.__class__ is not int or not -2147483648 <= z <= 2147483647:
+        z = _c.integer(z, _range_int, "make_int4", "z")
+    if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
+        w = _c.integer(w, _range_int, "make_int4", "w")
+    return _lib.make_int4(x, y, z, w)
+
+
+def make_long1(x: int) -> long1:  # type: ignore[no-redef]
+    """make_long1(x) -> long1
+
+    As sys_12010.make_long1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, _range_long, "make_long1", "x")
+    return _lib.make_long1(x)
+
+
+def make_long2(x: int, y: int) -> long2:  # type: ignore[no-redef]
+    """make_long2(x, y) -> long2
+
+    As sys_12010.make_long2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, _range_long, "make_long2", "x")
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(y, _range_long, "make_long2", "y")
+    return _lib.make_long2(x, y)
+
+
+def make_long3(x: int, y: int, z: int) -> long3:  # type: ignore[no-redef]
+    """make_long3(x, y, z) -> long3
+
+    As sys_12010.make_long3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, _range_long, "make_long3", "x")
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(y, _range_long, "make_long3", "y")
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(z, _range_long, "make_long3", "z")
+    return _lib.make_long3(x, y, z)
+
+
+def make_long4(x: int, y: int, z: int, w: int) -> long4:  # type: ignore[no-redef]
+    """make_long4(x, y, z, w) -> long4
+
+    As sys_12010.make_long4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, _range_long, "make_long4", "x")
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(y, _range_long, "make_long4", "y")
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(z, _range_long, "make_long4", "z")
+    if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
+        w = _c.integer(w, _range_long, "make_long4", "w")
+    return _lib.make_long4(x, y, z, w)
+
+
+def make_longlong1(x: int) -> longlong1:  # type: ignore[no-redef]
+    """make_longlong1(x) -> longlong1
+
+    As sys_12010.make_longlong1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, _range_long_long, "make_longlong1", "x")
+    return _lib.make_longlong1(x)
+
+
+def make_longlong2(x: int, y: int) -> longlong2:  # type: ignore[no-redef]
+    """make_longlong2(x, y) -> longlong2
+
+    As sys_12010.make_longlong2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, _range_long_long, "make_longlong2", "x")
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(y, _range_long_long, "make_longlong2", "y")
+    return _lib.make_longlong2(x, y)
+
+
+def make_longlong3(x: int, y: int, z: int) -> longlong3:  # type: ignore[no-redef]
+    """make_longlong3(x, y, z) -> longlong3
+
+    As sys_12010.make_longlong3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, _range_long_long, "make_longlong3", "x")
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(y, _range_long_long, "make_longlong3", "y")
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(z, _range_long_long, "make_longlong3", "z")
+    return _lib.make_longlong3(x, y, z)
+
+
+def make_longlong4(x: int, y: int, z: int, w: int) -> longlong4:  # type: ignore[no-redef]
+    """make_longlong4(x, y, z, w) -> longlong4
+
+    As sys_12010.make_longlong4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -9223372036854775808 <= x <= 9223372036854775807:
+        x = _c.integer(x, _range_long_long, "make_longlong4", "x")
+    if y.__class__ is not int or not -9223372036854775808 <= y <= 9223372036854775807:
+        y = _c.integer(y, _range_long_long, "make_longlong4", "y")
+    if z.__class__ is not int or not -9223372036854775808 <= z <= 9223372036854775807:
+        z = _c.integer(z, _range_long_long, "make_longlong4", "z")
+    if w.__class__ is not int or not -9223372036854775808 <= w <= 9223372036854775807:
+        w = _c.integer(w, _range_long_long, "make_longlong4", "w")
+    return _lib.make_longlong4(x, y, z, w)
+
+
+def make_short1(x: int) -> short1:  # type: ignore[no-redef]
+    """make_short1(x) -> short1
+
+    As sys_12010.make_short1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -32768 <= x <= 32767:
+        x = _c.integer(x, _range_short, "make_short1", "x")
+    return _lib.make_short1(x)
+
+
+def make_short2(x: int, y: int) -> short2:  # type: ignore[no-redef]
+    """make_short2(x, y) -> short2
+
+    As sys_12010.make_short2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -32768 <= x <= 32767:
+        x = _c.integer(x, _range_short, "make_short2", "x")
+    if y.__class__ is not int or not -32768 <= y <= 32767:
+        y = _c.integer(y, _range_short, "make_short2", "y")
+    return _lib.make_short2(x, y)
+
+
+def make_short3(x: int, y: int, z: int) -> short3:  # type: ignore[no-redef]
+    """make_short3(x, y, z) -> short3
+
+    As sys_12010.make_short3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -32768 <= x <= 32767:
+        x = _c.integer(x, _range_short, "make_short3", "x")
+    if y.__class__ is not int or not -32768 <= y <= 32767:
+        y = _c.integer(y, _range_short, "make_short3", "y")
+    if z.__class__ is not int or not -32768 <= z <= 32767:
+        z = _c.integer(z, _range_short, "make_short3", "z")
+    return _lib.make_short3(x, y, z)
+
+
+def make_short4(x: int, y: int, z: int, w: int) -> short4:  # type: ignore[no-redef]
+    """make_short4(x, y, z, w) -> short4
+
+    As sys_12010.make_short4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or not -32768 <= x <= 32767:
+        x = _c.integer(x, _range_short, "make_short4", "x")
+    if y.__class__ is not int or not -32768 <= y <= 32767:
+        y = _c.integer(y, _range_short, "make_short4", "y")
+    if z.__class__ is not int or not -32768 <= z <= 32767:
+        z = _c.integer(z, _range_short, "make_short4", "z")
+    if w.__class__ is not int or not -32768 <= w <= 32767:
+        w = _c.integer(w, _range_short, "make_short4", "w")
+    return _lib.make_short4(x, y, z, w)
+
+
+def make_uchar1(x: int) -> uchar1:  # type: ignore[no-redef]
+    """make_uchar1(x) -> uchar1
+
+    As sys_12010.make_uchar1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 8:
+        x = _c.integer(x, _range_unsigned_char, "make_uchar1", "x")
+    return _lib.make_uchar1(x)
+
+
+def make_uchar2(x: int, y: int) -> uchar2:  # type: ignore[no-redef]
+    """make_uchar2(x, y) -> uchar2
+
+    As sys_12010.make_uchar2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 8:
+        x = _c.integer(x, _range_unsigned_char, "make_uchar2", "x")
+    if y.__class__ is not int or y >> 8:
+        y = _c.integer(y, _range_unsigned_char, "make_uchar2", "y")
+    return _lib.make_uchar2(x, y)
+
+
+def make_uchar3(x: int, y: int, z: int) -> uchar3:  # type: ignore[no-redef]
+    """make_uchar3(x, y, z) -> uchar3
+
+    As sys_12010.make_uchar3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 8:
+        x = _c.integer(x, _range_unsigned_char, "make_uchar3", "x")
+    if y.__class__ is not int or y >> 8:
+        y = _c.integer(y, _range_unsigned_char, "make_uchar3", "y")
+    if z.__class__ is not int or z >> 8:
+        z = _c.integer(z, _range_unsigned_char, "make_uchar3", "z")
+    return _lib.make_uchar3(x, y, z)
+
+
+def make_uchar4(x: int, y: int, z: int, w: int) -> uchar4:  # type: ignore[no-redef]
+    """make_uchar4(x, y, z, w) -> uchar4
+
+    As sys_12010.make_uchar4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 8:
+        x = _c.integer(x, _range_unsigned_char, "make_uchar4", "x")
+    if y.__class__ is not int or y >> 8:
+        y = _c.integer(y, _range_unsigned_char, "make_uchar4", "y")
+    if z.__class__ is not int or z >> 8:
+        z = _c.integer(z, _range_unsigned_char, "make_uchar4", "z")
+    if w.__class__ is not int or w >> 8:
+        w = _c.integer(w, _range_unsigned_char, "make_uchar4", "w")
+    return _lib.make_uchar4(x, y, z, w)
+
+
+def make_uint1(x: int) -> uint1:  # type: ignore[no-redef]
+    """make_uint1(x) -> uint1
+
+    As sys_12010.make_uint1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 32:
+        x = _c.integer(x, _range_unsigned_int, "make_uint1", "x")
+    return _lib.make_uint1(x)
+
+
+def make_uint2(x: int, y: int) -> uint2:  # type: ignore[no-redef]
+    """make_uint2(x, y) -> uint2
+
+    As sys_12010.make_uint2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 32:
+        x = _c.integer(x, _range_unsigned_int, "make_uint2", "x")
+    if y.__class__ is not int or y >> 32:
+        y = _c.integer(y, _range_unsigned_int, "make_uint2", "y")
+    return _lib.make_uint2(x, y)
+
+
+def make_uint3(x: int, y: int, z: int) -> uint3:  # type: ignore[no-redef]
+    """make_uint3(x, y, z) -> uint3
+
+    As sys_12010.make_uint3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 32:
+        x = _c.integer(x, _range_unsigned_int, "make_uint3", "x")
+    if y.__class__ is not int or y >> 32:
+        y = _c.integer(y, _range_unsigned_int, "make_uint3", "y")
+    if z.__class__ is not int or z >> 32:
+        z = _c.integer(z, _range_unsigned_int, "make_uint3", "z")
+    return _lib.make_uint3(x, y, z)
+
+
+def make_uint4(x: int, y: int, z: int, w: int) -> uint4:  # type: ignore[no-redef]
+    """make_uint4(x, y, z, w) -> uint4
+
+    As sys_12010.make_uint4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 32:
+        x = _c.integer(x, _range_unsigned_int, "make_uint4", "x")
+    if y.__class__ is not int or y >> 32:
+        y = _c.integer(y, _range_unsigned_int, "make_uint4", "y")
+    if z.__class__ is not int or z >> 32:
+        z = _c.integer(z, _range_unsigned_int, "make_uint4", "z")
+    if w.__class__ is not int or w >> 32:
+        w = _c.integer(w, _range_unsigned_int, "make_uint4", "w")
+    return _lib.make_uint4(x, y, z, w)
+
+
+def make_ulong1(x: int) -> ulong1:  # type: ignore[no-redef]
+    """make_ulong1(x) -> ulong1
+
+    As sys_12010.make_ulong1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 64:
+        x = _c.integer(x, _range_unsigned_long, "make_ulong1", "x")
+    return _lib.make_ulong1(x)
+
+
+def make_ulong2(x: int, y: int) -> ulong2:  # type: ignore[no-redef]
+    """make_ulong2(x, y) -> ulong2
+
+    As sys_12010.make_ulong2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 64:
+        x = _c.integer(x, _range_unsigned_long, "make_ulong2", "x")
+    if y.__class__ is not int or y >> 64:
+        y = _c.integer(y, _range_unsigned_long, "make_ulong2", "y")
+    return _lib.make_ulong2(x, y)
+
+
+def make_ulong3(x: int, y: int, z: int) -> ulong3:  # type: ignore[no-redef]
+    """make_ulong3(x, y, z) -> ulong3
+
+    As sys_12010.make_ulong3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 64:
+        x = _c.integer(x, _range_unsigned_long, "make_ulong3", "x")
+    if y.__class__ is not int or y >> 64:
+        y = _c.integer(y, _range_unsigned_long, "make_ulong3", "y")
+    if z.__class__ is not int or z >> 64:
+        z = _c.integer(z, _range_unsigned_long, "make_ulong3", "z")
+    return _lib.make_ulong3(x, y, z)
+
+
+def make_ulong4(x: int, y: int, z: int, w: int) -> ulong4:  # type: ignore[no-redef]
+    """make_ulong4(x, y, z, w) -> ulong4
+
+    As sys_12010.make_ulong4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 64:
+        x = _c.integer(x, _range_unsigned_long, "make_ulong4", "x")
+    if y.__class__ is not int or y >> 64:
+        y = _c.integer(y, _range_unsigned_long, "make_ulong4", "y")
+    if z.__class__ is not int or z >> 64:
+        z = _c.integer(z, _range_unsigned_long, "make_ulong4", "z")
+    if w.__class__ is not int or w >> 64:
+        w = _c.integer(w, _range_unsigned_long, "make_ulong4", "w")
+    return _lib.make_ulong4(x, y, z, w)
+
+
+def make_ulonglong1(x: int) -> ulonglong1:  # type: ignore[no-redef]
+    """make_ulonglong1(x) -> ulonglong1
+
+    As sys_12010.make_ulonglong1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 64:
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong1", "x")
+    return _lib.make_ulonglong1(x)
+
+
+def make_ulonglong2(x: int, y: int) -> ulonglong2:  # type: ignore[no-redef]
+    """make_ulonglong2(x, y) -> ulonglong2
+
+    As sys_12010.make_ulonglong2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 64:
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong2", "x")
+    if y.__class__ is not int or y >> 64:
+        y = _c.integer(y, _range_unsigned_long_long, "make_ulonglong2", "y")
+    return _lib.make_ulonglong2(x, y)
+
+
+def make_ulonglong3(x: int, y: int, z: int) -> ulonglong3:  # type: ignore[no-redef]
+    """make_ulonglong3(x, y, z) -> ulonglong3
+
+    As sys_12010.make_ulonglong3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 64:
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong3", "x")
+    if y.__class__ is not int or y >> 64:
+        y = _c.integer(y, _range_unsigned_long_long, "make_ulonglong3", "y")
+    if z.__class__ is not int or z >> 64:
+        z = _c.integer(z, _range_unsigned_long_long, "make_ulonglong3", "z")
+    return _lib.make_ulonglong3(x, y, z)
+
+
+def make_ulonglong4(x: int, y: int, z: int, w: int) -> ulonglong4:  # type: ignore[no-redef]
+    """make_ulonglong4(x, y, z, w) -> ulonglong4
+
+    As sys_12010.make_ulonglong4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 64:
+        x = _c.integer(x, _range_unsigned_long_long, "make_ulonglong4", "x")
+    if y.__class__ is not int or y >> 64:
+        y = _c.integer(y, _range_unsigned_long_long, "make_ulonglong4", "y")
+    if z.__class__ is not int or z >> 64:
+        z = _c.integer(z, _range_unsigned_long_long, "make_ulonglong4", "z")
+    if w.__class__ is not int or w >> 64:
+        w = _c.integer(w, _range_unsigned_long_long, "make_ulonglong4", "w")
+    return _lib.make_ulonglong4(x, y, z, w)
+
+
+def make_ushort1(x: int) -> ushort1:  # type: ignore[no-redef]
+    """make_ushort1(x) -> ushort1
+
+    As sys_12010.make_ushort1, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 16:
+        x = _c.integer(x, _range_unsigned_short, "make_ushort1", "x")
+    return _lib.make_ushort1(x)
+
+
+def make_ushort2(x: int, y: int) -> ushort2:  # type: ignore[no-redef]
+    """make_ushort2(x, y) -> ushort2
+
+    As sys_12010.make_ushort2, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 16:
+        x = _c.integer(x, _range_unsigned_short, "make_ushort2", "x")
+    if y.__class__ is not int or y >> 16:
+        y = _c.integer(y, _range_unsigned_short, "make_ushort2", "y")
+    return _lib.make_ushort2(x, y)
+
+
+def make_ushort3(x: int, y: int, z: int) -> ushort3:  # type: ignore[no-redef]
+    """make_ushort3(x, y, z) -> ushort3
+
+    As sys_12010.make_ushort3, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 16:
+        x = _c.integer(x, _range_unsigned_short, "make_ushort3", "x")
+    if y.__class__ is not int or y >> 16:
+        y = _c.integer(y, _range_unsigned_short, "make_ushort3", "y")
+    if z.__class__ is not int or z >> 16:
+        z = _c.integer(z, _range_unsigned_short, "make_ushort3", "z")
+    return _lib.make_ushort3(x, y, z)
+
+
+def make_ushort4(x: int, y: int, z: int, w: int) -> ushort4:  # type: ignore[no-redef]
+    """make_ushort4(x, y, z, w) -> ushort4
+
+    As sys_12010.make_ushort4, with each integer checked against its C type's range (a record's field would mask it).
+    """
+    if x.__class__ is not int or x >> 16:
+        x = _c.integer(x, _range_unsigned_short, "make_ushort4", "x")
+    if y.__class__ is not int or y >> 16:
+        y = _c.integer(y, _range_unsigned_short, "make_ushort4", "y")
+    if z.__class__ is not int or z >> 16:
+        z = _c.integer(z, _range_unsigned_short, "make_ushort4", "z")
+    if w.__class__ is not int or w >> 16:
+        w = _c.integer(w, _range_unsigned_short, "make_ushort4", "w")
+    return _lib.make_ushort4(x, y, z, w)
 
 
 # The occupancy calculators cuda_runtime.h defines as C++ templates (libcudart exports

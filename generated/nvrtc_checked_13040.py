@@ -170,6 +170,16 @@ _c.bind_on_first_call(
 )
 
 
+# What the integer arguments are checked against (generator/ctypes_map.py's
+# integer_range): a C type's (low, high, name); an enum's (class, low, high, flags or
+# None, name) and its values.
+_nvrtcResult_members = frozenset((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18))
+_range_int = (-2147483648, 2147483647, "int")
+_range_nvrtcResult = (nvrtcResult, 0, 4294967295, None, "nvrtcResult")
+_range_size_t = (0, 18446744073709551615, "size_t")
+_range_unsigned_int = (0, 4294967295, "unsigned int")
+
+
 def nvrtcAddNameExpression(
     prog: nvrtcProgram | _HandleLike, name_expression: str | bytes | None
 ) -> None:
@@ -208,8 +218,12 @@ def nvrtcCompileProgram(
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
+    if numOptions.__class__ is not int or not -2147483648 <= numOptions <= 2147483647:
+        numOptions = _c.integer(numOptions, _range_int, "nvrtcCompileProgram", "numOptions")
     if options.__class__ is not int:
         options = _c.pointer(options, "options", False)
+    elif options >> 64:
+        raise _c.address_error(options, "nvrtcCompileProgram", "options")
     try:
         err = _nvrtcCompileProgram(prog, numOptions, options)
     except _ArgumentError as exc:
@@ -238,14 +252,22 @@ def nvrtcCreateProgram(
     """
     if prog.__class__ is not int:
         prog = _c.ref(prog, nvrtcProgram, "prog", True, 1, "nvrtcCreateProgram: the record")
+    elif prog >> 64:
+        raise _c.address_error(prog, "nvrtcCreateProgram", "prog")
     if src.__class__ is not bytes:
         src = _c.cstring(src, "src")
     if name.__class__ is not bytes:
         name = _c.cstring(name, "name")
+    if numHeaders.__class__ is not int or not -2147483648 <= numHeaders <= 2147483647:
+        numHeaders = _c.integer(numHeaders, _range_int, "nvrtcCreateProgram", "numHeaders")
     if headers.__class__ is not int:
         headers = _c.pointer(headers, "headers", False)
+    elif headers >> 64:
+        raise _c.address_error(headers, "nvrtcCreateProgram", "headers")
     if includeNames.__class__ is not int:
         includeNames = _c.pointer(includeNames, "includeNames", False)
+    elif includeNames >> 64:
+        raise _c.address_error(includeNames, "nvrtcCreateProgram", "includeNames")
     try:
         err = _nvrtcCreateProgram(prog, src, name, numHeaders, headers, includeNames)
     except _ArgumentError as exc:
@@ -269,6 +291,8 @@ def nvrtcDestroyProgram(prog: _PointerLike) -> None:
     """
     if prog.__class__ is not int:
         prog = _c.ref(prog, nvrtcProgram, "prog", True, 1, "nvrtcDestroyProgram: the record")
+    elif prog >> 64:
+        raise _c.address_error(prog, "nvrtcDestroyProgram", "prog")
     try:
         err = _nvrtcDestroyProgram(prog)
     except _ArgumentError as exc:
@@ -290,8 +314,14 @@ def nvrtcGetBundledHeadersInfo(info: _PointerLike, errorLog: _PointerLike) -> No
         info = _c.ref(
             info, nvrtcBundledHeadersInfo, "info", True, 1, "nvrtcGetBundledHeadersInfo: the record"
         )
+    elif info >> 64 or 0 < info < 65536:
+        raise _c.address_error(
+            info, "nvrtcGetBundledHeadersInfo", "info", "nvrtcBundledHeadersInfo"
+        )
     if errorLog.__class__ is not int:
         errorLog = _c.pointer(errorLog, "errorLog", True)
+    elif errorLog >> 64:
+        raise _c.address_error(errorLog, "nvrtcGetBundledHeadersInfo", "errorLog")
     try:
         err = _nvrtcGetBundledHeadersInfo(info, errorLog)
     except _ArgumentError as exc:
@@ -313,6 +343,8 @@ def nvrtcGetCUBIN(prog: nvrtcProgram | _HandleLike, cubin: _PointerLike) -> None
         prog = _c.handle(prog, nvrtcProgram, "prog")
     if cubin.__class__ is not int:
         cubin = _c.ref(cubin, c_char, "cubin", True, 1, "nvrtcGetCUBIN: the record")
+    elif cubin >> 64:
+        raise _c.address_error(cubin, "nvrtcGetCUBIN", "cubin")
     try:
         err = _nvrtcGetCUBIN(prog, cubin)
     except _ArgumentError as exc:
@@ -336,6 +368,8 @@ def nvrtcGetCUBINSize(prog: nvrtcProgram | _HandleLike, cubinSizeRet: _PointerLi
         cubinSizeRet = _c.ref(
             cubinSizeRet, c_size_t, "cubinSizeRet", True, 1, "nvrtcGetCUBINSize: the record"
         )
+    elif cubinSizeRet >> 64:
+        raise _c.address_error(cubinSizeRet, "nvrtcGetCUBINSize", "cubinSizeRet")
     try:
         err = _nvrtcGetCUBINSize(prog, cubinSizeRet)
     except _ArgumentError as exc:
@@ -351,6 +385,10 @@ def nvrtcGetErrorString(result: nvrtcResult | int) -> str:
 
     C: const char *nvrtcGetErrorString(nvrtcResult result)
     """
+    if result.__class__ is not nvrtcResult and (
+        result.__class__ is not int or result not in _nvrtcResult_members
+    ):
+        result = _c.enum_argument(result, _range_nvrtcResult, "nvrtcGetErrorString", "result")
     try:
         return _c.text(_nvrtcGetErrorString(result))
     except _ArgumentError as exc:
@@ -370,6 +408,8 @@ def nvrtcGetLTOIR(prog: nvrtcProgram | _HandleLike, LTOIR: _PointerLike) -> None
         prog = _c.handle(prog, nvrtcProgram, "prog")
     if LTOIR.__class__ is not int:
         LTOIR = _c.ref(LTOIR, c_char, "LTOIR", True, 1, "nvrtcGetLTOIR: the record")
+    elif LTOIR >> 64:
+        raise _c.address_error(LTOIR, "nvrtcGetLTOIR", "LTOIR")
     try:
         err = _nvrtcGetLTOIR(prog, LTOIR)
     except _ArgumentError as exc:
@@ -393,6 +433,8 @@ def nvrtcGetLTOIRSize(prog: nvrtcProgram | _HandleLike, LTOIRSizeRet: _PointerLi
         LTOIRSizeRet = _c.ref(
             LTOIRSizeRet, c_size_t, "LTOIRSizeRet", True, 1, "nvrtcGetLTOIRSize: the record"
         )
+    elif LTOIRSizeRet >> 64:
+        raise _c.address_error(LTOIRSizeRet, "nvrtcGetLTOIRSize", "LTOIRSizeRet")
     try:
         err = _nvrtcGetLTOIRSize(prog, LTOIRSizeRet)
     except _ArgumentError as exc:
@@ -420,6 +462,8 @@ def nvrtcGetLoweredName(
         name_expression = _c.cstring(name_expression, "name_expression")
     if lowered_name.__class__ is not int:
         lowered_name = _c.pointer(lowered_name, "lowered_name", True)
+    elif lowered_name >> 64:
+        raise _c.address_error(lowered_name, "nvrtcGetLoweredName", "lowered_name")
     try:
         err = _nvrtcGetLoweredName(prog, name_expression, lowered_name)
     except _ArgumentError as exc:
@@ -443,6 +487,8 @@ def nvrtcGetNumSupportedArchs(numArchs: _PointerLike) -> None:
         numArchs = _c.ref(
             numArchs, c_int, "numArchs", True, 1, "nvrtcGetNumSupportedArchs: the record"
         )
+    elif numArchs >> 64:
+        raise _c.address_error(numArchs, "nvrtcGetNumSupportedArchs", "numArchs")
     try:
         err = _nvrtcGetNumSupportedArchs(numArchs)
     except _ArgumentError as exc:
@@ -464,6 +510,8 @@ def nvrtcGetOptiXIR(prog: nvrtcProgram | _HandleLike, optixir: _PointerLike) -> 
         prog = _c.handle(prog, nvrtcProgram, "prog")
     if optixir.__class__ is not int:
         optixir = _c.ref(optixir, c_char, "optixir", True, 1, "nvrtcGetOptiXIR: the record")
+    elif optixir >> 64:
+        raise _c.address_error(optixir, "nvrtcGetOptiXIR", "optixir")
     try:
         err = _nvrtcGetOptiXIR(prog, optixir)
     except _ArgumentError as exc:
@@ -487,6 +535,8 @@ def nvrtcGetOptiXIRSize(prog: nvrtcProgram | _HandleLike, optixirSizeRet: _Point
         optixirSizeRet = _c.ref(
             optixirSizeRet, c_size_t, "optixirSizeRet", True, 1, "nvrtcGetOptiXIRSize: the record"
         )
+    elif optixirSizeRet >> 64:
+        raise _c.address_error(optixirSizeRet, "nvrtcGetOptiXIRSize", "optixirSizeRet")
     try:
         err = _nvrtcGetOptiXIRSize(prog, optixirSizeRet)
     except _ArgumentError as exc:
@@ -525,6 +575,8 @@ def nvrtcGetPCHHeapSize(ret: _PointerLike) -> None:
     """
     if ret.__class__ is not int:
         ret = _c.ref(ret, c_size_t, "ret", True, 1, "nvrtcGetPCHHeapSize: the record")
+    elif ret >> 64:
+        raise _c.address_error(ret, "nvrtcGetPCHHeapSize", "ret")
     try:
         err = _nvrtcGetPCHHeapSize(ret)
     except _ArgumentError as exc:
@@ -546,6 +598,8 @@ def nvrtcGetPCHHeapSizeRequired(prog: nvrtcProgram | _HandleLike, size: _Pointer
         prog = _c.handle(prog, nvrtcProgram, "prog")
     if size.__class__ is not int:
         size = _c.ref(size, c_size_t, "size", True, 1, "nvrtcGetPCHHeapSizeRequired: the record")
+    elif size >> 64:
+        raise _c.address_error(size, "nvrtcGetPCHHeapSizeRequired", "size")
     try:
         err = _nvrtcGetPCHHeapSizeRequired(prog, size)
     except _ArgumentError as exc:
@@ -567,6 +621,8 @@ def nvrtcGetPTX(prog: nvrtcProgram | _HandleLike, ptx: _PointerLike) -> None:
         prog = _c.handle(prog, nvrtcProgram, "prog")
     if ptx.__class__ is not int:
         ptx = _c.ref(ptx, c_char, "ptx", True, 1, "nvrtcGetPTX: the record")
+    elif ptx >> 64:
+        raise _c.address_error(ptx, "nvrtcGetPTX", "ptx")
     try:
         err = _nvrtcGetPTX(prog, ptx)
     except _ArgumentError as exc:
@@ -590,6 +646,8 @@ def nvrtcGetPTXSize(prog: nvrtcProgram | _HandleLike, ptxSizeRet: _PointerLike) 
         ptxSizeRet = _c.ref(
             ptxSizeRet, c_size_t, "ptxSizeRet", True, 1, "nvrtcGetPTXSize: the record"
         )
+    elif ptxSizeRet >> 64:
+        raise _c.address_error(ptxSizeRet, "nvrtcGetPTXSize", "ptxSizeRet")
     try:
         err = _nvrtcGetPTXSize(prog, ptxSizeRet)
     except _ArgumentError as exc:
@@ -611,6 +669,8 @@ def nvrtcGetProgramLog(prog: nvrtcProgram | _HandleLike, log: _PointerLike) -> N
         prog = _c.handle(prog, nvrtcProgram, "prog")
     if log.__class__ is not int:
         log = _c.ref(log, c_char, "log", True, 1, "nvrtcGetProgramLog: the record")
+    elif log >> 64:
+        raise _c.address_error(log, "nvrtcGetProgramLog", "log")
     try:
         err = _nvrtcGetProgramLog(prog, log)
     except _ArgumentError as exc:
@@ -634,6 +694,8 @@ def nvrtcGetProgramLogSize(prog: nvrtcProgram | _HandleLike, logSizeRet: _Pointe
         logSizeRet = _c.ref(
             logSizeRet, c_size_t, "logSizeRet", True, 1, "nvrtcGetProgramLogSize: the record"
         )
+    elif logSizeRet >> 64:
+        raise _c.address_error(logSizeRet, "nvrtcGetProgramLogSize", "logSizeRet")
     try:
         err = _nvrtcGetProgramLogSize(prog, logSizeRet)
     except _ArgumentError as exc:
@@ -655,6 +717,8 @@ def nvrtcGetSupportedArchs(supportedArchs: _PointerLike) -> None:
         supportedArchs = _c.ref(
             supportedArchs, c_int, "supportedArchs", True, 1, "nvrtcGetSupportedArchs: the record"
         )
+    elif supportedArchs >> 64:
+        raise _c.address_error(supportedArchs, "nvrtcGetSupportedArchs", "supportedArchs")
     try:
         err = _nvrtcGetSupportedArchs(supportedArchs)
     except _ArgumentError as exc:
@@ -676,6 +740,8 @@ def nvrtcGetTileIR(prog: nvrtcProgram | _HandleLike, TileIR: _PointerLike) -> No
         prog = _c.handle(prog, nvrtcProgram, "prog")
     if TileIR.__class__ is not int:
         TileIR = _c.ref(TileIR, c_char, "TileIR", True, 1, "nvrtcGetTileIR: the record")
+    elif TileIR >> 64:
+        raise _c.address_error(TileIR, "nvrtcGetTileIR", "TileIR")
     try:
         err = _nvrtcGetTileIR(prog, TileIR)
     except _ArgumentError as exc:
@@ -699,6 +765,8 @@ def nvrtcGetTileIRSize(prog: nvrtcProgram | _HandleLike, TileIRSizeRet: _Pointer
         TileIRSizeRet = _c.ref(
             TileIRSizeRet, c_size_t, "TileIRSizeRet", True, 1, "nvrtcGetTileIRSize: the record"
         )
+    elif TileIRSizeRet >> 64:
+        raise _c.address_error(TileIRSizeRet, "nvrtcGetTileIRSize", "TileIRSizeRet")
     try:
         err = _nvrtcGetTileIRSize(prog, TileIRSizeRet)
     except _ArgumentError as exc:
@@ -720,8 +788,12 @@ def nvrtcInstallBundledHeaders(
     """
     if installPath.__class__ is not bytes:
         installPath = _c.cstring(installPath, "installPath")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "nvrtcInstallBundledHeaders", "flags")
     if errorLog.__class__ is not int:
         errorLog = _c.pointer(errorLog, "errorLog", True)
+    elif errorLog >> 64:
+        raise _c.address_error(errorLog, "nvrtcInstallBundledHeaders", "errorLog")
     try:
         err = _nvrtcInstallBundledHeaders(installPath, flags, errorLog)
     except _ArgumentError as exc:
@@ -745,6 +817,8 @@ def nvrtcRemoveBundledHeaders(installPath: str | bytes | None, errorLog: _Pointe
         installPath = _c.cstring(installPath, "installPath")
     if errorLog.__class__ is not int:
         errorLog = _c.pointer(errorLog, "errorLog", True)
+    elif errorLog >> 64:
+        raise _c.address_error(errorLog, "nvrtcRemoveBundledHeaders", "errorLog")
     try:
         err = _nvrtcRemoveBundledHeaders(installPath, errorLog)
     except _ArgumentError as exc:
@@ -770,8 +844,12 @@ def nvrtcSetFlowCallback(
         prog = _c.handle(prog, nvrtcProgram, "prog")
     if callback.__class__ is not int:
         callback = _c.pointer(callback, "callback", True)
+    elif callback >> 64:
+        raise _c.address_error(callback, "nvrtcSetFlowCallback", "callback")
     if payload.__class__ is not int:
         payload = _c.pointer(payload, "payload", True)
+    elif payload >> 64:
+        raise _c.address_error(payload, "nvrtcSetFlowCallback", "payload")
     try:
         err = _nvrtcSetFlowCallback(prog, callback, payload)
     except _ArgumentError as exc:
@@ -789,6 +867,8 @@ def nvrtcSetPCHHeapSize(size: int) -> None:
 
     C: nvrtcResult nvrtcSetPCHHeapSize(size_t size)
     """
+    if size.__class__ is not int or size >> 64:
+        size = _c.integer(size, _range_size_t, "nvrtcSetPCHHeapSize", "size")
     try:
         err = _nvrtcSetPCHHeapSize(size)
     except _ArgumentError as exc:
@@ -808,8 +888,12 @@ def nvrtcVersion(major: _PointerLike, minor: _PointerLike) -> None:
     """
     if major.__class__ is not int:
         major = _c.ref(major, c_int, "major", True, 1, "nvrtcVersion: the record")
+    elif major >> 64:
+        raise _c.address_error(major, "nvrtcVersion", "major")
     if minor.__class__ is not int:
         minor = _c.ref(minor, c_int, "minor", True, 1, "nvrtcVersion: the record")
+    elif minor >> 64:
+        raise _c.address_error(minor, "nvrtcVersion", "minor")
     try:
         err = _nvrtcVersion(major, minor)
     except _ArgumentError as exc:

@@ -625,3 +625,80 @@ def _join(type_text: str, name: str) -> str:
         if name.startswith("*") and type_text.endswith("*")
         else f"{type_text} {name}"
     )
+
+
+# ---------------------------------------------------------------- integer ranges
+
+
+@dataclass(frozen=True)
+class IntegerRange:
+    """The values an integer C type holds (what ctypes would otherwise mask or wrap),
+    and for an enum its members: the checked layer refuses anything else.
+
+    `members` is None for a plain integer; for an enum, its values. `flags` marks an
+    enum whose values are bits a caller ORs together (see `is_flags_enum`): then any
+    OR of them (`flags` is that OR) passes, not only the members themselves."""
+
+    low: int
+    high: int
+    c_name: str  # how the message names the type: "size_t", "GLuint (unsigned int)"
+    enum: str | None = None  # the generated enum class
+    members: frozenset[int] | None = None
+    flags: int | None = None
+
+
+def is_flags_enum(enum: Enum) -> bool:
+    """Whether an enum's values are bits that C callers OR together.
+
+    Decided from the values alone: every non-zero value is a distinct power of two, and
+    there are at least three of them (cudaMemAllocationHandleType 1, 2, 4, 8;
+    cudaGraphInstantiateFlags). Two bits are as often a plain choice as flags
+    (cudaStreamCaptureMode 0, 1, 2), and an enum with any other value (cudaMemcpyKind's
+    3) counts: its values are not bits."""
+    bits = {k.value for k in enum.enumerators if k.value}
+    if len(bits) < 3:
+        return False
+    return all(v > 0 and v & (v - 1) == 0 for v in bits)
+
+
+def _builtin_range(name: str) -> tuple[int, int]:
+    """A builtin integer type's range on LP64 (plain char: either signedness, which
+    differs between x86-64 and aarch64, so any byte passes)."""
+    size = BUILTINS[name][1]
+    bits = 8 * size
+    if name == "char":
+        return -(1 << 7), (1 << 8) - 1
+    if name == "_Bool":
+        return 0, 1
+    if name.startswith("unsigned"):
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def integer_range(types: TypeMapper, t: CType) -> IntegerRange | None:
+    """The range a parameter or member of type `t` holds, if it is an integer or enum;
+    None for floats, pointers, records."""
+    kind = types.classify(t)
+    if kind not in (TypeKind.INTEGER, TypeKind.CHAR, TypeKind.BOOL, TypeKind.ENUM):
+        return None
+    spelled = c_declaration(t, "", types.tag_spelling)
+    if kind is TypeKind.ENUM:
+        enum = types.enums[types.resolved(t, EnumRef).name]
+        underlying = enum.underlying.name
+        low, high = _builtin_range(underlying)
+        values = frozenset(k.value for k in enum.enumerators)
+        name = types.enum_class(t)
+        if name is None:  # an enum without members: its underlying type's range only
+            return IntegerRange(low, high, f"{spelled} ({underlying})")
+        flags = None
+        if is_flags_enum(enum):
+            flags = 0
+            for v in values:
+                flags |= v
+        return IntegerRange(low, high, spelled, name, values, flags)
+    builtin = types.resolved(t, Builtin).name
+    low, high = _builtin_range(builtin)
+    named = spelled if spelled == builtin else f"{spelled} ({builtin})"
+    if isinstance(t, TypedefRef) and types.typedefs[t.name].system:
+        named = spelled  # size_t, uint64_t: the name says it
+    return IntegerRange(low, high, named)

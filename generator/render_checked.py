@@ -18,14 +18,16 @@ in `_OUTPUTS` for what comes back (storage, the result expression, its annotatio
 
 from __future__ import annotations
 
+import keyword
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from .attributes import AttributeTypes
-from .ctypes_map import POINTER_KINDS, RenderError, TypeMapper
+from .ctypes_map import POINTER_KINDS, RenderError, TypeKind, TypeMapper, integer_range
 from .formatting import format_python
-from .model import ApiModel, Param
+from .model import ApiModel, Param, RecordBuilder, RecordRef
 from .plan import (
     INPUT_KINDS,
     OUTPUT_KINDS,
@@ -77,8 +79,14 @@ class CheckedView:
         self.context = context
         self.types = TypeMapper(model)
         self.raw_module = module_name(model.cuda_version, context.surface)
-        # The inline record builders raise nothing: the checked module offers the raw ones.
-        self._imports: set[str] = {b.name for b in model.builders}
+        # The inline record builders: the raw ones where no integer needs a range check,
+        # else a checked one (below) that calls the raw one.
+        self._imports: set[str] = set()
+        # What the range checks read, once per module: name -> Python source (a C
+        # type's range, an enum's range and class, an enum's values).
+        self.integer_types: dict[str, str] = {}
+        self.builders = [self._builder(b) for b in sorted(model.builders, key=lambda b: b.name)]
+        self.builders = [code for code in self.builders if code]
         # Records whose `fn` the checked module lets be a Python callable (its own subclass).
         self.callback_records: set[str] = set()
         # What a failed call returns and raises (generator/status.py).
@@ -94,6 +102,48 @@ class CheckedView:
             "cudaFuncGetAttributes",
             "cudaDeviceGetAttribute",
         } <= {plan.name for plan in plans}
+
+    def integer_type(self, c_name: str, source: str) -> str:
+        """The module-level name of a range check's facts about a C type (`source`)."""
+        name = "_range_" + re.sub(r"\W+", "_", c_name).strip("_")
+        if self.integer_types.setdefault(name, source) != source:
+            raise RenderError(f"two ranges named {name}: {source}")
+        return name
+
+    def _builder(self, b: RecordBuilder) -> str:
+        """A checked inline record builder (make_cudaExtent, ...): its integers are
+        checked against their C types (the record's fields would mask them), then the
+        raw module's builder fills the record. "" where the raw one is offered as is."""
+        names = {p.name: (p.name + "_" if keyword.iskeyword(p.name) else p.name) for p in b.params}
+        checks: list[str] = []
+        for p in b.params:
+            n = names[p.name]
+            checks += _range_lines(self, b.name, n, p)
+            if self.types.classify(p.type) in POINTER_KINDS:  # a c_void_p field: an address
+                checks += [
+                    f"if {n}.__class__ is int and not 0 <= {n} < {_ADDRESS_END}:",
+                    f'    raise _c.address_error({n}, "{b.name}", {n!r})',
+                ]
+        if not checks:
+            self._imports.add(b.name)
+            return ""
+        params = [
+            f"{names[p.name]}: {self.annotation(self.types.field_annotation(p.type))}"
+            for p in b.params
+        ]
+        record = self.use(self.types.record_class(RecordRef(b.record)))
+        doc = docstring(
+            f"{b.name}({', '.join(names.values())}) -> {record}\n\n"
+            + (b.doc.brief.rstrip(".") + ".\n\n" if b.doc and b.doc.brief else "")
+            + f"As {self.raw_module}.{b.name}, with each integer checked against its C "
+            "type's range (a record's field would mask it)."
+        )
+        body = [*checks, f"return _lib.{b.name}({', '.join(names.values())})"]
+        # Type checkers also see the raw one, through the raw module's `*` import.
+        return (
+            f"def {b.name}({', '.join(params)}) -> {record}:  # type: ignore[no-redef]\n"
+            f'    """{doc}\n    """\n' + "\n".join("    " + line for line in body)
+        )
 
     def attribute_table(self, function: str, name: str) -> None:
         """Emit the table `name` of the function's attribute enum: value -> AttributeValue."""
@@ -246,15 +296,78 @@ def _in_pointer(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, .
     return p.py_type, (
         f"if {n}.__class__ is not int:",
         f"    {n} = _c.pointer({n}, {n!r}, {f.writable(c)}{sized})",
+        *_address_check(f, n),
     )
 
 
 def _in_ref(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     n, element = p.py_name, f.v.ctype(p.ctype)
+    record = f.v.types.classify(f.v.types.pointee(c.type)) is TypeKind.RECORD
     sized = f.measure(p)
     return p.py_type, (
         f"if {n}.__class__ is not int:",
         f"    {n} = _c.ref({n}, {element}, {n!r}, {f.writable(c)}{sized})",
+        *_address_check(f, n, element if record else None),
+    )
+
+
+# An int address (the fast path above) C would misread: negative or 2**64 or more
+# (ctypes wraps or masks it), or, where C reads a record, a small int (only NULL and
+# addresses from 64 KiB up can be a record's).
+_ADDRESS_END = 1 << 64
+_LOWEST_RECORD_ADDRESS = 1 << 16
+
+
+def _address_check(f: _Function, n: str, record: str | None = None) -> tuple[str, ...]:
+    where = f'"{f.plan.name}", {n!r}'
+    # `n >> 64` is non-zero for a negative int too: one operation for both bounds.
+    if record is None:
+        return (f"elif {n} >> 64:", f"    raise _c.address_error({n}, {where})")
+    return (
+        f"elif {n} >> 64 or 0 < {n} < {_LOWEST_RECORD_ADDRESS}:",
+        f'    raise _c.address_error({n}, {where}, "{record}")',
+    )
+
+
+def _range_check(f: _Function, n: str, c: Param) -> tuple[str, ...]:
+    """Lines that refuse an integer argument outside its C type (generator/ctypes_map.py's
+    integer_range): an int inside passes with a class test and a comparison or two
+    (an enum member of its own class with one), everything else goes to cudart._convert."""
+    return _range_lines(f.v, f.plan.name, n, c)
+
+
+def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, ...]:
+    r = integer_range(v.types, c.type)
+    if r is None:
+        return ()
+    where = f'"{function}", {n!r}'
+    if r.enum is None:
+        # An unsigned type of N bits: `n >> N` is non-zero exactly outside 0..2**N-1
+        # (a negative int shifts to -1), cheaper than a chained comparison.
+        bits = r.high.bit_length()
+        if r.low == 0 and r.high == (1 << bits) - 1:
+            outside = f"{n} >> {bits}"
+        else:
+            outside = f"not {r.low} <= {n} <= {r.high}"
+        spec = v.integer_type(r.c_name, f"({r.low}, {r.high}, {r.c_name!r})")
+        return (
+            f"if {n}.__class__ is not int or {outside}:",
+            f"    {n} = _c.integer({n}, {spec}, {where})",
+        )
+    enum = v.use(r.enum)
+    spec = v.integer_type(r.enum, f"({enum}, {r.low}, {r.high}, {r.flags}, {r.c_name!r})")
+    if r.flags is not None:
+        bad = f"{n} & {~r.flags}"  # a bit outside the flags, or a negative value
+    else:
+        # A module-level frozenset of the values (an enum class's own attributes cost
+        # a metaclass lookup per call).
+        assert r.members is not None
+        values = f"_{r.enum}_members"
+        v.integer_types[values] = f"frozenset({tuple(sorted(r.members))})"
+        bad = f"{n} not in {values}"
+    return (
+        f"if {n}.__class__ is not {enum} and ({n}.__class__ is not int or {bad}):",
+        f"    {n} = _c.enum_argument({n}, {spec}, {where})",
     )
 
 
@@ -286,9 +399,10 @@ def _in_struct(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ..
 
 def _in_scalar(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     enum = f.v.types.enum_class(c.type)
+    checks = _range_check(f, p.py_name, c)
     if p.py_type == "int" and enum:
-        return f"{f.v.use(enum)} | int", ()
-    return p.py_type, ()
+        return f"{f.v.use(enum)} | int", checks
+    return p.py_type, checks
 
 
 def _in_callback(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
@@ -337,6 +451,7 @@ def _in_device_function(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tupl
     return p.py_type, (
         f"if {n}.__class__ is not int:",
         f"    {n} = _c.device_function({n}, {n!r})",
+        *_address_check(f, n),
     )
 
 
@@ -348,6 +463,7 @@ def _in_kernel_args(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[st
     return p.py_type, (
         f"if {n}.__class__ is not int:",
         f"    {n} = _c.kernel_args({n}, {func}, {n!r})",
+        *_address_check(f, n),
     )
 
 
@@ -586,6 +702,10 @@ class _Function:
         if p.role is Role.INOUT:
             part.signature = f"{n}: {p.py_type}"
             part.storage = f"{names['n']} = {ctype}({n})"
+            if p.kind in (ParamKind.SCALAR, ParamKind.ENUM):
+                # Its value goes in as the pointee's: checked as that C type.
+                pointee = Param(p.name, v.types.pointee(c.type))
+                part.convert = _range_check(self, n, pointee)
         else:
             part.storage = out.storage.format(**names) if out.storage else None
             part.array = out.array.format(**names) if out.array else None

@@ -491,9 +491,11 @@ def test_generated_sizes_stay_reasonable():
     """Docs are compact (first sentence per parameter): hold each checked module's size
     (13.5: 522 kB, with its declarations for type checkers, the attribute value tables
     and their per-attribute docs, about 21 kB, and the 38 functions of the profiler and
-    GL/EGL/VDPAU interop headers)."""
+    GL/EGL/VDPAU interop headers). Issue 11's range and kind checks add about 170 kB to
+    13.5 (660 kB): two lines per integer, enum and pointer input, each C type's range
+    and each enum's values once, and the 43 checked record builders)."""
     for path in sorted(GENERATED.glob("checked_*.py")):
-        assert path.stat().st_size < 560_000, path.name
+        assert path.stat().st_size < 700_000, path.name
 
 
 def test_stub_types_the_newest_version():

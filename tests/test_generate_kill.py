@@ -4,7 +4,8 @@ from it, and the next run leaves no stray folder (issue 11, "Generator trust").
 
 It runs on a copy of the checkout's cudart/ and generated/ in a temporary folder (the
 real ones are never at risk), with a manifest of one version so that a run takes about a
-second and the new tree (4 files) differs from the old one (the committed 32).
+second and the new tree (6 files: the runtime's and NVRTC's modules, the package files)
+differs from the old one (the committed 62).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from conftest import GENERATED, REPO
 
 from generator.generate import KILL_AT_ENV, package_files
 from generator.manifest import Manifest
+from generator.render import checked_module_name, module_name
 
 KEY = "12.5"
 
@@ -44,10 +46,11 @@ def checkout(tmp_path_factory):
     (root / "manifest.toml").write_text(small.dumps())
     old = _tree(GENERATED)
     number = small.get(KEY).number
-    new = {
-        name: (GENERATED / name).read_bytes()
-        for name in (f"sys_{number}.py", f"checked_{number}.py")
-    } | {name: text.encode() for name, text in package_files(small).items()}
+    surfaces = small.family_for(KEY).surfaces  # the runtime's, NVRTC's
+    modules = [f(number, s) + ".py" for s in surfaces for f in (module_name, checked_module_name)]
+    new = {name: (GENERATED / name).read_bytes() for name in modules} | {
+        name: text.encode() for name, text in package_files(small).items()
+    }
     assert old != new and set(new) < set(old)
     return root, old, new
 

@@ -201,7 +201,9 @@ class Recorder:
             self.inner, self.ns[self.key] = self.ns[self.key], self
 
 
-for key in [k for k in mod.__dict__ if k.startswith("_cuda")]:
+# The C functions' stand-ins (`_cudaMemcpy`), not the module's tables of values
+# (`_cudaMemcpyKind_members`, `_cudaMemPoolAttr_values`).
+for key in [k for k, v in mod.__dict__.items() if k.startswith("_cuda") and callable(v)]:
     Recorder(mod.__dict__, key)
 
 H2D, D2H = int(cudart.cudaMemcpyHostToDevice), int(cudart.cudaMemcpyDeviceToHost)
@@ -318,7 +320,8 @@ REFUSED = {
     "chooseDevice short": (
         "ValueError: cudaChooseDevice: the record (1 x cudaDeviceProp) = "  # 1032 or 1008 bytes
     ),
-    "chooseDevice other struct": "ValueError: cudaChooseDevice: the record (1 x cudaDeviceProp)",
+    # Another record class is refused by kind first (cudart._convert._record_pointer).
+    "chooseDevice other struct": "TypeError: 'prop' must be a cudaDeviceProp, not a CUuuid_st",
     "setValidDevices long count": (
         "ValueError: cudaSetValidDevices: len = 1000 elements, but 'device_arr' has 1"
     ),

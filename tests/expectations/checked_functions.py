@@ -95,6 +95,15 @@ _c.bind_on_first_call(
 )
 
 
+# What the integer arguments are checked against (generator/ctypes_map.py's
+# integer_range): a C type's (low, high, name); an enum's (class, low, high, flags or
+# None, name) and its values.
+_range_int = (-2147483648, 2147483647, "int")
+_range_status = (status, 0, 4294967295, None, "enum status")
+_range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
+_status_members = frozenset((0, 1))
+
+
 def add_callback(fn: _PointerLike, userData: _PointerLike) -> int:
     """add_callback(fn: _PointerLike, userData: _PointerLike) -> int
 
@@ -102,8 +111,12 @@ def add_callback(fn: _PointerLike, userData: _PointerLike) -> int:
     """
     if fn.__class__ is not int:
         fn = _c.pointer(fn, "fn", True)
+    elif fn >> 64:
+        raise _c.address_error(fn, "add_callback", "fn")
     if userData.__class__ is not int:
         userData = _c.pointer(userData, "userData", True)
+    elif userData >> 64:
+        raise _c.address_error(userData, "add_callback", "userData")
     try:
         return _add_callback(fn, userData)
     except _ArgumentError as exc:
@@ -118,6 +131,8 @@ def deprecated_fn(x: int) -> int:
     C: int deprecated_fn(int x)
     """
     _c.deprecated("deprecated_fn", None)
+    if x.__class__ is not int or not -2147483648 <= x <= 2147483647:
+        x = _c.integer(x, _range_int, "deprecated_fn", "x")
     try:
         return _deprecated_fn(x)
     except _ArgumentError as exc:
@@ -129,6 +144,8 @@ def describe(s: status | int) -> str:
 
     C: const char *describe(enum status s)
     """
+    if s.__class__ is not status and (s.__class__ is not int or s not in _status_members):
+        s = _c.enum_argument(s, _range_status, "describe", "s")
     try:
         return _c.text(_describe(s))
     except _ArgumentError as exc:
@@ -142,6 +159,8 @@ def getProps(p: _PointerLike) -> int:
     """
     if p.__class__ is not int:
         p = _c.ref(p, P, "p", True, 1, "getProps: the record")
+    elif p >> 64 or 0 < p < 65536:
+        raise _c.address_error(p, "getProps", "p", "P")
     try:
         return _getProps(p)
     except _ArgumentError as exc:
@@ -155,6 +174,8 @@ def getProps_v2(p: _PointerLike) -> int:
     """
     if p.__class__ is not int:
         p = _c.ref(p, P, "p", True, 1, "getProps_v2: the record")
+    elif p >> 64 or 0 < p < 65536:
+        raise _c.address_error(p, "getProps_v2", "p", "P")
     try:
         return _getProps_v2(p)
     except _ArgumentError as exc:
@@ -201,8 +222,12 @@ def pointers(dst: _PointerLike, src: _PointerLike) -> tuple[int, int]:
     """
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True)
+    elif dst >> 64:
+        raise _c.address_error(dst, "pointers", "dst")
     if src.__class__ is not int:
         src = _c.pointer(src, "src", False)
+    elif src >> 64:
+        raise _c.address_error(src, "pointers", "src")
     count = c_int()
     try:
         result = _pointers(dst, src, count)
@@ -216,6 +241,10 @@ def scalars(a: int, b: int, c: float) -> int:
 
     C: int scalars(int a, unsigned long long b, double c)
     """
+    if a.__class__ is not int or not -2147483648 <= a <= 2147483647:
+        a = _c.integer(a, _range_int, "scalars", "a")
+    if b.__class__ is not int or b >> 64:
+        b = _c.integer(b, _range_unsigned_long_long, "scalars", "b")
     try:
         return _scalars(a, b, c)
     except _ArgumentError as exc:
