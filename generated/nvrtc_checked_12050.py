@@ -118,25 +118,28 @@ _c.bind_on_first_call(
     {
         "nvrtcAddNameExpression": (c_uint, (c_void_p, c_void_p)),
         "nvrtcCompileProgram": (c_uint, (c_void_p, c_int, c_void_p)),
-        "nvrtcCreateProgram": (c_uint, (c_void_p, c_void_p, c_void_p, c_int, c_void_p, c_void_p)),
+        "nvrtcCreateProgram": (
+            c_uint,
+            (POINTER(nvrtcProgram), c_void_p, c_void_p, c_int, c_void_p, c_void_p),
+        ),
         "nvrtcDestroyProgram": (c_uint, (c_void_p,)),
         "nvrtcGetCUBIN": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetCUBINSize": (c_uint, (c_void_p, c_void_p)),
+        "nvrtcGetCUBINSize": (c_uint, (c_void_p, POINTER(c_size_t))),
         "nvrtcGetErrorString": (c_char_p, (c_uint,)),
         "nvrtcGetLTOIR": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetLTOIRSize": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetLoweredName": (c_uint, (c_void_p, c_void_p, c_void_p)),
+        "nvrtcGetLTOIRSize": (c_uint, (c_void_p, POINTER(c_size_t))),
+        "nvrtcGetLoweredName": (c_uint, (c_void_p, c_void_p, POINTER(c_char_p))),
         "nvrtcGetNVVM": (c_uint, (c_void_p, c_void_p)),
         "nvrtcGetNVVMSize": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetNumSupportedArchs": (c_uint, (c_void_p,)),
+        "nvrtcGetNumSupportedArchs": (c_uint, (POINTER(c_int),)),
         "nvrtcGetOptiXIR": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetOptiXIRSize": (c_uint, (c_void_p, c_void_p)),
+        "nvrtcGetOptiXIRSize": (c_uint, (c_void_p, POINTER(c_size_t))),
         "nvrtcGetPTX": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetPTXSize": (c_uint, (c_void_p, c_void_p)),
+        "nvrtcGetPTXSize": (c_uint, (c_void_p, POINTER(c_size_t))),
         "nvrtcGetProgramLog": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetProgramLogSize": (c_uint, (c_void_p, c_void_p)),
+        "nvrtcGetProgramLogSize": (c_uint, (c_void_p, POINTER(c_size_t))),
         "nvrtcGetSupportedArchs": (c_uint, (c_void_p,)),
-        "nvrtcVersion": (c_uint, (c_void_p, c_void_p)),
+        "nvrtcVersion": (c_uint, (POINTER(c_int), POINTER(c_int))),
     },
 )
 
@@ -155,6 +158,10 @@ def nvrtcAddNameExpression(
     """nvrtcAddNameExpression(prog: nvrtcProgram | _HandleLike, name_expression: str | bytes | None) -> None
 
     nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable.
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+        name_expression: constant expression denoting the address of a __global__ function or __device__/__constant__ variable.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_PROGRAM, NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION.
 
@@ -181,6 +188,11 @@ def nvrtcCompileProgram(
 
     nvrtcCompileProgram compiles the given program.
 
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+        numOptions: Number of compiler options passed.
+        options: Compiler options in the form of C string array.
+
     Raises NvrtcError subclasses for: NVRTC_ERROR_OUT_OF_MEMORY, NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM, NVRTC_ERROR_INVALID_OPTION, NVRTC_ERROR_COMPILATION, NVRTC_ERROR_BUILTIN_OPERATION_FAILURE, NVRTC_ERROR_TIME_FILE_WRITE_FAILED.
 
     C: nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options)
@@ -204,25 +216,30 @@ def nvrtcCompileProgram(
 
 
 def nvrtcCreateProgram(
-    prog: _PointerLike,
     src: str | bytes | None,
     name: str | bytes | None,
     numHeaders: int,
     headers: _PointerLike,
     includeNames: _PointerLike,
-) -> None:
-    """nvrtcCreateProgram(prog: _PointerLike, src: str | bytes | None, name: str | bytes | None, numHeaders: int, headers: _PointerLike, includeNames: _PointerLike) -> None
+) -> nvrtcProgram:
+    """nvrtcCreateProgram(src: str | bytes | None, name: str | bytes | None, numHeaders: int, headers: _PointerLike, includeNames: _PointerLike) -> nvrtcProgram
 
     nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter prog with it.
+
+    Parameters:
+        src: CUDA program source.
+        name: CUDA program name.
+        numHeaders: Number of headers used.
+        headers: Sources of the headers.
+        includeNames: Name of each header by which they can be included in the CUDA program source.
+
+    Returns:
+        prog: CUDA Runtime Compilation program.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_OUT_OF_MEMORY, NVRTC_ERROR_PROGRAM_CREATION_FAILURE, NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM.
 
     C: nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name, int numHeaders, const char *const *headers, const char *const *includeNames)
     """
-    if prog.__class__ is not int:
-        prog = _c.ref(prog, nvrtcProgram, "prog", True, 1, "nvrtcCreateProgram: the record")
-    elif prog >> 64:
-        raise _c.address_error(prog, "nvrtcCreateProgram", "prog")
     if src.__class__ is not bytes:
         src = _c.cstring(src, "src")
     if name.__class__ is not bytes:
@@ -237,6 +254,7 @@ def nvrtcCreateProgram(
         includeNames = _c.pointer(includeNames, "includeNames", False)
     elif includeNames >> 64:
         raise _c.address_error(includeNames, "nvrtcCreateProgram", "includeNames")
+    prog = nvrtcProgram()
     try:
         err = _nvrtcCreateProgram(prog, src, name, numHeaders, headers, includeNames)
     except _ArgumentError as exc:
@@ -247,12 +265,16 @@ def nvrtcCreateProgram(
         ) from None
     if err:
         raise _error(err, _lib)
+    return prog
 
 
 def nvrtcDestroyProgram(prog: _PointerLike) -> None:
     """nvrtcDestroyProgram(prog: _PointerLike) -> None
 
     nvrtcDestroyProgram destroys the given program.
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_PROGRAM.
 
@@ -275,6 +297,10 @@ def nvrtcGetCUBIN(prog: nvrtcProgram | _HandleLike, cubin: _PointerLike) -> None
 
     nvrtcGetCUBIN stores the cubin generated by the previous compilation of prog in the memory pointed by cubin. No cubin is available if the value specified to -arch is a virtual architecture instead of an actual architecture.
 
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+        cubin: Compiled and assembled result.
+
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM.
 
     C: nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
@@ -293,10 +319,16 @@ def nvrtcGetCUBIN(prog: nvrtcProgram | _HandleLike, cubin: _PointerLike) -> None
         raise _error(err, _lib)
 
 
-def nvrtcGetCUBINSize(prog: nvrtcProgram | _HandleLike, cubinSizeRet: _PointerLike) -> None:
-    """nvrtcGetCUBINSize(prog: nvrtcProgram | _HandleLike, cubinSizeRet: _PointerLike) -> None
+def nvrtcGetCUBINSize(prog: nvrtcProgram | _HandleLike) -> int:
+    """nvrtcGetCUBINSize(prog: nvrtcProgram | _HandleLike) -> int
 
     nvrtcGetCUBINSize sets the value of cubinSizeRet with the size of the cubin generated by the previous compilation of prog. The value of cubinSizeRet is set to 0 if the value specified to -arch is a virtual architecture instead of an actual architecture.
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+
+    Returns:
+        cubinSizeRet: Size of the generated cubin.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM.
 
@@ -304,24 +336,23 @@ def nvrtcGetCUBINSize(prog: nvrtcProgram | _HandleLike, cubinSizeRet: _PointerLi
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    if cubinSizeRet.__class__ is not int:
-        cubinSizeRet = _c.ref(
-            cubinSizeRet, c_size_t, "cubinSizeRet", True, 1, "nvrtcGetCUBINSize: the record"
-        )
-    elif cubinSizeRet >> 64:
-        raise _c.address_error(cubinSizeRet, "nvrtcGetCUBINSize", "cubinSizeRet")
+    cubinSizeRet = c_size_t()
     try:
         err = _nvrtcGetCUBINSize(prog, cubinSizeRet)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetCUBINSize", ("prog", "cubinSizeRet")) from None
     if err:
         raise _error(err, _lib)
+    return cubinSizeRet.value
 
 
 def nvrtcGetErrorString(result: nvrtcResult | int) -> str:
     """nvrtcGetErrorString(result: nvrtcResult | int) -> str
 
     nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to "NVRTC_SUCCESS". For unrecognized enumeration values, it returns "NVRTC_ERROR unknown".
+
+    Parameters:
+        result: CUDA Runtime Compilation API result code.
 
     C: const char *nvrtcGetErrorString(nvrtcResult result)
     """
@@ -339,6 +370,10 @@ def nvrtcGetLTOIR(prog: nvrtcProgram | _HandleLike, LTOIR: _PointerLike) -> None
     """nvrtcGetLTOIR(prog: nvrtcProgram | _HandleLike, LTOIR: _PointerLike) -> None
 
     nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of prog in the memory pointed by LTOIR. No LTO IR is available if the program was compiled without -dlto.
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+        LTOIR: Compiled result.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM.
 
@@ -358,10 +393,16 @@ def nvrtcGetLTOIR(prog: nvrtcProgram | _HandleLike, LTOIR: _PointerLike) -> None
         raise _error(err, _lib)
 
 
-def nvrtcGetLTOIRSize(prog: nvrtcProgram | _HandleLike, LTOIRSizeRet: _PointerLike) -> None:
-    """nvrtcGetLTOIRSize(prog: nvrtcProgram | _HandleLike, LTOIRSizeRet: _PointerLike) -> None
+def nvrtcGetLTOIRSize(prog: nvrtcProgram | _HandleLike) -> int:
+    """nvrtcGetLTOIRSize(prog: nvrtcProgram | _HandleLike) -> int
 
     nvrtcGetLTOIRSize sets the value of LTOIRSizeRet with the size of the LTO IR generated by the previous compilation of prog. The value of LTOIRSizeRet is set to 0 if the program was not compiled with -dlto.
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+
+    Returns:
+        LTOIRSizeRet: Size of the generated LTO IR.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM.
 
@@ -369,28 +410,29 @@ def nvrtcGetLTOIRSize(prog: nvrtcProgram | _HandleLike, LTOIRSizeRet: _PointerLi
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    if LTOIRSizeRet.__class__ is not int:
-        LTOIRSizeRet = _c.ref(
-            LTOIRSizeRet, c_size_t, "LTOIRSizeRet", True, 1, "nvrtcGetLTOIRSize: the record"
-        )
-    elif LTOIRSizeRet >> 64:
-        raise _c.address_error(LTOIRSizeRet, "nvrtcGetLTOIRSize", "LTOIRSizeRet")
+    LTOIRSizeRet = c_size_t()
     try:
         err = _nvrtcGetLTOIRSize(prog, LTOIRSizeRet)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetLTOIRSize", ("prog", "LTOIRSizeRet")) from None
     if err:
         raise _error(err, _lib)
+    return LTOIRSizeRet.value
 
 
 def nvrtcGetLoweredName(
-    prog: nvrtcProgram | _HandleLike,
-    name_expression: str | bytes | None,
-    lowered_name: _PointerLike,
-) -> None:
-    """nvrtcGetLoweredName(prog: nvrtcProgram | _HandleLike, name_expression: str | bytes | None, lowered_name: _PointerLike) -> None
+    prog: nvrtcProgram | _HandleLike, name_expression: str | bytes | None
+) -> str | None:
+    """nvrtcGetLoweredName(prog: nvrtcProgram | _HandleLike, name_expression: str | bytes | None) -> str | None
 
     nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it. The memory containing the name is released when the NVRTC program is destroyed by nvrtcDestroyProgram. The identical name expression must have been previously provided to nvrtcAddNameExpression.
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+        name_expression: constant expression denoting the address of a __global__ function or __device__/__constant__ variable.
+
+    Returns:
+        lowered_name: initialized by the function to point to a C string containing the lowered (mangled) name corresponding to the provided name expression.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION, NVRTC_ERROR_INVALID_PROGRAM, NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID.
 
@@ -400,10 +442,7 @@ def nvrtcGetLoweredName(
         prog = _c.handle(prog, nvrtcProgram, "prog")
     if name_expression.__class__ is not bytes:
         name_expression = _c.cstring(name_expression, "name_expression")
-    if lowered_name.__class__ is not int:
-        lowered_name = _c.pointer(lowered_name, "lowered_name", True)
-    elif lowered_name >> 64:
-        raise _c.address_error(lowered_name, "nvrtcGetLoweredName", "lowered_name")
+    lowered_name = c_char_p()
     try:
         err = _nvrtcGetLoweredName(prog, name_expression, lowered_name)
     except _ArgumentError as exc:
@@ -412,6 +451,7 @@ def nvrtcGetLoweredName(
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.string(lowered_name.value)
 
 
 def nvrtcGetNVVM(prog: nvrtcProgram | _HandleLike, nvvm: _PointerLike) -> None:
@@ -464,33 +504,36 @@ def nvrtcGetNVVMSize(prog: nvrtcProgram | _HandleLike, nvvmSizeRet: _PointerLike
         raise _error(err, _lib)
 
 
-def nvrtcGetNumSupportedArchs(numArchs: _PointerLike) -> None:
-    """nvrtcGetNumSupportedArchs(numArchs: _PointerLike) -> None
+def nvrtcGetNumSupportedArchs() -> int:
+    """nvrtcGetNumSupportedArchs() -> int
 
     nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC. This can then be used to pass an array to nvrtcGetSupportedArchs to get the supported architectures.
+
+    Returns:
+        numArchs: number of supported architectures.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT.
 
     C: nvrtcResult nvrtcGetNumSupportedArchs(int *numArchs)
     """
-    if numArchs.__class__ is not int:
-        numArchs = _c.ref(
-            numArchs, c_int, "numArchs", True, 1, "nvrtcGetNumSupportedArchs: the record"
-        )
-    elif numArchs >> 64:
-        raise _c.address_error(numArchs, "nvrtcGetNumSupportedArchs", "numArchs")
+    numArchs = c_int()
     try:
         err = _nvrtcGetNumSupportedArchs(numArchs)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetNumSupportedArchs", ("numArchs",)) from None
     if err:
         raise _error(err, _lib)
+    return numArchs.value
 
 
 def nvrtcGetOptiXIR(prog: nvrtcProgram | _HandleLike, optixir: _PointerLike) -> None:
     """nvrtcGetOptiXIR(prog: nvrtcProgram | _HandleLike, optixir: _PointerLike) -> None
 
     nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of prog in the memory pointed by optixir. No OptiX IR is available if the program was compiled with options incompatible with OptiX IR generation.
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+        optixir: IR Compiled result.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM.
 
@@ -510,10 +553,16 @@ def nvrtcGetOptiXIR(prog: nvrtcProgram | _HandleLike, optixir: _PointerLike) -> 
         raise _error(err, _lib)
 
 
-def nvrtcGetOptiXIRSize(prog: nvrtcProgram | _HandleLike, optixirSizeRet: _PointerLike) -> None:
-    """nvrtcGetOptiXIRSize(prog: nvrtcProgram | _HandleLike, optixirSizeRet: _PointerLike) -> None
+def nvrtcGetOptiXIRSize(prog: nvrtcProgram | _HandleLike) -> int:
+    """nvrtcGetOptiXIRSize(prog: nvrtcProgram | _HandleLike) -> int
 
     nvrtcGetOptiXIRSize sets the value of optixirSizeRet with the size of the OptiX IR generated by the previous compilation of prog. The value of nvrtcGetOptiXIRSize is set to 0 if the program was compiled with options incompatible with OptiX IR generation.
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+
+    Returns:
+        optixirSizeRet: Size of the generated LTO IR.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM.
 
@@ -521,24 +570,24 @@ def nvrtcGetOptiXIRSize(prog: nvrtcProgram | _HandleLike, optixirSizeRet: _Point
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    if optixirSizeRet.__class__ is not int:
-        optixirSizeRet = _c.ref(
-            optixirSizeRet, c_size_t, "optixirSizeRet", True, 1, "nvrtcGetOptiXIRSize: the record"
-        )
-    elif optixirSizeRet >> 64:
-        raise _c.address_error(optixirSizeRet, "nvrtcGetOptiXIRSize", "optixirSizeRet")
+    optixirSizeRet = c_size_t()
     try:
         err = _nvrtcGetOptiXIRSize(prog, optixirSizeRet)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetOptiXIRSize", ("prog", "optixirSizeRet")) from None
     if err:
         raise _error(err, _lib)
+    return optixirSizeRet.value
 
 
 def nvrtcGetPTX(prog: nvrtcProgram | _HandleLike, ptx: _PointerLike) -> None:
     """nvrtcGetPTX(prog: nvrtcProgram | _HandleLike, ptx: _PointerLike) -> None
 
     nvrtcGetPTX stores the PTX generated by the previous compilation of prog in the memory pointed by ptx.
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+        ptx: Compiled result.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM.
 
@@ -558,10 +607,16 @@ def nvrtcGetPTX(prog: nvrtcProgram | _HandleLike, ptx: _PointerLike) -> None:
         raise _error(err, _lib)
 
 
-def nvrtcGetPTXSize(prog: nvrtcProgram | _HandleLike, ptxSizeRet: _PointerLike) -> None:
-    """nvrtcGetPTXSize(prog: nvrtcProgram | _HandleLike, ptxSizeRet: _PointerLike) -> None
+def nvrtcGetPTXSize(prog: nvrtcProgram | _HandleLike) -> int:
+    """nvrtcGetPTXSize(prog: nvrtcProgram | _HandleLike) -> int
 
     nvrtcGetPTXSize sets the value of ptxSizeRet with the size of the PTX generated by the previous compilation of prog (including the trailing NULL).
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+
+    Returns:
+        ptxSizeRet: Size of the generated PTX (including the trailing NULL).
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM.
 
@@ -569,24 +624,24 @@ def nvrtcGetPTXSize(prog: nvrtcProgram | _HandleLike, ptxSizeRet: _PointerLike) 
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    if ptxSizeRet.__class__ is not int:
-        ptxSizeRet = _c.ref(
-            ptxSizeRet, c_size_t, "ptxSizeRet", True, 1, "nvrtcGetPTXSize: the record"
-        )
-    elif ptxSizeRet >> 64:
-        raise _c.address_error(ptxSizeRet, "nvrtcGetPTXSize", "ptxSizeRet")
+    ptxSizeRet = c_size_t()
     try:
         err = _nvrtcGetPTXSize(prog, ptxSizeRet)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetPTXSize", ("prog", "ptxSizeRet")) from None
     if err:
         raise _error(err, _lib)
+    return ptxSizeRet.value
 
 
 def nvrtcGetProgramLog(prog: nvrtcProgram | _HandleLike, log: _PointerLike) -> None:
     """nvrtcGetProgramLog(prog: nvrtcProgram | _HandleLike, log: _PointerLike) -> None
 
     nvrtcGetProgramLog stores the log generated by the previous compilation of prog in the memory pointed by log.
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+        log: Compilation log.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM.
 
@@ -606,10 +661,16 @@ def nvrtcGetProgramLog(prog: nvrtcProgram | _HandleLike, log: _PointerLike) -> N
         raise _error(err, _lib)
 
 
-def nvrtcGetProgramLogSize(prog: nvrtcProgram | _HandleLike, logSizeRet: _PointerLike) -> None:
-    """nvrtcGetProgramLogSize(prog: nvrtcProgram | _HandleLike, logSizeRet: _PointerLike) -> None
+def nvrtcGetProgramLogSize(prog: nvrtcProgram | _HandleLike) -> int:
+    """nvrtcGetProgramLogSize(prog: nvrtcProgram | _HandleLike) -> int
 
     nvrtcGetProgramLogSize sets logSizeRet with the size of the log generated by the previous compilation of prog (including the trailing NULL).
+
+    Parameters:
+        prog: CUDA Runtime Compilation program.
+
+    Returns:
+        logSizeRet: Size of the compilation log (including the trailing NULL).
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT, NVRTC_ERROR_INVALID_PROGRAM.
 
@@ -617,24 +678,23 @@ def nvrtcGetProgramLogSize(prog: nvrtcProgram | _HandleLike, logSizeRet: _Pointe
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    if logSizeRet.__class__ is not int:
-        logSizeRet = _c.ref(
-            logSizeRet, c_size_t, "logSizeRet", True, 1, "nvrtcGetProgramLogSize: the record"
-        )
-    elif logSizeRet >> 64:
-        raise _c.address_error(logSizeRet, "nvrtcGetProgramLogSize", "logSizeRet")
+    logSizeRet = c_size_t()
     try:
         err = _nvrtcGetProgramLogSize(prog, logSizeRet)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetProgramLogSize", ("prog", "logSizeRet")) from None
     if err:
         raise _error(err, _lib)
+    return logSizeRet.value
 
 
 def nvrtcGetSupportedArchs(supportedArchs: _PointerLike) -> None:
     """nvrtcGetSupportedArchs(supportedArchs: _PointerLike) -> None
 
     nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using nvrtcGetNumSupportedArchs.
+
+    Parameters:
+        supportedArchs: sorted array of supported architectures.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT.
 
@@ -654,26 +714,25 @@ def nvrtcGetSupportedArchs(supportedArchs: _PointerLike) -> None:
         raise _error(err, _lib)
 
 
-def nvrtcVersion(major: _PointerLike, minor: _PointerLike) -> None:
-    """nvrtcVersion(major: _PointerLike, minor: _PointerLike) -> None
+def nvrtcVersion() -> tuple[int, int]:
+    """nvrtcVersion() -> tuple[int, int]
 
     nvrtcVersion sets the output parameters major and minor with the CUDA Runtime Compilation version number.
+
+    Returns:
+        major: CUDA Runtime Compilation major version number.
+        minor: CUDA Runtime Compilation minor version number.
 
     Raises NvrtcError subclasses for: NVRTC_ERROR_INVALID_INPUT.
 
     C: nvrtcResult nvrtcVersion(int *major, int *minor)
     """
-    if major.__class__ is not int:
-        major = _c.ref(major, c_int, "major", True, 1, "nvrtcVersion: the record")
-    elif major >> 64:
-        raise _c.address_error(major, "nvrtcVersion", "major")
-    if minor.__class__ is not int:
-        minor = _c.ref(minor, c_int, "minor", True, 1, "nvrtcVersion: the record")
-    elif minor >> 64:
-        raise _c.address_error(minor, "nvrtcVersion", "minor")
+    major = c_int()
+    minor = c_int()
     try:
         err = _nvrtcVersion(major, minor)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcVersion", ("major", "minor")) from None
     if err:
         raise _error(err, _lib)
+    return major.value, minor.value

@@ -13,7 +13,9 @@ from .model import FunctionDoc, ParamDoc
 
 _INLINE = ("p", "e", "b", "c", "a", "em", "ref", "n")
 # `\param *toolsNodeId` (13.x) names the parameter with C's star: the name is the word.
-_PARAM = re.compile(r"\\param(?:\[[a-z, ]+\])?\s+\*?(\w+)\s*(?:-\s*)?(.*)")
+# `\param[out] x` and `\param [out] x` (nvrtc.h spells it with the space) give the
+# direction the header declares: "in", "out", "in,out" (group 1).
+_PARAM = re.compile(r"\\param\s*(?:\[([a-z, ]+)\])?\s+\*?(\w+)\s*(?:-\s*)?(.*)")
 _COMMAND = re.compile(r"\\(\w+)\s*(.*)")
 
 
@@ -60,7 +62,7 @@ def summary(raw: str) -> str:
 def parse_comment(raw: str) -> FunctionDoc:
     brief: list[str] = []
     description: list[list[str]] = []
-    params: list[tuple[str, list[str]]] = []
+    params: list[tuple[str, list[str], str | None]] = []
     returns: list[str] = []
     deprecated: list[str] | None = None
     notes: list[list[str]] = []
@@ -84,8 +86,9 @@ def parse_comment(raw: str) -> FunctionDoc:
         if param or command:
             fresh_paragraph = True
         if param:
-            section = [param.group(2)]
-            params.append((param.group(1), section))
+            section = [param.group(3)]
+            direction = param.group(1)
+            params.append((param.group(2), section, direction and direction.replace(" ", "")))
         elif command and command.group(1) == "brief":
             section = brief
             brief.append(command.group(2))
@@ -113,7 +116,10 @@ def parse_comment(raw: str) -> FunctionDoc:
     return FunctionDoc(
         brief=inline_text(" ".join(brief)),
         description=tuple(t for t in (inline_text(" ".join(p)) for p in description) if t),
-        params=tuple(ParamDoc(name, inline_text(" ".join(text))) for name, text in params),
+        params=tuple(
+            ParamDoc(name, inline_text(" ".join(text)), direction)
+            for name, text, direction in params
+        ),
         returns=inline_text(" ".join(returns)),
         deprecated=None if deprecated is None else inline_text(" ".join(deprecated)),
         notes=tuple(t for t in (inline_text(" ".join(n)) for n in notes) if t),

@@ -133,6 +133,7 @@ class Param:
 class ParamDoc:
     name: str
     text: str  # Doxygen markup reduced to plain text
+    direction: str | None = None  # `\param[out]`: "in", "out" or "in,out"; None: unstated
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,10 @@ class FunctionDoc:
     returns: str = ""  # the \return section: for most functions a list of error codes
     deprecated: str | None = None  # the \deprecated section's text ("" when bare)
     notes: tuple[str, ...] = ()  # the \note paragraphs ("iterator is auto-advancing")
+
+    def direction(self, name: str) -> str | None:
+        """What `\\param[...]` declares for the parameter ("out", "in,out"), if anything."""
+        return next((p.direction for p in self.params if p.name == name), None)
 
     def param(self, name: str) -> str | None:
         exact = next((p.text for p in self.params if p.name == name), None)

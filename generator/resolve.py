@@ -35,7 +35,6 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaDeviceGetMemPool", "memPool"): (Role.OUT, "no \\param text"),
     ("cudaStreamEndCapture", "pGraph"): (Role.OUT, '"The captured graph"'),
     ("cudaEventElapsedTime", "ms"): (Role.OUT, '"Time between start and end in ms"'),
-    ("cudaMemPoolGetAccess", "flags"): (Role.OUT, '"the accessibility of the pool ..."'),
     ("cudaMemPoolCreate", "memPool"): (Role.OUT, "no \\param text"),
     ("cudaMemPoolImportFromShareableHandle", "memPool"): (Role.OUT, "no \\param text"),
     ("cudaMemPoolExportPointer", "exportData"): (Role.OUT, "no \\param text"),
@@ -267,6 +266,8 @@ class _Resolver:
         doc = f.doc
         if doc is None:
             return False
+        if doc.direction(name) == "out" and self._one_value_out(f, name):
+            return True  # `\param[out] x` (nvrtc.h's `\param [out] x`)
         text = doc.param(name) or ""
         if _RETURNED.search(text):
             return True
@@ -276,6 +277,15 @@ class _Resolver:
                 if word.search(sentence) and _RETURN_VERB.search(sentence):
                     return True
         return False
+
+    def _one_value_out(self, f: Function, name: str) -> bool:
+        """Whether a `[out]` parameter receives one value: not a `char *` the caller sizes
+        (nvrtcGetPTX's ptx, sized by nvrtcGetPTXSize) nor an array ("sorted array of
+        supported architectures"), which the caller's buffer must hold whole."""
+        p = next(q for q in f.params if q.name == name)
+        if self.types.classify(p.type) is TypeKind.CHAR_POINTER:
+            return False
+        return not re.search(r"\barray\b", (f.doc.param(name) if f.doc else None) or "", re.I)
 
     def documented_update(self, f: Function, name: str) -> bool:
         """A \\note naming the parameter says the call updates its value."""

@@ -111,6 +111,31 @@ def test_checked_module_raises_nvrtc_errors():
     assert not issubclass(type(exc), cudart.CudaError)
 
 
+def test_checked_module_returns_documented_outputs():
+    """nvrtc.h marks outputs `\\param [out]`: the checked functions return them (one value
+    each), while a caller-sized `char *` (the PTX, sized by nvrtcGetPTXSize) and an
+    array (the supported architectures) stay buffers the caller passes."""
+    import inspect
+
+    raw, checked = nv._bindings()
+    major, minor = checked.nvrtcVersion()
+    assert major * 1000 + minor * 10 == nv.nvrtc_version()
+    count = checked.nvrtcGetNumSupportedArchs()
+    archs = (ctypes.c_int * count)()
+    checked.nvrtcGetSupportedArchs(archs)
+    assert 90 in list(archs)
+    prog = checked.nvrtcCreateProgram(b"__global__ void k() {}", b"k.cu", 0, None, None)
+    try:
+        checked.nvrtcCompileProgram(prog, 1, (ctypes.c_char_p * 1)(b"-arch=compute_90"))
+        size = checked.nvrtcGetPTXSize(prog)
+        ptx = ctypes.create_string_buffer(size)
+        checked.nvrtcGetPTX(prog, ptx)
+        assert b".entry" in ptx.value
+        assert list(inspect.signature(checked.nvrtcGetPTX).parameters) == ["prog", "ptx"]
+    finally:
+        raw.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
 # ---------------------------------------------------------------- cudart.compile
 
 
