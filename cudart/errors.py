@@ -46,14 +46,10 @@ class HandleDestroyedError(CudartError, ValueError):
         )
 
 
-class CudaError(Exception):
-    """A CUDA runtime call returned an error code.
-
-    `code` is the cudaError_t member (an int where the bindings do not know the code),
-    `name` and `message` what cudaGetErrorName and cudaGetErrorString say of it. Each
-    code has its own subclass, named after it: cudaErrorMemoryAllocation raises
-    cudart.CudaErrorMemoryAllocation.
-    """
+class StatusError(Exception):
+    """An error code a C library returned: `code` (the status enum's member, or an int),
+    `name` and `message` (what the library says of it). The base of CudaError and
+    NvrtcError, which differ in the library and the enum."""
 
     def __init__(self, code, name: str = "", message: str = "") -> None:
         super().__init__(code, name, message)
@@ -63,6 +59,16 @@ class CudaError(Exception):
 
     def __str__(self) -> str:
         return f"{self.name} ({int(self.code)}): {self.message}"
+
+
+class CudaError(StatusError):
+    """A CUDA runtime call returned an error code.
+
+    `code` is the cudaError_t member (an int where the bindings do not know the code),
+    `name` and `message` what cudaGetErrorName and cudaGetErrorString say of it. Each
+    code has its own subclass, named after it: cudaErrorMemoryAllocation raises
+    cudart.CudaErrorMemoryAllocation.
+    """
 
 
 class NameNotFoundError(CudartError, LookupError):
@@ -74,22 +80,13 @@ class NvrtcNotFoundError(LibraryNotFoundError):
     how to install it and lists every place tried."""
 
 
-class NvrtcError(Exception):
+class NvrtcError(StatusError):
     """An NVRTC call returned an error code.
 
     `code` is the nvrtcResult member (an int where the bindings do not know it), `name`
     its enumerator name and `message` what nvrtcGetErrorString says of it. Each code
     has its own subclass: NVRTC_ERROR_INVALID_OPTION raises NvrtcErrorInvalidOption.
     """
-
-    def __init__(self, code, name: str = "", message: str = "") -> None:
-        super().__init__(code, name, message)
-        self.code = code
-        self.name = name
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"{self.name} ({int(self.code)}): {self.message}"
 
 
 class CompileError(CudartError):

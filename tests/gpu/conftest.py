@@ -79,3 +79,14 @@ def pytest_report_header(config):
         ]
     except Exception as exc:
         return [f"runtime: none ({exc})"]
+
+
+@pytest.fixture
+def dev(rt):
+    """Device memory (tests/gpu/support.py's Device), freed at the end of the test."""
+    from .support import Device
+
+    d = Device(rt)
+    yield d
+    for p in d.pointers:
+        rt.cudaFree(p)

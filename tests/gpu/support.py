@@ -3,6 +3,7 @@ status check that says which error it was."""
 
 from __future__ import annotations
 
+import ctypes
 from pathlib import Path
 
 from cudart._contract import declares
@@ -32,3 +33,31 @@ def routes(rt) -> list[str]:
         except Exception:
             pass
     return found
+
+
+class Device:
+    """Device memory freed at the end of the test."""
+
+    def __init__(self, rt):
+        self.rt, self.pointers = rt, []
+
+    def alloc(self, nbytes, data=None):
+        p = ctypes.c_void_p()
+        check(self.rt, self.rt.cudaMalloc(ctypes.byref(p), nbytes))
+        self.pointers.append(p.value)
+        if data is not None:
+            check(
+                self.rt, self.rt.cudaMemcpy(p.value, data, nbytes, self.rt.cudaMemcpyHostToDevice)
+            )
+        else:
+            check(self.rt, self.rt.cudaMemset(p.value, 0, nbytes))
+        return p.value
+
+    def read(self, ptr, ctype, n):
+        out = (ctype * n)()
+        check(self.rt, self.rt.cudaDeviceSynchronize())
+        check(
+            self.rt,
+            self.rt.cudaMemcpy(out, ptr, ctypes.sizeof(out), self.rt.cudaMemcpyDeviceToHost),
+        )
+        return list(out)

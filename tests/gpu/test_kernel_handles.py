@@ -17,7 +17,6 @@ from cudart._contract import declares
 from cudart.kernels import KernelArguments, load_module
 
 from .support import KERNELS, check, routes
-from .test_kernels import Device
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -39,14 +38,6 @@ def cxx_module(request, rt):
         pytest.skip(f"the {request.param} route needs CUDA 12.8+; bindings {rt.__name__}")
     with load_module(KERNELS / "cxx_kernels.fatbin", route=request.param) as m:
         yield m
-
-
-@pytest.fixture
-def dev(rt):
-    d = Device(rt)
-    yield d
-    for p in d.pointers:
-        rt.cudaFree(p)
 
 
 def floats(dev, values):

@@ -34,42 +34,6 @@ def module(request, rt):
         yield m
 
 
-class Device:
-    """Device memory freed at the end of the test."""
-
-    def __init__(self, rt):
-        self.rt, self.pointers = rt, []
-
-    def alloc(self, nbytes, data=None):
-        p = ctypes.c_void_p()
-        check(self.rt, self.rt.cudaMalloc(ctypes.byref(p), nbytes))
-        self.pointers.append(p.value)
-        if data is not None:
-            check(
-                self.rt, self.rt.cudaMemcpy(p.value, data, nbytes, self.rt.cudaMemcpyHostToDevice)
-            )
-        else:
-            check(self.rt, self.rt.cudaMemset(p.value, 0, nbytes))
-        return p.value
-
-    def read(self, ptr, ctype, n):
-        out = (ctype * n)()
-        check(self.rt, self.rt.cudaDeviceSynchronize())
-        check(
-            self.rt,
-            self.rt.cudaMemcpy(out, ptr, ctypes.sizeof(out), self.rt.cudaMemcpyDeviceToHost),
-        )
-        return list(out)
-
-
-@pytest.fixture
-def dev(rt):
-    d = Device(rt)
-    yield d
-    for p in d.pointers:
-        rt.cudaFree(p)
-
-
 def run_axpy(rt, dev, fn, a, n, launch):
     x = dev.alloc(4 * n, (ctypes.c_float * n)(*range(n)))
     y = dev.alloc(4 * n, (ctypes.c_float * n)(*[1.0] * n))

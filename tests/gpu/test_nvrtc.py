@@ -14,6 +14,8 @@ import pytest
 
 import cudart
 
+from .support import check
+
 AXPY = r"""
 template <typename T>
 __global__ void axpy(T a, const T* x, T* y, int n)
@@ -48,43 +50,6 @@ extern "C" __global__ void coop_sum(int* partial, int* total, unsigned int* arri
     if (blockIdx.x == 0 && threadIdx.x == 0) *total = atomicAdd(partial, 0);
 }
 """
-
-
-def ok(rt, status):
-    if status != 0:
-        raise AssertionError(f"{rt.cudaGetErrorName(status).decode()} ({status})")
-
-
-class Device:
-    def __init__(self, rt):
-        self.rt, self.pointers = rt, []
-
-    def alloc(self, nbytes, data=None):
-        p = ctypes.c_void_p()
-        ok(self.rt, self.rt.cudaMalloc(ctypes.byref(p), nbytes))
-        self.pointers.append(p.value)
-        if data is not None:
-            ok(self.rt, self.rt.cudaMemcpy(p.value, data, nbytes, self.rt.cudaMemcpyHostToDevice))
-        else:
-            ok(self.rt, self.rt.cudaMemset(p.value, 0, nbytes))
-        return p.value
-
-    def read(self, ptr, ctype, n):
-        out = (ctype * n)()
-        ok(self.rt, self.rt.cudaDeviceSynchronize())
-        ok(
-            self.rt,
-            self.rt.cudaMemcpy(out, ptr, ctypes.sizeof(out), self.rt.cudaMemcpyDeviceToHost),
-        )
-        return list(out)
-
-
-@pytest.fixture
-def dev(rt):
-    d = Device(rt)
-    yield d
-    for p in d.pointers:
-        rt.cudaFree(p)
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +93,7 @@ def test_constant_data_through_memcpy_to_symbol(rt, dev, nvrtc_found):
         coeffs = module.get_global("coeffs")
         assert coeffs.size == 16
         values = (ctypes.c_float * 4)(1.5, -2.0, 3.0, 0.25)
-        ok(rt, rt.cudaMemcpyToSymbol(coeffs.symbol, values, 16, 0, rt.cudaMemcpyHostToDevice))
+        check(rt, rt.cudaMemcpyToSymbol(coeffs.symbol, values, 16, 0, rt.cudaMemcpyHostToDevice))
         out = dev.alloc(4 * 32)
         module.get_function("apply").launch(1, 32, out)
         assert dev.read(out, ctypes.c_float, 32) == [values[i % 4] * i for i in range(32)]
@@ -139,7 +104,7 @@ def test_cooperative_kernel(rt, dev, nvrtc_found):
     with module:
         fn = module.get_function("coop_sum")
         blocks = ctypes.c_int()
-        ok(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), fn, 64, 0))
+        check(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), fn, 64, 0))
         assert blocks.value > 0
         grid = 8
         buf = dev.alloc(12)
