@@ -14,6 +14,11 @@ import threading
 
 from .errors import LibraryNotFoundError
 
+# For type checkers only: importing typing costs milliseconds `import cudart` avoids.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 LIBRARY_ENV = "CUDART_LIBRARY"
 
 # (folder inside the `nvidia` namespace package, file) per CUDA major, newest first.
@@ -169,20 +174,31 @@ def load_runtime() -> Runtime:
 
 
 def _load_first() -> Runtime:
+    found = _first_loadable(candidates(), LIBRARY_ENV, _runtime_version)
+    if isinstance(found, Runtime):
+        return found
+    raise LibraryNotFoundError(
+        "libcudart not found. Install it with `pip install nvidia-cuda-runtime-cu12`, "
+        f"or set ${LIBRARY_ENV} to its path. Tried: " + "; ".join(found)
+    )
+
+
+def _first_loadable(
+    places: list[tuple[str, str]], env: str, version: Callable[[ctypes.CDLL, str], int]
+) -> Runtime | list[str]:
+    """The first of `places` that loads, with its `version`; else what each attempt said.
+    A path the user named in $`env` is the only one tried when it fails to load."""
     tried = []
-    for path, how in candidates():
+    for path, how in places:
         try:
             cdll = ctypes.CDLL(path)
         except OSError as exc:
             tried.append(f"{path} ({how}): {exc}")
-            if how == f"${LIBRARY_ENV}":
+            if how == f"${env}":
                 break
             continue
-        return Runtime(path, how, cdll, _runtime_version(cdll, path))
-    raise LibraryNotFoundError(
-        "libcudart not found. Install it with `pip install nvidia-cuda-runtime-cu12`, "
-        f"or set ${LIBRARY_ENV} to its path. Tried: " + "; ".join(tried)
-    )
+        return Runtime(path, how, cdll, version(cdll, path))
+    return tried
 
 
 def _runtime_version(cdll: ctypes.CDLL, path: str) -> int:
@@ -244,18 +260,11 @@ def load_nvrtc() -> Runtime:
 def _load_nvrtc_first() -> Runtime:
     from .errors import NvrtcNotFoundError
 
-    tried = []
-    for path, how in nvrtc_candidates():
-        try:
-            cdll = ctypes.CDLL(path)
-        except OSError as exc:
-            tried.append(f"{path} ({how}): {exc}")
-            if how == f"${NVRTC_LIBRARY_ENV}":
-                break
-            continue
-        return Runtime(path, how, cdll, _nvrtc_version(cdll, path))
+    found = _first_loadable(nvrtc_candidates(), NVRTC_LIBRARY_ENV, _nvrtc_version)
+    if isinstance(found, Runtime):
+        return found
     raise NvrtcNotFoundError(
-        "libnvrtc not found. " + NVRTC_INSTALL + ". Tried: " + "; ".join(tried)
+        "libnvrtc not found. " + NVRTC_INSTALL + ". Tried: " + "; ".join(found)
     )
 
 
