@@ -311,14 +311,7 @@ def launch_host_func(stream, fn: Callable, *args, rt=None) -> int:
     """
     rt = _module(rt)
     host = trampolines(rt).host
-    capturing = _is_capturing(rt, stream)
-    token = register(fn, *args, once=not capturing)
-    if capturing:
-        with _lock:
-            _captured.add(token)
-        graph = _capture_graph(rt, stream)
-        if graph:
-            hold("cudaGraph_t", graph, token)
+    token = _register_on(rt, stream, _is_capturing(rt, stream), fn, *args)
     status = rt.cudaLaunchHostFunc(stream, host, token)
     if status != 0:
         unregister(token)
@@ -354,6 +347,20 @@ def _is_capturing(rt, stream) -> bool:
     if rt.cudaStreamIsCapturing(stream, ctypes.byref(state)) != 0:
         return False
     return state.value != rt.cudaStreamCaptureStatusNone
+
+
+def _register_on(rt, stream, capturing: bool, fn, *args) -> int:
+    """Register `fn` for a host function enqueued on `stream`: released after its one
+    run, or, while the stream captures, held by the graph captured into (and recorded
+    for release_captured())."""
+    token = register(fn, *args, once=not capturing)
+    if capturing:
+        with _lock:
+            _captured.add(token)
+        graph = _capture_graph(rt, stream)
+        if graph:
+            hold("cudaGraph_t", graph, token)
+    return token
 
 
 def _capture_graph(rt, stream) -> int:
@@ -449,13 +456,7 @@ def callback_argument(fn, data, kind: str, rt, names=("fn", "userData"), stream=
         return fn, pointer(data, names[1], True), 0
     host = kind == "cudaHostFn_t"
     capturing = host and stream is not _NO_STREAM and _is_capturing(rt, stream)
-    token = register(fn, data, once=not capturing)
-    if capturing:
-        with _lock:
-            _captured.add(token)
-        graph = _capture_graph(rt, stream)
-        if graph:
-            hold("cudaGraph_t", graph, token)
+    token = _register_on(rt, stream, capturing, fn, data)
     t = trampolines(rt)
     return (t.host if host else t.stream), token, token
 
