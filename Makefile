@@ -2,8 +2,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup test generate check clean lint typecheck
+.PHONY: setup build test test-ctypes generate check clean lint typecheck
 
 # The checkout's tools (requirements/), then the checkout itself on the venv's path and
 # the cudart-bindgen command (generator/checkout.py): the generator is not installed as
@@ -13,9 +14,20 @@ setup:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements/dev.txt
 	$(BIN)/python -m generator.checkout
+	$(MAKE) --no-print-directory build
+
+# The compiled backend, in place (cudart/_fast_<ver>*.so): optional, as for a user's
+# pip install (setup.py): without a C compiler, one line says the ctypes backend serves.
+build:
+	$(BIN)/python setup.py --quiet build_ext --inplace --parallel $(JOBS)
 
 test:
 	$(BIN)/python -m pytest -q
+
+# The whole suite again with the ctypes backend forced (CI runs both; `make test` takes
+# the compiled one where it is built).
+test-ctypes:
+	CUDART_BACKEND=ctypes $(BIN)/python -m pytest -q
 
 generate:
 	$(BIN)/cudart-bindgen generate --all
@@ -37,7 +49,7 @@ typecheck:
 		tests/typing_user_script.py tests/typing_raw_script.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info cudart/_fast_*.so
 
 # `make bench BENCH_ARGS='--only cpu ...'` passes options through (see bench/README.md).
 .PHONY: bench

@@ -13,6 +13,7 @@ import os
 import threading
 import warnings
 
+from ._backend import compiled_function, compiled_module
 from ._contract import DEFAULT_LIBRARY, is_deprecated, library_of_namespace, unpack
 from ._loader import format_version, load_library
 from .errors import BindingsVersionError, FunctionNotFoundError
@@ -146,14 +147,28 @@ def bind_symbol(
     replacement: str | None = None,
     doc: str | None = None,
     library: str = DEFAULT_LIBRARY,
+    storage: bool = False,
 ):
-    """The loaded libcudart's `symbol` as the ctypes function `name`, or, where the
-    library does not export it, a function raising FunctionNotFoundError. `doc`, if
-    given, is its __doc__, which help() shows. `library` is the raw module's LIBRARY
-    (cudart._contract): another library than libcudart (libnvrtc) binds the same way."""
+    """The loaded libcudart's `symbol` as the function `name` (the compiled backend's
+    where it is built, cudart._backend; else ctypes with these restype and argtypes),
+    or, where the library does not export it, a function raising
+    FunctionNotFoundError. `doc`, if given, is a ctypes function's __doc__, which help()
+    shows (a compiled function has its prototype as its own). `library` is the raw
+    module's LIBRARY (cudart._contract): another library than libcudart (libnvrtc) binds
+    the same way, through ctypes. `storage`: for the checked layer, whose POINTER(T)
+    argtypes take storage objects by their memory."""
     runtime = load_library(library)
     if bindings_version // 1000 != runtime.version // 1000:
         return _other_major(name, module, bindings_version, runtime)
+    compiled = compiled_module(bindings_version) if library == DEFAULT_LIBRARY else None
+    if compiled is not None:
+        # The same symbol of the same dlopen()ed library, called without ctypes.
+        fn = compiled_function(
+            compiled, name, symbol, restype, argtypes, runtime.cdll._handle, storage
+        )
+        if fn is None:
+            return _missing(name, symbol, module, bindings_version, runtime)
+        return _warn_once(name, fn, replacement) if deprecated else fn
     try:
         # Indexing (not getattr) gives a fresh function object: CDLL caches attribute
         # lookups, and two generated modules must not share one set of argtypes.

@@ -139,6 +139,7 @@ class _Unbound:
             self.lib.__name__,
             self.lib.CUDA_VERSION,
             library=library_of_namespace(vars(self.lib)),
+            storage=True,
         )
         self.namespace["_" + self.name] = fn
         return fn(*args)

@@ -34,6 +34,7 @@ from .render import (
     render_module,
     render_template,
 )
+from .render_fast import fast_module_name, render_fast
 from .resolve import describe, doc_name_mismatches, resolve, table_uses
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,6 +48,9 @@ LATEST_STUB = "_latest.pyi"
 # link in cudart/, so a module has one import name (cudart.sys_12050). This file keeps
 # the folder from importing as a package of its own (a second name for every module).
 FOLDER_GUARD = "__init__.py"
+# What cudart/ links: the modules, their stubs, and the compiled backend's C sources
+# (built from cudart/, beside cudart/_fastcall.h, by setup.py).
+LINKED_SUFFIXES = (".py", ".pyi", ".c")
 JOBS_ENV = "CUDART_BINDGEN_JOBS"
 
 
@@ -139,6 +143,10 @@ def _render_surface(
         module_name(pin.number, surface) + ".py": render_module(model, context),
         checked_module_name(pin.number, surface) + ".py": render_checked(model, context, plans),
     }
+    if surface == DEFAULT_SURFACE:
+        # The compiled backend of the raw module (generator/render_fast.py).
+        surface_headers = tuple(name for name, _ in model.header_hashes)
+        files[fast_module_name(pin.number) + ".c"] = render_fast(model, context, surface_headers)
     return files, "".join(describe(plan) + "\n" for plan in plans)
 
 
@@ -378,7 +386,7 @@ def link_package(target: Path = GENERATED, package: Path = PACKAGE) -> None:
     generated/ is linked: an --output elsewhere is a scratch tree."""
     if target.resolve() != GENERATED.resolve():
         return
-    names = [p.name for p in target.iterdir() if p.suffix in (".py", ".pyi")]
+    names = [p.name for p in target.iterdir() if p.suffix in LINKED_SUFFIXES]
     missing, stale = _link_changes(names, target, package)
     for path in stale:
         path.unlink()

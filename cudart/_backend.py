@@ -1,0 +1,115 @@
+"""Which backend calls C: the compiled extension (cudart._fast_<ver>) or ctypes.
+
+Both are rendered from one model: the raw modules' _FUNCTIONS (ctypes) and the
+generated C of generator/render_fast.py, compiled when the package is built. Where the
+extension of a version is present, its functions are what the raw module binds (and
+what the checked layer calls); ctypes serves where it is absent, or when asked:
+
+    CUDART_BACKEND=ctypes     ctypes only
+    CUDART_BACKEND=compiled   the compiled extension, or ImportError naming the missing one
+    unset or empty            compiled where built, else ctypes
+
+Read once, when first asked. `backend()` (cudart.backend) says which is in force for the
+loaded runtime's bindings. Standard library only.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import os
+import threading
+
+BACKEND_ENV = "CUDART_BACKEND"
+COMPILED = "compiled"
+CTYPES = "ctypes"
+
+# The type of ctypes.byref(x): the compiled conversions ask ctypes for its address.
+BYREF_TYPE = type(ctypes.byref(ctypes.c_int()))
+
+_choice: str | None = None
+_modules: dict[int, object] = {}
+_lock = threading.Lock()
+
+
+def address_of(obj: object) -> int:
+    """The address ctypes passes for `obj` as a `void *` argument (byref(), an object
+    with _as_parameter_): the compiled conversions' fallback, raising as ctypes does."""
+    return ctypes.cast(obj, ctypes.c_void_p).value or 0
+
+
+def requested() -> str | None:
+    """What $CUDART_BACKEND asks for (None: not asked), validated."""
+    global _choice
+    if _choice is None:
+        value = os.environ.get(BACKEND_ENV, "").strip().lower()
+        if value not in ("", COMPILED, CTYPES):
+            raise ValueError(
+                f"${BACKEND_ENV}={value!r}: expected {COMPILED!r} or {CTYPES!r} (or unset)"
+            )
+        _choice = value
+    return _choice or None
+
+
+def compiled_module(cuda_version: int):
+    """The compiled extension of the bindings of `cuda_version`, or None where ctypes
+    serves them (not built, or $CUDART_BACKEND=ctypes)."""
+    found = _modules.get(cuda_version, _modules)
+    if found is not _modules:
+        return found
+    with _lock:
+        asked = requested()
+        module = None
+        if asked != CTYPES:
+            name = f"cudart._fast_{cuda_version}"
+            try:
+                module = importlib.import_module(name)
+            except ImportError as exc:
+                if asked == COMPILED:
+                    raise ImportError(
+                        f"${BACKEND_ENV}=compiled, but {name} is not built ({exc}); build it "
+                        "with `pip install .` (or `make setup`) where a C compiler is present"
+                    ) from exc
+        _modules[cuda_version] = module
+        return module
+
+
+def backend() -> str:
+    """'compiled' or 'ctypes': which backend calls the loaded runtime's functions."""
+    from . import sys as raw
+
+    return COMPILED if compiled_module(raw.CUDA_VERSION) is not None else CTYPES
+
+
+def storage_mask(argtypes) -> int:
+    """Bit i set where argtype i is a POINTER(T): the checked layer passes storage
+    there, which a ctypes object always is by its own memory (cudart/_fastcall.h)."""
+    mask = 0
+    for i, argtype in enumerate(argtypes):
+        if isinstance(argtype, type) and issubclass(argtype, ctypes._Pointer):
+            mask |= 1 << i
+    return mask
+
+
+def compiled_function(
+    module, name: str, symbol: str, restype, argtypes, handle: int, storage: bool = False
+):
+    """The compiled `name` bound to `symbol` of the library dlopen()ed as `handle`, or
+    None where it does not export it. `storage`: the checked layer's variant, whose
+    POINTER(T) arguments (`argtypes`) take storage objects by their memory."""
+    if not module.bind(name, symbol, handle):
+        return None
+    mask = storage_mask(argtypes) if storage else 0
+    fn = module.variant(name, mask) if mask else getattr(module, name)
+    if isinstance(restype, type) and issubclass(restype, (ctypes.Structure, ctypes.Union)):
+        # A record returned by value comes back as its bytes: ctypes returns the record.
+        from_bytes = restype.from_buffer_copy
+
+        def record_result(*args):
+            return from_bytes(fn(*args))
+
+        record_result.__name__ = name
+        record_result.__doc__ = fn.__doc__
+        record_result.__wrapped__ = fn  # type: ignore[attr-defined]  # functools' convention
+        return record_result
+    return fn

@@ -1,0 +1,494 @@
+/* The compiled backend's argument conversions, written once for every generated
+ * cudart/_fast_<ver>.c (which includes this file before its functions).
+ *
+ * A generated function converts each Python argument into the C value its parameter
+ * takes, with the checks C's own types allow for free (an integer's range, a buffer's
+ * size against the record a typed pointer points to), then calls the function pointer
+ * that cudart._backend resolved with dlsym in the libcudart the loader chose. A value
+ * that cannot be converted raises ctypes.ArgumentError ("argument 2: OverflowError:
+ * ..."), as the ctypes backend does, so the checked layer's handling is one for both.
+ *
+ * What a pointer parameter takes (cudart_pointer): None (NULL); an int in [0, 2**64);
+ * bytes (its data, read-only as in ctypes); a ctypes pointer, c_void_p (our handle
+ * classes), c_char_p or function pointer (the address it holds); a ctypes array or any
+ * other object with the buffer protocol (its memory, checked against the pointee's
+ * size); ctypes.byref(x) and objects with _as_parameter_ (resolved by ctypes itself,
+ * through cudart._backend.address_of); objects with __int__ (not floats). Where the
+ * caller's mask marks the parameter as storage (the checked layer's outputs), a
+ * ctypes object is always its own memory: a cudaStream_t passed there is written to.
+ *
+ * Limited API (3.11): one build per CUDA version serves every later Python.
+ */
+#ifndef CUDART_FASTCALL_H
+#define CUDART_FASTCALL_H
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+/* What a function's slot holds before it is bound (NULL: calling it is an error) and
+ * while the test recorder stands in for C (cudart._backend.record). */
+#define CUDART_UNBOUND ((void *)0)
+#define CUDART_RECORD ((void *)1)
+
+static PyObject *cudart_ArgumentError;   /* ctypes.ArgumentError */
+static PyObject *cudart_address_of;      /* cudart._backend.address_of */
+static PyObject *cudart_recorded;        /* a list while recording, else NULL */
+static PyTypeObject *cudart_SimpleCData, *cudart_Pointer, *cudart_CFuncPtr;
+static PyTypeObject *cudart_Structure, *cudart_Union, *cudart_Array, *cudart_CArgObject;
+/* The pointer-valued simple types: their value, not their memory, is the address. */
+static PyTypeObject *cudart_c_void_p, *cudart_c_char_p, *cudart_c_wchar_p;
+
+static PyTypeObject *cudart_type_of(PyObject *module, const char *name)
+{
+    PyObject *t = PyObject_GetAttrString(module, name);
+    if (t && !PyType_Check(t)) {
+        PyErr_Format(PyExc_TypeError, "ctypes.%s is not a type", name);
+        Py_CLEAR(t);
+    }
+    return (PyTypeObject *)t;
+}
+
+static int cudart_init_support(void)
+{
+    PyObject *ctypes = PyImport_ImportModule("ctypes");
+    PyObject *backend = ctypes ? PyImport_ImportModule("cudart._backend") : NULL;
+    if (!backend) {
+        Py_XDECREF(ctypes);
+        return -1;
+    }
+    cudart_ArgumentError = PyObject_GetAttrString(ctypes, "ArgumentError");
+    cudart_address_of = PyObject_GetAttrString(backend, "address_of");
+    PyObject *arg_type = PyObject_GetAttrString(backend, "BYREF_TYPE");
+    cudart_CArgObject = (PyTypeObject *)arg_type;
+    cudart_SimpleCData = cudart_type_of(ctypes, "_SimpleCData");
+    cudart_Pointer = cudart_type_of(ctypes, "_Pointer");
+    cudart_CFuncPtr = cudart_type_of(ctypes, "_CFuncPtr");
+    cudart_Structure = cudart_type_of(ctypes, "Structure");
+    cudart_Union = cudart_type_of(ctypes, "Union");
+    cudart_Array = cudart_type_of(ctypes, "Array");
+    cudart_c_void_p = cudart_type_of(ctypes, "c_void_p");
+    cudart_c_char_p = cudart_type_of(ctypes, "c_char_p");
+    cudart_c_wchar_p = cudart_type_of(ctypes, "c_wchar_p");
+    Py_DECREF(ctypes);
+    Py_DECREF(backend);
+    if (!cudart_ArgumentError || !cudart_address_of || !arg_type || !cudart_SimpleCData ||
+        !cudart_Pointer || !cudart_CFuncPtr || !cudart_Structure || !cudart_Union ||
+        !cudart_Array || !cudart_c_void_p || !cudart_c_char_p || !cudart_c_wchar_p)
+        return -1;
+    return 0;
+}
+
+/* Replace the pending exception by ArgumentError("argument N: <type>: <message>"),
+ * ctypes' own form. */
+static void cudart_argument_failed(Py_ssize_t index)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *name = type ? PyObject_GetAttrString(type, "__name__") : NULL;
+    PyObject *text = value ? PyObject_Str(value) : NULL;
+    if (name && text)
+        PyErr_Format(cudart_ArgumentError, "argument %zd: %U: %U", index + 1, name, text);
+    else
+        PyErr_Format(cudart_ArgumentError, "argument %zd: conversion failed", index + 1);
+    Py_XDECREF(name);
+    Py_XDECREF(text);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+}
+
+static int cudart_fail(Py_ssize_t index, PyObject *exc, const char *message)
+{
+    PyErr_SetString(exc, message);
+    cudart_argument_failed(index);
+    return -1;
+}
+
+/* ---------------------------------------------------------------- integers */
+
+/* An int for a C integer: int (bool and IntEnum included), an object with __index__
+ * (NumPy's integers), or a ctypes scalar (its value). Floats are refused as ctypes
+ * refuses them; a value outside [low, high] is an OverflowError, never masked. */
+static int cudart_index(PyObject *o, PyObject **out)
+{
+    if (PyLong_Check(o)) {
+        Py_INCREF(o);
+        *out = o;
+        return 0;
+    }
+    if (PyFloat_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "int expected instead of float");
+        return -1;
+    }
+    if (PyObject_TypeCheck(o, cudart_SimpleCData)) {
+        PyObject *v = PyObject_GetAttrString(o, "value");
+        if (!v)
+            return -1;
+        int r = cudart_index(v, out);
+        Py_DECREF(v);
+        return r;
+    }
+    *out = PyNumber_Index(o);
+    if (!*out && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "int expected, not %R", (PyObject *)Py_TYPE(o));
+    }
+    return *out ? 0 : -1;
+}
+
+static int cudart_signed(PyObject *o, Py_ssize_t index, int bits, long long *out)
+{
+    PyObject *n;
+    if (cudart_index(o, &n) < 0) {
+        cudart_argument_failed(index);
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    Py_DECREF(n);
+    if (v == -1 && PyErr_Occurred()) {
+        cudart_argument_failed(index);
+        return -1;
+    }
+    long long low = bits == 64 ? INT64_MIN : -(1LL << (bits - 1));
+    long long high = bits == 64 ? INT64_MAX : (1LL << (bits - 1)) - 1;
+    if (overflow || v < low || v > high) {
+        PyErr_Format(PyExc_OverflowError, "int out of range for a signed %d-bit C integer",
+                     bits);
+        cudart_argument_failed(index);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int cudart_unsigned(PyObject *o, Py_ssize_t index, int bits, unsigned long long *out)
+{
+    PyObject *n;
+    if (cudart_index(o, &n) < 0) {
+        cudart_argument_failed(index);
+        return -1;
+    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(n);
+    Py_DECREF(n);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        v = 0;
+        bits = -bits;
+    } else if (bits < 64 && (v >> bits)) {
+        bits = -bits;
+    }
+    if (bits < 0) {
+        PyErr_Format(PyExc_OverflowError, "int out of range for an unsigned %d-bit C integer",
+                     -bits);
+        cudart_argument_failed(index);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static inline int cudart_double(PyObject *o, Py_ssize_t index, double *out)
+{
+    double v = PyFloat_AsDouble(o);
+    if (v == -1.0 && PyErr_Occurred()) {
+        cudart_argument_failed(index);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- pointers */
+
+static int cudart_is_pointer_valued(PyTypeObject *t)
+{
+    return PyType_IsSubtype(t, cudart_c_void_p) || PyType_IsSubtype(t, cudart_Pointer) ||
+           PyType_IsSubtype(t, cudart_CFuncPtr) || PyType_IsSubtype(t, cudart_c_char_p) ||
+           PyType_IsSubtype(t, cudart_c_wchar_p);
+}
+
+static int cudart_address(PyObject *o, Py_ssize_t index, void **out)
+{
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return cudart_fail(index, PyExc_OverflowError, "an address is an int in [0, 2**64)");
+    }
+    *out = (void *)(uintptr_t)v;
+    return 0;
+}
+
+static int cudart_address_via_ctypes(PyObject *o, Py_ssize_t index, void **out)
+{
+    PyObject *a = PyObject_CallFunctionObjArgs(cudart_address_of, o, NULL);
+    if (!a) {
+        cudart_argument_failed(index);
+        return -1;
+    }
+    int r = cudart_address(a, index, out);
+    Py_DECREF(a);
+    return r;
+}
+
+/* `view` must start with view->obj == NULL and is released by cudart_release. `need`:
+ * the bytes C reads or writes at least (the pointee's size; 0 where unknown). */
+static int cudart_pointer(PyObject *o, Py_ssize_t index, int storage, Py_ssize_t need,
+                          void **out, Py_buffer *view)
+{
+    if (o == Py_None) {
+        *out = NULL;
+        return 0;
+    }
+    if (PyLong_Check(o))
+        return cudart_address(o, index, out);
+    if (PyBytes_Check(o)) {
+        if (need && PyBytes_Size(o) < need) {
+            PyErr_Format(PyExc_ValueError, "a bytes of %zd bytes where C takes at least %zd",
+                         PyBytes_Size(o), need);
+            cudart_argument_failed(index);
+            return -1;
+        }
+        *out = PyBytes_AsString(o);
+        return 0;
+    }
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == cudart_CArgObject)
+        return cudart_address_via_ctypes(o, index, out);
+    int ctype = PyObject_TypeCheck(o, cudart_SimpleCData) ||
+                PyObject_TypeCheck(o, cudart_Structure) || PyObject_TypeCheck(o, cudart_Union) ||
+                PyObject_TypeCheck(o, cudart_Array) || PyObject_TypeCheck(o, cudart_Pointer) ||
+                PyObject_TypeCheck(o, cudart_CFuncPtr);
+    /* As ctypes: a pointer object's value is the address; a c_void_p, c_char_p or
+     * function pointer is an address too, except as storage C writes (then, as
+     * POINTER(T).from_param would byref it, its memory). */
+    int valued = storage ? PyObject_TypeCheck(o, cudart_Pointer) : cudart_is_pointer_valued(t);
+    if (ctype && valued) {
+        /* Its memory holds the address it stands for. */
+        if (PyObject_GetBuffer(o, view, PyBUF_SIMPLE) < 0) {
+            cudart_argument_failed(index);
+            return -1;
+        }
+        void *v = NULL;
+        if (view->len >= (Py_ssize_t)sizeof(void *))
+            memcpy(&v, view->buf, sizeof v);
+        PyBuffer_Release(view);
+        view->obj = NULL;
+        *out = v;
+        return 0;
+    }
+    if (ctype && !storage && !PyObject_TypeCheck(o, cudart_Array)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%R is a C value, not a pointer: pass ctypes.byref() of it, or its "
+                     "address",
+                     (PyObject *)t);
+        cudart_argument_failed(index);
+        return -1;
+    }
+    if (PyObject_CheckBuffer(o)) {
+        if (PyObject_GetBuffer(o, view, PyBUF_SIMPLE) < 0) {
+            cudart_argument_failed(index);
+            return -1;
+        }
+        if (need && view->len < need) {
+            PyErr_Format(PyExc_ValueError,
+                         "a buffer of %zd bytes where C takes at least %zd", view->len, need);
+            cudart_argument_failed(index);
+            return -1;
+        }
+        *out = view->buf;
+        return 0;
+    }
+    if (PyFloat_Check(o))
+        return cudart_fail(index, PyExc_TypeError, "a float is not an address");
+    if (PyObject_HasAttrString(o, "_as_parameter_"))
+        return cudart_address_via_ctypes(o, index, out);
+    if (PyObject_HasAttrString(o, "__int__")) {
+        PyObject *n = PyNumber_Long(o);
+        if (!n) {
+            cudart_argument_failed(index);
+            return -1;
+        }
+        int r = cudart_address(n, index, out);
+        Py_DECREF(n);
+        return r;
+    }
+    PyErr_Format(PyExc_TypeError, "%R is not an address, a buffer or a ctypes object",
+                 (PyObject *)t);
+    cudart_argument_failed(index);
+    return -1;
+}
+
+static inline void cudart_release(Py_buffer *view)
+{
+    if (view->obj)
+        PyBuffer_Release(view);
+}
+
+/* A record by value: a ctypes object (or any buffer) of exactly its size. */
+static int cudart_by_value(PyObject *o, Py_ssize_t index, const char *name, Py_ssize_t size,
+                         void *out)
+{
+    if (PyObject_TypeCheck(o, cudart_Array) || !PyObject_CheckBuffer(o) || PyBytes_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "expected a %s, got %R", name, (PyObject *)Py_TYPE(o));
+        cudart_argument_failed(index);
+        return -1;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) < 0) {
+        cudart_argument_failed(index);
+        return -1;
+    }
+    if (view.len != size) {
+        PyErr_Format(PyExc_TypeError, "expected a %s (%zd bytes), got %zd bytes of %R", name,
+                     size, view.len, (PyObject *)Py_TYPE(o));
+        PyBuffer_Release(&view);
+        cudart_argument_failed(index);
+        return -1;
+    }
+    memcpy(out, view.buf, (size_t)size);
+    PyBuffer_Release(&view);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- calls */
+
+static int cudart_arity(const char *name, Py_ssize_t nargs, Py_ssize_t expected)
+{
+    if (nargs == expected)
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s takes %zd argument%s (%zd given)", name, expected,
+                 expected == 1 ? "" : "s", nargs);
+    return -1;
+}
+
+/* The parameters the caller marks as storage: bit i for argument i (the checked
+ * layer's variants carry their mask as `self`; the module's own functions, none). */
+static inline unsigned long cudart_storage_mask(PyObject *self)
+{
+    return PyLong_Check(self) ? PyLong_AsUnsignedLong(self) : 0;
+}
+
+static PyObject *cudart_unbound(const char *name)
+{
+    PyErr_Format(PyExc_RuntimeError,
+                 "%s is not bound: cudart._backend binds it before handing it out", name);
+    return NULL;
+}
+
+/* While recording, the converted arguments (ints, floats, records as bytes) are kept
+ * instead of calling C, and a call returns success. */
+static int cudart_record_call(const char *name, PyObject *values)
+{
+    if (!values)
+        return -1;
+    PyObject *entry = Py_BuildValue("(sN)", name, values);
+    if (!entry)
+        return -1;
+    int r = cudart_recorded ? PyList_Append(cudart_recorded, entry) : 0;
+    Py_DECREF(entry);
+    return r;
+}
+
+/* ---------------------------------------------------------------- module functions */
+
+static void **cudart_slots;
+static const char *const *cudart_slot_names;
+static Py_ssize_t cudart_slot_count;
+
+static Py_ssize_t cudart_slot_index(PyObject *name)
+{
+    const char *text = PyUnicode_AsUTF8AndSize(name, NULL);
+    if (!text)
+        return -1;
+    for (Py_ssize_t i = 0; i < cudart_slot_count; i++)
+        if (strcmp(cudart_slot_names[i], text) == 0)
+            return i;
+    PyErr_Format(PyExc_LookupError, "this module has no function %U", name);
+    return -1;
+}
+
+/* bind(name, symbol, handle) -> bool: dlsym(handle, symbol) into name's slot. */
+static PyObject *cudart_bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (cudart_arity("bind", nargs, 3) < 0)
+        return NULL;
+    Py_ssize_t i = cudart_slot_index(args[0]);
+    const char *symbol = PyUnicode_AsUTF8AndSize(args[1], NULL);
+    void *handle = PyLong_AsVoidPtr(args[2]);
+    if (i < 0 || !symbol || (!handle && PyErr_Occurred()))
+        return NULL;
+    void *address = dlsym(handle, symbol);
+    if (address)
+        cudart_slots[i] = address;
+    return PyBool_FromLong(address != NULL);
+}
+
+/* record(on): every function records instead of calling C (on), or is unbound again
+ * (off). Returns the calls recorded since the last record(True). For tests. */
+static PyObject *cudart_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (cudart_arity("record", nargs, 1) < 0)
+        return NULL;
+    int on = PyObject_IsTrue(args[0]);
+    if (on < 0)
+        return NULL;
+    PyObject *previous = cudart_recorded ? cudart_recorded : PyList_New(0);
+    cudart_recorded = on ? PyList_New(0) : NULL;
+    if (on && !cudart_recorded)
+        return NULL;
+    for (Py_ssize_t i = 0; i < cudart_slot_count; i++)
+        cudart_slots[i] = on ? CUDART_RECORD : CUDART_UNBOUND;
+    return previous;
+}
+
+/* recorded() -> the calls recorded so far (the list itself, cleared by the caller). */
+static PyObject *cudart_recorded_calls(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    if (!cudart_recorded)
+        return PyList_New(0);
+    Py_INCREF(cudart_recorded);
+    return cudart_recorded;
+}
+
+/* The generated module's functions (set by its init): variant() makes more of them. */
+static PyMethodDef *cudart_function_defs;
+
+/* variant(name, mask) -> the function `name` with the argument bits of `mask` taken as
+ * storage (a ctypes object there is always passed as its own memory): the checked
+ * layer's outputs. */
+static PyObject *cudart_variant(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (cudart_arity("variant", nargs, 2) < 0)
+        return NULL;
+    const char *text = PyUnicode_AsUTF8AndSize(args[0], NULL);
+    if (!text)
+        return NULL;
+    if (!PyLong_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "variant: the mask is an int");
+        return NULL;
+    }
+    for (PyMethodDef *def = cudart_function_defs; def->ml_name; def++)
+        if (strcmp(def->ml_name, text) == 0)
+            return PyCFunction_NewEx(def, args[1], NULL);
+    PyErr_Format(PyExc_LookupError, "this module has no function %U", args[0]);
+    return NULL;
+}
+
+#define CUDART_SUPPORT_METHODS                                                            \
+    {"bind", (PyCFunction)(void (*)(void))cudart_bind, METH_FASTCALL,                     \
+     "bind(name, symbol, handle) -> bool: dlsym the symbol into the function's slot"},    \
+        {"record", (PyCFunction)(void (*)(void))cudart_record, METH_FASTCALL,             \
+         "record(on) -> the calls recorded so far; on: record instead of calling C"},     \
+        {"recorded", cudart_recorded_calls, METH_NOARGS, "recorded() -> the calls so far"}, \
+        {"variant", (PyCFunction)(void (*)(void))cudart_variant, METH_FASTCALL,           \
+         "variant(name, mask) -> the function with the mask's arguments as storage"},
+
+#endif /* CUDART_FASTCALL_H */

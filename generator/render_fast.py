@@ -1,0 +1,232 @@
+"""The compiled view: model -> generated/_fast_<version>.c through templates/fast_module.c.j2.
+
+The second backend of the raw layer (issue 13): a CPython extension (limited API 3.11,
+METH_FASTCALL) with one function per raw function, same names and arguments, calling
+the symbol cudart._backend resolves with dlsym in the libcudart the loader chose. The
+conversions themselves are cudart/_fastcall.h, written once; this view only says, per
+parameter, which conversion and which C type.
+
+Every function is called through a pointer typed twice over:
+  * built for users (the sdist, `make setup`), by the model's own ABI prototype: the
+    C types C passes (enums as their underlying integer, every pointer as void *,
+    records by value as bytes of their size and alignment), so no CUDA header is needed;
+  * built with CUDART_FAST_PINNED_HEADERS (tests/test_fast_backend.py, every version,
+    -Werror), by `__typeof__(&name)` of NVIDIA's own declaration, with the same
+    argument expressions: the C compiler then judges each call against the header's
+    prototype, and every by-value record's size and alignment against the header's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .ctypes_map import POINTER_KINDS, RenderError, TypeKind, TypeMapper
+from .model import ApiModel, Builtin, CType, EnumRef, Function, RecordRef
+from .render import RenderContext, environment
+from .render_raw import _py_name
+
+# C integer spelling -> (signed, bits).
+_INTEGERS = {
+    "char": (True, 8),
+    "signed char": (True, 8),
+    "unsigned char": (False, 8),
+    "_Bool": (False, 1),
+    "short": (True, 16),
+    "unsigned short": (False, 16),
+    "int": (True, 32),
+    "unsigned int": (False, 32),
+    "long": (True, 64),
+    "unsigned long": (False, 64),
+    "long long": (True, 64),
+    "unsigned long long": (False, 64),
+}
+# A record by value travels as bytes of its size and alignment where that is the same
+# call on every 64-bit ABI CUDA runs on (x86-64 SysV, AArch64): more than 16 bytes (in
+# memory on both), or no floating-point member (integer registers on both).
+_LARGEST_REGISTER_RECORD = 16
+
+
+def fast_module_name(cuda_version: int) -> str:
+    return f"_fast_{cuda_version}"
+
+
+@dataclass(frozen=True)
+class FastParam:
+    index: int
+    name: str  # the Python name (the text signature's)
+    conversion: str  # pointer | signed | unsigned | double | record
+    abi_type: str  # the C type of the local the call passes
+    bits: int = 0  # integers: the C type's width
+    need: int = 0  # pointers: bytes C reads or writes at least (the pointee's size; 0: unknown)
+    record: str = ""  # records: the generated record's name (its C type in CUDART_RECORD_T)
+
+
+@dataclass(frozen=True)
+class FastFunction:
+    name: str  # public name
+    declared: str  # the header's function (what __typeof__ names)
+    params: tuple[FastParam, ...]
+    result: str  # signed | unsigned | double | string | pointer | record | void
+    result_type: str  # the C type of the result
+    result_record: str = ""
+    prototype: str = ""  # the header's, for the docstring
+    declaration: str = ""  # a pointer type to it, spelled as the model reads the header
+
+    @property
+    def text_signature(self) -> str:
+        names = ", ".join(["$module", *[p.name for p in self.params], "/"][: len(self.params) + 2])
+        return f"{self.name}({names})" if self.params else f"{self.name}($module)"
+
+
+@dataclass(frozen=True)
+class FastRecord:
+    name: str
+    c_spelling: str  # how the headers spell it ("struct cudaExtent", "dim3")
+    size: int
+    align: int
+
+
+def render_fast(model: ApiModel, context: RenderContext, headers: tuple[str, ...]) -> str:
+    template = environment().get_template("fast_module.c.j2")
+    return template.render(v=FastView(model, context, headers))
+
+
+class FastView:
+    """What templates/fast_module.c.j2 reads."""
+
+    def __init__(self, model: ApiModel, context: RenderContext, headers: tuple[str, ...]) -> None:
+        self.model = model
+        self.context = context
+        self.headers = headers
+        self.types = TypeMapper(model)
+        self._records: dict[str, FastRecord] = {}
+        self.functions = self._functions()
+
+    @property
+    def cuda_version(self) -> int:
+        return self.model.cuda_version
+
+    @property
+    def module(self) -> str:
+        return fast_module_name(self.model.cuda_version)
+
+    @property
+    def records(self) -> list[FastRecord]:
+        return [self._records[name] for name in sorted(self._records)]
+
+    def _functions(self) -> list[FastFunction]:
+        by_name = {f.name: f for f in self.model.functions}
+        public: dict[str, Function] = {f.name: f for f in self.model.functions if not f.variadic}
+        for alias in self.model.aliases:
+            target = by_name[alias.symbol]
+            if not target.variadic:
+                public[alias.public] = target
+        variadic = [f.name for f in self.model.functions if f.variadic]
+        if variadic:
+            raise RenderError(f"variadic functions have no compiled form: {variadic}")
+        return [self._function(name, public[name]) for name in sorted(public)]
+
+    def _function(self, public: str, f: Function) -> FastFunction:
+        params = tuple(
+            self._param(i, _py_name(p.name) if p.name else f"arg{i}", p.type)
+            for i, p in enumerate(f.params)
+        )
+        result, result_type, record = self._result(f.result)
+        names = [self.types.c_declaration(p.type, p.name) for p in f.params]
+        prototype = self.types.c_declaration(f.result, f"{f.name}({', '.join(names) or 'void'})")
+        types = ", ".join(self.types.c_declaration(p.type) for p in f.params) or "void"
+        declaration = self.types.c_declaration(f.result, f"(*cudart_decl_{public})({types})")
+        return FastFunction(
+            public, f.name, params, result, result_type, record, prototype, declaration
+        )
+
+    def _integer(self, t: CType) -> tuple[bool, int, str]:
+        r = self.types.resolve(t)
+        if isinstance(r, EnumRef):
+            spelled = self.types.enums[r.name].underlying.name
+        elif isinstance(r, Builtin):
+            spelled = r.name
+        else:
+            raise RenderError(f"{t!r} is no integer")
+        if spelled not in _INTEGERS:
+            raise RenderError(f"no compiled conversion for C '{spelled}'")
+        signed, bits = _INTEGERS[spelled]
+        return signed, bits, spelled
+
+    def _param(self, index: int, name: str, t: CType) -> FastParam:
+        kind = self.types.classify(t)
+        if kind in POINTER_KINDS or kind is TypeKind.ARRAY:
+            return FastParam(index, name, "pointer", "void *", need=self._pointee_size(t, kind))
+        if kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.CHAR, TypeKind.BOOL):
+            signed, bits, spelled = self._integer(t)
+            return FastParam(index, name, "signed" if signed else "unsigned", spelled, bits)
+        if kind is TypeKind.FLOAT:
+            spelled = self.types.resolved(t, Builtin).name
+            if spelled == "long double":
+                raise RenderError("no compiled conversion for a long double argument")
+            return FastParam(index, name, "double", spelled)
+        if kind is TypeKind.RECORD:
+            rec = self._record(t)
+            return FastParam(index, name, "record", f"CUDART_RECORD_T({rec.name})", record=rec.name)
+        raise RenderError(f"no compiled conversion for a {kind.value} argument ({t!r})")
+
+    def _result(self, t: CType) -> tuple[str, str, str]:
+        kind = self.types.classify(t)
+        if kind is TypeKind.VOID:
+            return "void", "void", ""
+        if kind is TypeKind.CHAR_POINTER:
+            return "string", "const char *", ""
+        if kind in POINTER_KINDS:
+            return "pointer", "void *", ""
+        if kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.CHAR, TypeKind.BOOL):
+            signed, _bits, spelled = self._integer(t)
+            return ("signed" if signed else "unsigned"), spelled, ""
+        if kind is TypeKind.FLOAT:
+            return "double", self.types.resolved(t, Builtin).name, ""
+        if kind is TypeKind.RECORD:
+            rec = self._record(t)
+            return "record", f"CUDART_RECORD_T({rec.name})", rec.name
+        raise RenderError(f"no compiled conversion for a {kind.value} result ({t!r})")
+
+    def _pointee_size(self, t: CType, kind: TypeKind) -> int:
+        """The bytes a buffer passed for `t` must hold at least: one element of a
+        typed pointer's pointee where its size is known; 0 for void, char, opaque and
+        function pointers, handles and arrays."""
+        if kind is not TypeKind.POINTER:
+            return 0
+        pointee = self.types.resolve(self.types.pointee(t))
+        pointee_kind = self.types.classify(pointee)
+        if pointee_kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.BOOL, TypeKind.FLOAT):
+            return self.types.size_align(pointee)[0]
+        if pointee_kind is TypeKind.RECORD:
+            return self.types.records[self.types.resolved(pointee, RecordRef).name].size or 0
+        if pointee_kind in POINTER_KINDS:
+            return 8
+        return 0
+
+    def _record(self, t: CType) -> FastRecord:
+        name = self.types.record_class(t)
+        rec = self.types.records[self.types.resolved(t, RecordRef).name]
+        assert rec.size is not None and rec.align is not None
+        if rec.size <= _LARGEST_REGISTER_RECORD and self._has_float(rec):
+            raise RenderError(
+                f"{name} ({rec.size} bytes) holds a floating-point member: passed by value it "
+                "goes in floating-point registers, which bytes of its size do not reproduce"
+            )
+        spelling = name if name != rec.name else (rec.c_spelling or f"struct {rec.name}")
+        self._records[name] = FastRecord(name, spelling, rec.size, rec.align)
+        return self._records[name]
+
+    def _has_float(self, rec) -> bool:
+        for field in rec.fields:
+            t = self.types.resolve(field.type)
+            while not isinstance(t, (Builtin, RecordRef, EnumRef)) and hasattr(t, "element"):
+                t = self.types.resolve(t.element)
+            kind = self.types.classify(t)
+            if kind is TypeKind.FLOAT:
+                return True
+            if kind is TypeKind.RECORD and self._has_float(
+                self.types.records[self.types.resolved(t, RecordRef).name]
+            ):
+                return True
+        return False
