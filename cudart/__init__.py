@@ -17,6 +17,7 @@ import importlib
 import os
 import warnings
 
+from ._backend import backend
 from ._binding import CudaDeprecationWarning, per_thread_default_stream
 from ._loader import LIBRARY_ENV, format_version, load_runtime
 from .errors import (
@@ -46,6 +47,7 @@ __all__ = [
     "NvrtcError",
     "NvrtcNotFoundError",
     "available_versions",
+    "backend",
     "check",
     "compile",
     "load_module",

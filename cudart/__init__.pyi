@@ -7,6 +7,7 @@ from . import callbacks as callbacks
 from . import kernels as kernels
 from . import nvrtc as nvrtc
 from . import occupancy as occupancy
+from ._backend import backend as backend
 from ._binding import CudaDeprecationWarning as CudaDeprecationWarning
 from ._binding import per_thread_default_stream as per_thread_default_stream
 from ._hostmem import HostMemory as HostMemory

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import os
+import struct
 import threading
 
 BACKEND_ENV = "CUDART_BACKEND"
@@ -35,7 +36,7 @@ _lock = threading.Lock()
 def address_of(obj: object) -> int:
     """The address ctypes passes for `obj` as a `void *` argument (byref(), an object
     with _as_parameter_): the compiled conversions' fallback, raising as ctypes does."""
-    return ctypes.cast(obj, ctypes.c_void_p).value or 0
+    return ctypes.cast(obj, ctypes.c_void_p).value or 0  # type: ignore[arg-type]
 
 
 def requested() -> str | None:
@@ -91,25 +92,55 @@ def storage_mask(argtypes) -> int:
     return mask
 
 
+# The ctypes scalar codes an output slot reads (cudart_output_value in _fastcall.h).
+OUTPUT_CODES = frozenset("bBhHiIlLqQfd?P")
+
+
+def spec(argtypes, outputs: tuple[int, ...] = ()) -> bytes:
+    """A compiled variant's spec (cudart_spec in _fastcall.h): the storage mask of
+    `argtypes`, and the C parameters at `outputs` (each a POINTER to a ctypes scalar)
+    made the call's own, their values returned after the status."""
+    codes = bytearray(64)
+    outs = 0
+    for i in outputs:
+        pointee = getattr(argtypes[i], "_type_", None)
+        code = getattr(pointee, "_type_", None)
+        if not isinstance(code, str) or code not in OUTPUT_CODES:
+            raise TypeError(f"argument {i + 1}: {argtypes[i]!r} is no pointer to a ctypes scalar")
+        codes[i] = ord(code)
+        outs |= 1 << i
+    return struct.pack("<QQ64s", storage_mask(argtypes) & ~outs, outs, bytes(codes))
+
+
 def compiled_function(
-    module, name: str, symbol: str, restype, argtypes, handle: int, storage: bool = False
+    module,
+    name: str,
+    symbol: str,
+    restype,
+    argtypes,
+    handle: int,
+    storage: bool = False,
+    outputs: tuple[int, ...] = (),
 ):
     """The compiled `name` bound to `symbol` of the library dlopen()ed as `handle`, or
     None where it does not export it. `storage`: the checked layer's variant, whose
-    POINTER(T) arguments (`argtypes`) take storage objects by their memory."""
+    POINTER(T) arguments (`argtypes`) take storage objects by their memory; `outputs`:
+    C parameters the call provides itself and returns after the status (`spec`)."""
     if not module.bind(name, symbol, handle):
         return None
-    mask = storage_mask(argtypes) if storage else 0
-    fn = module.variant(name, mask) if mask else getattr(module, name)
+    fn = getattr(module, name)
+    if storage and (outputs or storage_mask(argtypes)):
+        fn = module.variant(name, spec(argtypes, outputs))
     if isinstance(restype, type) and issubclass(restype, (ctypes.Structure, ctypes.Union)):
         # A record returned by value comes back as its bytes: ctypes returns the record.
         from_bytes = restype.from_buffer_copy
+        compiled = fn
 
         def record_result(*args):
-            return from_bytes(fn(*args))
+            return from_bytes(compiled(*args))
 
         record_result.__name__ = name
-        record_result.__doc__ = fn.__doc__
-        record_result.__wrapped__ = fn  # type: ignore[attr-defined]  # functools' convention
+        record_result.__doc__ = compiled.__doc__
+        record_result.__wrapped__ = compiled  # type: ignore[attr-defined]  # functools' convention
         return record_result
     return fn

@@ -148,6 +148,7 @@ def bind_symbol(
     doc: str | None = None,
     library: str = DEFAULT_LIBRARY,
     storage: bool = False,
+    outputs: tuple[int, ...] = (),
 ):
     """The loaded libcudart's `symbol` as the function `name` (the compiled backend's
     where it is built, cudart._backend; else ctypes with these restype and argtypes),
@@ -156,7 +157,8 @@ def bind_symbol(
     shows (a compiled function has its prototype as its own). `library` is the raw
     module's LIBRARY (cudart._contract): another library than libcudart (libnvrtc) binds
     the same way, through ctypes. `storage`: for the checked layer, whose POINTER(T)
-    argtypes take storage objects by their memory."""
+    argtypes take storage objects by their memory, and `outputs` (compiled only) the C
+    parameters the call provides and returns after the status (cudart._backend.spec)."""
     runtime = load_library(library)
     if bindings_version // 1000 != runtime.version // 1000:
         return _other_major(name, module, bindings_version, runtime)
@@ -164,7 +166,7 @@ def bind_symbol(
     if compiled is not None:
         # The same symbol of the same dlopen()ed library, called without ctypes.
         fn = compiled_function(
-            compiled, name, symbol, restype, argtypes, runtime.cdll._handle, storage
+            compiled, name, symbol, restype, argtypes, runtime.cdll._handle, storage, outputs
         )
         if fn is None:
             return _missing(name, symbol, module, bindings_version, runtime)

@@ -14,8 +14,9 @@ import threading
 from ctypes import ArgumentError, byref
 
 from . import _hostmem
+from ._backend import compiled_module
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
-from ._contract import library_of_namespace, symbol_of
+from ._contract import DEFAULT_LIBRARY, library_of_namespace, symbol_of
 from ._convert import (  # size relations: generator/sizes.py
     POINTER_SIZE,
     AttributeTable,
@@ -114,16 +115,26 @@ if TYPE_CHECKING:
 
 
 class _Unbound:
-    """Stands for `_<name>` in a checked module until its first call binds it."""
+    """Stands for `_<name>` (or `_<name>_out`, with `outputs`) in a checked module until
+    its first call binds it."""
 
-    __slots__ = ("namespace", "lib", "name", "restype", "argtypes")
+    __slots__ = ("namespace", "lib", "name", "restype", "argtypes", "outputs")
 
-    def __init__(self, namespace: dict, lib: Any, name: str, restype: Any, argtypes: tuple) -> None:
+    def __init__(
+        self,
+        namespace: dict,
+        lib: Any,
+        name: str,
+        restype: Any,
+        argtypes: tuple,
+        outputs: tuple[int, ...] = (),
+    ) -> None:
         self.namespace = namespace
         self.lib = lib
         self.name = name
         self.restype = restype
         self.argtypes = argtypes
+        self.outputs = outputs
 
     def __call__(self, *args: Any) -> Any:
         # The raw module's symbol in force (legacy or per-thread), and no deprecation
@@ -140,16 +151,29 @@ class _Unbound:
             self.lib.CUDA_VERSION,
             library=library_of_namespace(vars(self.lib)),
             storage=True,
+            outputs=self.outputs,
         )
-        self.namespace["_" + self.name] = fn
+        self.namespace["_" + self.name + ("_out" if self.outputs else "")] = fn
         return fn(*args)
 
 
 def bind_on_first_call(namespace: dict, lib: Any, table: dict) -> None:
     """Put into a checked module's namespace, as `_<name>`, a stand-in for each
-    function of `table` ({name: (restype, argtypes)}) that binds it on its first call."""
-    for name, (restype, argtypes) in table.items():
+    function of `table` ({name: (restype, argtypes[, outputs])}) that binds it on its
+    first call; with outputs (the compiled backend's), also `_<name>_out`."""
+    for name, (restype, argtypes, *outputs) in table.items():
         namespace["_" + name] = _Unbound(namespace, lib, name, restype, argtypes)
+        if outputs:
+            namespace["_" + name + "_out"] = _Unbound(
+                namespace, lib, name, restype, argtypes, outputs[0]
+            )
+
+
+def compiled(lib: Any) -> bool:
+    """Whether the compiled backend calls the functions of the raw module `lib`."""
+    if library_of_namespace(vars(lib)) != DEFAULT_LIBRARY:
+        return False
+    return compiled_module(lib.CUDA_VERSION) is not None
 
 
 # ---------------------------------------------------------------- errors

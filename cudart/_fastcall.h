@@ -49,6 +49,41 @@ static PyTypeObject *cudart_type_of(PyObject *module, const char *name)
     return (PyTypeObject *)t;
 }
 
+/* Where a ctypes.byref() object keeps the address it stands for: ctypes exposes no
+ * accessor, and asking ctypes (cudart._backend.address_of) costs a foreign call, about
+ * 2 us, on the most common raw argument of all. The offset is found, not assumed: at
+ * import, byref() of a known buffer, with and without an offset, must show both
+ * addresses at one pointer-aligned place within the object's first 64 bytes, or the
+ * slow way serves. -1: not found. */
+static Py_ssize_t cudart_byref_offset = -1;
+
+static void cudart_find_byref_offset(PyObject *ctypes)
+{
+    PyObject *buffer = PyObject_CallMethod(ctypes, "create_string_buffer", "n", (Py_ssize_t)16);
+    PyObject *plain = buffer ? PyObject_CallMethod(ctypes, "byref", "O", buffer) : NULL;
+    PyObject *moved = plain ? PyObject_CallMethod(ctypes, "byref", "On", buffer, (Py_ssize_t)8)
+                            : NULL;
+    Py_buffer view;
+    if (moved && PyObject_GetBuffer(buffer, &view, PyBUF_SIMPLE) == 0) {
+        const char *a = (const char *)plain, *b = (const char *)moved;
+        for (Py_ssize_t at = (Py_ssize_t)sizeof(void *); at + (Py_ssize_t)sizeof(void *) <= 64;
+             at += (Py_ssize_t)sizeof(void *)) {
+            void *pa, *pb;
+            memcpy(&pa, a + at, sizeof pa);
+            memcpy(&pb, b + at, sizeof pb);
+            if (pa == view.buf && pb == (char *)view.buf + 8) {
+                cudart_byref_offset = at;
+                break;
+            }
+        }
+        PyBuffer_Release(&view);
+    }
+    PyErr_Clear();
+    Py_XDECREF(moved);
+    Py_XDECREF(plain);
+    Py_XDECREF(buffer);
+}
+
 static int cudart_init_support(void)
 {
     PyObject *ctypes = PyImport_ImportModule("ctypes");
@@ -70,6 +105,7 @@ static int cudart_init_support(void)
     cudart_c_void_p = cudart_type_of(ctypes, "c_void_p");
     cudart_c_char_p = cudart_type_of(ctypes, "c_char_p");
     cudart_c_wchar_p = cudart_type_of(ctypes, "c_wchar_p");
+    cudart_find_byref_offset(ctypes);
     Py_DECREF(ctypes);
     Py_DECREF(backend);
     if (!cudart_ArgumentError || !cudart_address_of || !arg_type || !cudart_SimpleCData ||
@@ -255,8 +291,12 @@ static int cudart_pointer(PyObject *o, Py_ssize_t index, int storage, Py_ssize_t
         return 0;
     }
     PyTypeObject *t = Py_TYPE(o);
-    if (t == cudart_CArgObject)
-        return cudart_address_via_ctypes(o, index, out);
+    if (t == cudart_CArgObject) {
+        if (cudart_byref_offset < 0)
+            return cudart_address_via_ctypes(o, index, out);
+        memcpy(out, (const char *)o + cudart_byref_offset, sizeof *out);
+        return 0;
+    }
     int ctype = PyObject_TypeCheck(o, cudart_SimpleCData) ||
                 PyObject_TypeCheck(o, cudart_Structure) || PyObject_TypeCheck(o, cudart_Union) ||
                 PyObject_TypeCheck(o, cudart_Array) || PyObject_TypeCheck(o, cudart_Pointer) ||
@@ -364,11 +404,85 @@ static int cudart_arity(const char *name, Py_ssize_t nargs, Py_ssize_t expected)
     return -1;
 }
 
-/* The parameters the caller marks as storage: bit i for argument i (the checked
- * layer's variants carry their mask as `self`; the module's own functions, none). */
-static inline unsigned long cudart_storage_mask(PyObject *self)
+/* A variant's spec, carried as its `self` (bytes; the module's own functions have the
+ * module there, and no spec): bit i of `storage` takes C parameter i's ctypes object
+ * by its own memory; bit i of `outs` leaves C parameter i out of the arguments, points
+ * it at an 8-byte slot of the call's own, and returns the slot's value after the
+ * status, read as codes[i] (a ctypes _type_ code: i I l L q Q h H b B ? f d P). */
+typedef struct {
+    unsigned long long storage;
+    unsigned long long outs;
+    char codes[64];
+} cudart_spec;
+
+static inline cudart_spec cudart_spec_of(PyObject *self)
 {
-    return PyLong_Check(self) ? PyLong_AsUnsignedLong(self) : 0;
+    cudart_spec spec = {0, 0, {0}};
+    if (PyBytes_Check(self) && PyBytes_Size(self) == (Py_ssize_t)sizeof spec)
+        memcpy(&spec, PyBytes_AsString(self), sizeof spec);
+    return spec;
+}
+
+static inline Py_ssize_t cudart_count(unsigned long long bits)
+{
+    return (Py_ssize_t)__builtin_popcountll(bits);
+}
+
+static PyObject *cudart_output_value(char code, const void *slot)
+{
+    union {
+        signed char b; unsigned char B; short h; unsigned short H; int i; unsigned int I;
+        long long q; unsigned long long Q; float f; double d; void *P; _Bool z;
+    } v;
+    memcpy(&v, slot, sizeof v);
+    switch (code) {
+    case 'b': return PyLong_FromLong(v.b);
+    case 'B': return PyLong_FromLong(v.B);
+    case 'h': return PyLong_FromLong(v.h);
+    case 'H': return PyLong_FromLong(v.H);
+    case 'i': return PyLong_FromLong(v.i);
+    case 'I': return PyLong_FromUnsignedLong(v.I);
+    case 'l': case 'q': return PyLong_FromLongLong(v.q);
+    case 'L': case 'Q': return PyLong_FromUnsignedLongLong(v.Q);
+    case 'f': return PyFloat_FromDouble((double)v.f);
+    case 'd': return PyFloat_FromDouble(v.d);
+    case '?': return PyBool_FromLong(v.z);
+    case 'P': return PyLong_FromVoidPtr(v.P);
+    default:
+        PyErr_Format(PyExc_SystemError, "no output code %c", code);
+        return NULL;
+    }
+}
+
+/* (status, output values...) in parameter order; steals `status`. */
+static PyObject *cudart_with_outputs(PyObject *status, const cudart_spec *spec,
+                                     const unsigned long long *slots)
+{
+    PyObject *out = PyTuple_New(1 + cudart_count(spec->outs));
+    if (!out) {
+        Py_DECREF(status);
+        return NULL;
+    }
+    PyTuple_SetItem(out, 0, status);
+    Py_ssize_t n = 0;
+    for (int i = 0; i < 64; i++) {
+        if (!((spec->outs >> i) & 1))
+            continue;
+        PyObject *value = cudart_output_value(spec->codes[i], &slots[n]);
+        if (!value || PyTuple_SetItem(out, n + 1, value) < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        n++;
+    }
+    return out;
+}
+
+static PyObject *cudart_not_an_output(const char *name)
+{
+    PyErr_Format(PyExc_ValueError,
+                 "%s: a variant's output must point to a scalar of 1 to 8 bytes", name);
+    return NULL;
 }
 
 static PyObject *cudart_unbound(const char *name)
@@ -460,9 +574,8 @@ static PyObject *cudart_recorded_calls(PyObject *self, PyObject *unused)
 /* The generated module's functions (set by its init): variant() makes more of them. */
 static PyMethodDef *cudart_function_defs;
 
-/* variant(name, mask) -> the function `name` with the argument bits of `mask` taken as
- * storage (a ctypes object there is always passed as its own memory): the checked
- * layer's outputs. */
+/* variant(name, spec) -> the function `name` under a spec (cudart_spec, as bytes):
+ * the checked layer's storage arguments and outputs. */
 static PyObject *cudart_variant(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -471,8 +584,9 @@ static PyObject *cudart_variant(PyObject *self, PyObject *const *args, Py_ssize_
     const char *text = PyUnicode_AsUTF8AndSize(args[0], NULL);
     if (!text)
         return NULL;
-    if (!PyLong_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "variant: the mask is an int");
+    if (!PyBytes_Check(args[1]) || PyBytes_Size(args[1]) != (Py_ssize_t)sizeof(cudart_spec)) {
+        PyErr_Format(PyExc_TypeError, "variant: the spec is %zd bytes (cudart._backend.spec)",
+                     (Py_ssize_t)sizeof(cudart_spec));
         return NULL;
     }
     for (PyMethodDef *def = cudart_function_defs; def->ml_name; def++)
@@ -489,6 +603,6 @@ static PyObject *cudart_variant(PyObject *self, PyObject *const *args, Py_ssize_
          "record(on) -> the calls recorded so far; on: record instead of calling C"},     \
         {"recorded", cudart_recorded_calls, METH_NOARGS, "recorded() -> the calls so far"}, \
         {"variant", (PyCFunction)(void (*)(void))cudart_variant, METH_FASTCALL,           \
-         "variant(name, mask) -> the function with the mask's arguments as storage"},
+         "variant(name, spec) -> the function under a spec (storage, outputs)"},
 
 #endif /* CUDART_FASTCALL_H */

@@ -1664,9 +1664,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, exten
 
 static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetInfo", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1680,14 +1686,23 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 20, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetInfo");
@@ -1706,6 +1721,8 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1718,9 +1735,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequi
 
 static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetMemoryRequirements");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1729,12 +1752,17 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
@@ -1753,6 +1781,8 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1763,9 +1793,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArr
 
 static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetPlane", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetPlane");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1774,12 +1810,17 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetPlane];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetPlane");
@@ -1798,6 +1839,8 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1808,9 +1851,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparsePropert
 
 static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetSparseProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1818,10 +1867,15 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetSparseProperties");
@@ -1840,6 +1894,8 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1850,9 +1906,15 @@ PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, pro
 
 static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaChooseDevice", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaChooseDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1860,10 +1922,15 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 1032, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1032, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaChooseDevice");
@@ -1882,6 +1949,8 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1892,9 +1961,9 @@ PyDoc_STRVAR(cudart_doc_cudaCreateChannelDesc, "cudaCreateChannelDesc($module, x
 
 static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaCreateChannelDesc", nargs, 5) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     long long i1;
@@ -1939,9 +2008,15 @@ PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($modul
 
 static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateSurfaceObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1949,10 +2024,15 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateSurfaceObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateSurfaceObject");
@@ -1971,6 +2051,8 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1981,9 +2063,15 @@ PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($modul
 
 static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaCreateTextureObject", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateTextureObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1997,14 +2085,23 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 48, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 48, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateTextureObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateTextureObject");
@@ -2023,6 +2120,8 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2066,15 +2165,24 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($m
 
 static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDestroyExternalMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalMemory");
@@ -2093,6 +2201,8 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2102,15 +2212,24 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaph
 
 static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDestroyExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalSemaphore");
@@ -2129,6 +2248,8 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2138,9 +2259,9 @@ PyDoc_STRVAR(cudart_doc_cudaDestroySurfaceObject, "cudaDestroySurfaceObject($mod
 
 static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDestroySurfaceObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
@@ -2171,9 +2292,9 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyTextureObject, "cudaDestroyTextureObject($mod
 
 static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDestroyTextureObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
@@ -2204,21 +2325,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($modul
 
 static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceCanAccessPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceCanAccessPeer");
@@ -2237,6 +2367,8 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2246,9 +2378,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceDisablePeerAccess, "cudaDeviceDisablePeerAcces
 
 static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceDisablePeerAccess", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -2279,9 +2411,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceEnablePeerAccess, "cudaDeviceEnablePeerAccess(
 
 static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceEnablePeerAccess", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
@@ -2315,9 +2447,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceFlushGPUDirectRDMAWrites, "cudaDeviceFlushGPUD
 
 static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceFlushGPUDirectRDMAWrites", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -2351,21 +2483,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module,
 
 static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetAttribute");
@@ -2384,6 +2525,8 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2393,9 +2536,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($modul
 
 static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2403,10 +2552,15 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetByPCIBusId");
@@ -2425,6 +2579,8 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2435,15 +2591,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetCacheConfig");
@@ -2462,6 +2627,8 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2471,18 +2638,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPoo
 
 static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDefaultMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetDefaultMemPool");
@@ -2501,6 +2677,8 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2510,21 +2688,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAt
 
 static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
@@ -2543,6 +2730,8 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -2552,18 +2741,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue,
 
 static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetLimit", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetLimit");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetLimit];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetLimit");
@@ -2582,6 +2780,8 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2591,18 +2791,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, mem
 
 static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetMemPool");
@@ -2621,6 +2830,8 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2630,21 +2841,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyn
 
 static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
@@ -2663,6 +2883,8 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2672,9 +2894,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($m
 
 static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2682,14 +2910,17 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     unsigned long long u1;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetP2PAttribute");
@@ -2708,6 +2939,8 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2717,21 +2950,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, p
 
 static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetPCIBusId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetPCIBusId");
@@ -2750,6 +2992,8 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2759,15 +3003,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemCon
 
 static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetSharedMemConfig");
@@ -2786,6 +3039,8 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2795,9 +3050,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPr
 
 static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2805,10 +3066,15 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetStreamPriorityRange");
@@ -2827,6 +3093,8 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2837,9 +3105,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetText
 
 static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2848,12 +3122,17 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetTexture1DLinearMaxWidth];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetTexture1DLinearMaxWidth");
@@ -2872,6 +3151,8 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2882,9 +3163,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGraphMemTrim, "cudaDeviceGraphMemTrim($module,
 
 static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceGraphMemTrim", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -2946,9 +3227,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetCacheConfig, "cudaDeviceSetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetCacheConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -2979,21 +3260,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAt
 
 static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
@@ -3012,6 +3302,8 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -3021,9 +3313,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetLimit, "cudaDeviceSetLimit($module, limit, 
 
 static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetLimit", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -3057,18 +3349,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, dev
 
 static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceSetMemPool");
     PyObject *result = NULL;
     long long i0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetMemPool");
@@ -3087,6 +3388,8 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -3096,9 +3399,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetSharedMemConfig, "cudaDeviceSetSharedMemCon
 
 static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetSharedMemConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -3160,15 +3463,24 @@ PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, dri
 
 static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDriverGetVersion", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDriverGetVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDriverGetVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDriverGetVersion");
@@ -3187,6 +3499,8 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3196,9 +3510,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsume
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3210,14 +3530,21 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerAcquireFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerAcquireFrame");
@@ -3236,6 +3563,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3247,9 +3576,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConn
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3257,10 +3592,15 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnect");
@@ -3279,6 +3619,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3289,9 +3631,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamCon
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3300,12 +3648,17 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnectWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnectWithFlags");
@@ -3324,6 +3677,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3334,15 +3689,24 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerD
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerDisconnect");
@@ -3361,6 +3725,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3370,9 +3736,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsume
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3383,12 +3755,19 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerReleaseFrame");
@@ -3407,6 +3786,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3418,9 +3799,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConn
 
 static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerConnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3430,14 +3817,19 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     b1.obj = NULL;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerConnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerConnect");
@@ -3456,6 +3848,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3466,15 +3860,24 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerD
 
 static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerDisconnect");
@@ -3493,6 +3896,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3502,9 +3907,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProduce
 
 static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3513,12 +3924,17 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerPresentFrame");
@@ -3537,6 +3953,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -3547,9 +3965,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducer
 
 static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3560,12 +3984,19 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerReturnFrame");
@@ -3584,6 +4015,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3595,15 +4028,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--
 
 static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreate", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreate");
@@ -3622,6 +4064,8 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3631,9 +4075,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync(
 
 static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateFromEGLSync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3642,12 +4092,17 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreateFromEGLSync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateFromEGLSync");
@@ -3666,6 +4121,8 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3676,18 +4133,27 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($mod
 
 static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateWithFlags");
@@ -3706,6 +4172,8 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3715,15 +4183,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n
 
 static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventDestroy");
@@ -3742,6 +4219,8 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3751,9 +4230,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms,
 
 static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventElapsedTime", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventElapsedTime");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3764,12 +4249,19 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventElapsedTime");
@@ -3788,6 +4280,8 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3799,15 +4293,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n
 
 static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventQuery");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventQuery");
@@ -3826,6 +4329,8 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3835,9 +4340,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream
 
 static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventRecord", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventRecord");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3845,10 +4356,15 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecord");
@@ -3867,6 +4383,8 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3877,9 +4395,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($mod
 
 static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventRecordWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3888,12 +4412,17 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecordWithFlags");
@@ -3912,6 +4441,8 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3922,15 +4453,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, eve
 
 static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventSynchronize");
@@ -3949,6 +4489,8 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3958,9 +4500,15 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGe
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3971,12 +4519,19 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedBuffer");
@@ -3995,6 +4550,8 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4006,9 +4563,15 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternal
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4019,12 +4582,19 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedMipmappedArray");
@@ -4043,6 +4613,8 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4054,15 +4626,24 @@ PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError
 
 static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFree", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFree", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFree");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFree];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFree");
@@ -4081,6 +4662,8 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4090,15 +4673,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\n
 
 static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeArray", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeArray");
@@ -4117,6 +4709,8 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4126,9 +4720,15 @@ PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, 
 
 static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4136,10 +4736,15 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeAsync");
@@ -4158,6 +4763,8 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4168,15 +4775,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncuda
 
 static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeHost", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeHost");
@@ -4195,6 +4811,8 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4204,15 +4822,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module,
 
 static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeMipmappedArray");
@@ -4231,6 +4858,8 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4240,9 +4869,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, a
 
 static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4250,10 +4885,15 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetAttributes");
@@ -4272,6 +4912,8 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4282,21 +4924,30 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, fun
 
 static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetAttribute");
@@ -4315,6 +4966,8 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4324,18 +4977,27 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module,
 
 static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetCacheConfig");
@@ -4354,6 +5016,8 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4363,18 +5027,27 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig(
 
 static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
@@ -4393,6 +5066,8 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4402,9 +5077,15 @@ PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDevice
 
 static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLGetDevices", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLGetDevices");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4414,14 +5095,19 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLGetDevices];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLGetDevices");
@@ -4440,6 +5126,8 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4450,18 +5138,27 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, d
 
 static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLMapBufferObject", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObject");
@@ -4480,6 +5177,8 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4489,9 +5188,15 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync(
 
 static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4500,12 +5205,17 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObjectAsync");
@@ -4524,6 +5234,8 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -4534,9 +5246,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLRegisterBufferObject, "cudaGLRegisterBufferObject(
 
 static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLRegisterBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -4567,9 +5279,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLSetBufferObjectMapFlags, "cudaGLSetBufferObjectMap
 
 static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLSetBufferObjectMapFlags", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -4603,9 +5315,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLSetGLDevice, "cudaGLSetGLDevice($module, device, /
 
 static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLSetGLDevice", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -4636,9 +5348,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObject, "cudaGLUnmapBufferObject($modul
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLUnmapBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -4669,18 +5381,27 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAs
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
+    if (cudart_unsigned(args[k++], 0, 32, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
@@ -4699,6 +5420,8 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -4708,9 +5431,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnregisterBufferObject, "cudaGLUnregisterBufferObj
 
 static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLUnregisterBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -4741,9 +5464,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, a
 
 static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetChannelDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetChannelDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4751,10 +5480,15 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 20, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetChannelDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetChannelDesc");
@@ -4773,6 +5507,8 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4783,15 +5519,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\
 
 static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDevice", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDevice");
@@ -4810,6 +5555,8 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4819,15 +5566,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, 
 
 static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceCount", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceCount");
@@ -4846,6 +5602,8 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4855,15 +5613,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, 
 
 static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceFlags", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceFlags");
@@ -4882,6 +5649,8 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4891,18 +5660,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($modul
 
 static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties");
@@ -4921,6 +5699,8 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4930,18 +5710,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties_v2, "cudaGetDeviceProperties_v2(
 
 static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceProperties_v2", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceProperties_v2", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceProperties_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties_v2");
@@ -4960,6 +5749,8 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4969,9 +5760,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($modul
 
 static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPoint");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4983,14 +5780,21 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 4, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 4, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDriverEntryPoint");
@@ -5009,6 +5813,8 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5020,9 +5826,9 @@ PyDoc_STRVAR(cudart_doc_cudaGetErrorName, "cudaGetErrorName($module, error, /)\n
 
 static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGetErrorName", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5053,9 +5859,9 @@ PyDoc_STRVAR(cudart_doc_cudaGetErrorString, "cudaGetErrorString($module, error, 
 
 static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGetErrorString", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5086,9 +5892,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetExportTable, "cudaGetExportTable($module, ppExpor
 
 static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetExportTable", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetExportTable");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5096,10 +5908,15 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetExportTable");
@@ -5118,6 +5935,8 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5128,9 +5947,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, funct
 
 static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetFuncBySymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5138,10 +5963,15 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetFuncBySymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetFuncBySymbol");
@@ -5160,6 +5990,8 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5201,9 +6033,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel(
 
 static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5212,12 +6050,17 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetMipmappedArrayLevel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetMipmappedArrayLevel");
@@ -5236,6 +6079,8 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5246,18 +6091,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectR
 
 static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
@@ -5276,6 +6130,8 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5285,9 +6141,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, dev
 
 static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSymbolAddress", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolAddress");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5295,10 +6157,15 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolAddress");
@@ -5317,6 +6184,8 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5327,9 +6196,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, sym
 
 static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSymbolSize", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolSize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5337,10 +6212,15 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolSize");
@@ -5359,6 +6239,8 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5369,18 +6251,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectR
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
@@ -5399,6 +6290,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5408,18 +6301,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObj
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
@@ -5438,6 +6340,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5447,18 +6351,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTe
 
 static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
@@ -5477,6 +6390,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5486,9 +6401,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode(
 
 static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddChildGraphNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5503,16 +6424,25 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddChildGraphNode");
@@ -5531,6 +6461,8 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5543,9 +6475,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($mod
 
 static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddDependencies", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5557,14 +6495,21 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddDependencies");
@@ -5583,6 +6528,8 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5594,9 +6541,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, p
 
 static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEmptyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5608,14 +6561,21 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEmptyNode");
@@ -5634,6 +6594,8 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5645,9 +6607,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNod
 
 static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventRecordNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5662,16 +6630,25 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventRecordNode");
@@ -5690,6 +6667,8 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5702,9 +6681,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($m
 
 static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventWaitNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5719,16 +6704,25 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventWaitNode");
@@ -5747,6 +6741,8 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5759,9 +6755,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddE
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5776,16 +6778,25 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresSignalNode");
@@ -5804,6 +6815,8 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5816,9 +6829,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExt
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5833,16 +6852,25 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresWaitNode");
@@ -5861,6 +6889,8 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5873,9 +6903,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGr
 
 static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddHostNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddHostNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5890,16 +6926,25 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 16, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 16, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddHostNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddHostNode");
@@ -5918,6 +6963,8 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5930,9 +6977,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddKernelNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5947,16 +7000,25 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddKernelNode");
@@ -5975,6 +7037,8 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5987,9 +7051,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($mod
 
 static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemAllocNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6004,16 +7074,25 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemAllocNode");
@@ -6032,6 +7111,8 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6044,9 +7125,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($modul
 
 static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemFreeNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6061,16 +7148,25 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemFreeNode");
@@ -6089,6 +7185,8 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6101,9 +7199,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6118,16 +7222,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode");
@@ -6146,6 +7259,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6158,9 +7273,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($mod
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6180,22 +7301,33 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode1D");
@@ -6214,6 +7346,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6227,9 +7361,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNod
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6250,24 +7390,35 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeFromSymbol");
@@ -6286,6 +7437,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6299,9 +7452,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeT
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6322,24 +7481,35 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeToSymbol");
@@ -6358,6 +7528,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6371,9 +7543,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemsetNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6388,16 +7566,25 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemsetNode");
@@ -6416,6 +7603,8 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6428,9 +7617,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNod
 
 static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6438,10 +7633,15 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphChildGraphNodeGetGraph");
@@ -6460,6 +7660,8 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6470,9 +7672,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, or
 
 static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphClone", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphClone");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6480,10 +7688,15 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphClone];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphClone");
@@ -6502,6 +7715,8 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6512,18 +7727,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags
 
 static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphCreate", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphCreate");
@@ -6542,6 +7766,8 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6551,9 +7777,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module,
 
 static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDebugDotPrint");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6562,12 +7794,17 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDebugDotPrint");
@@ -6586,6 +7823,8 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6596,15 +7835,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n
 
 static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroy");
@@ -6623,6 +7871,8 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6632,15 +7882,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, nod
 
 static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDestroyNode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDestroyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroyNode");
@@ -6659,6 +7918,8 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6668,9 +7929,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordN
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6678,10 +7945,15 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeGetEvent");
@@ -6700,6 +7972,8 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6710,9 +7984,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordN
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6720,10 +8000,15 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
@@ -6742,6 +8027,8 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6752,9 +8039,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeG
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6762,10 +8055,15 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeGetEvent");
@@ -6784,6 +8082,8 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6794,9 +8094,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeS
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6804,10 +8110,15 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
@@ -6826,6 +8137,8 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6836,9 +8149,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChil
 
 static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6849,12 +8168,19 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
@@ -6873,6 +8199,8 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6884,15 +8212,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, gra
 
 static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecDestroy");
@@ -6911,6 +8248,8 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6920,9 +8259,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEven
 
 static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6933,12 +8278,19 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
@@ -6957,6 +8309,8 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6968,9 +8322,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventW
 
 static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6981,12 +8341,19 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
@@ -7005,6 +8372,8 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7016,9 +8385,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cud
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7029,12 +8404,19 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
@@ -7053,6 +8435,8 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7064,9 +8448,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaG
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7077,12 +8467,19 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
@@ -7101,6 +8498,8 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7112,9 +8511,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, g
 
 static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7122,10 +8527,15 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecGetFlags");
@@ -7144,6 +8554,8 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7154,9 +8566,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSe
 
 static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7167,12 +8585,19 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 16, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 16, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
@@ -7191,6 +8616,8 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7202,9 +8629,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNo
 
 static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7215,12 +8648,19 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
@@ -7239,6 +8679,8 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7250,9 +8692,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNo
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7263,12 +8711,19 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
@@ -7287,6 +8742,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7298,9 +8755,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpy
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7316,18 +8779,27 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
@@ -7346,6 +8818,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7358,9 +8832,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphEx
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7377,20 +8857,29 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
@@ -7409,6 +8898,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7421,9 +8912,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExec
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7440,20 +8937,29 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
@@ -7472,6 +8978,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7484,9 +8992,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNo
 
 static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7497,12 +9011,19 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
@@ -7521,6 +9042,8 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7532,9 +9055,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGrap
 
 static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecUpdate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecUpdate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7545,12 +9074,19 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecUpdate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecUpdate");
@@ -7569,6 +9105,8 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7580,9 +9118,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGra
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7590,10 +9134,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
@@ -7612,6 +9161,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7622,9 +9173,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGra
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7632,10 +9189,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
@@ -7654,6 +9216,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7664,9 +9228,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraph
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7674,10 +9244,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
@@ -7696,6 +9271,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7706,9 +9283,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraph
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7716,10 +9299,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
@@ -7738,6 +9326,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7748,9 +9338,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, fr
 
 static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetEdges", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetEdges", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7764,14 +9360,23 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetEdges];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetEdges");
@@ -7790,6 +9395,8 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7802,9 +9409,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, no
 
 static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7815,12 +9428,19 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetNodes");
@@ -7839,6 +9459,8 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7850,9 +9472,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, g
 
 static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetRootNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7863,12 +9491,19 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetRootNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetRootNodes");
@@ -7887,6 +9522,8 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7898,9 +9535,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams(
 
 static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphHostNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7908,10 +9551,15 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeGetParams");
@@ -7930,6 +9578,8 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7940,9 +9590,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams(
 
 static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphHostNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7950,10 +9606,15 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeSetParams");
@@ -7972,6 +9633,8 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7982,9 +9645,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGr
 
 static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiate", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7993,12 +9662,17 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiate");
@@ -8017,6 +9691,8 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8027,9 +9703,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWith
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8038,12 +9720,17 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithFlags");
@@ -8062,6 +9749,8 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8072,9 +9761,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWit
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8085,12 +9780,19 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithParams");
@@ -8109,6 +9811,8 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8120,9 +9824,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeC
 
 static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8130,10 +9840,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
@@ -8152,6 +9867,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8162,9 +9879,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGet
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8173,12 +9896,17 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
@@ -8197,6 +9925,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -8207,9 +9937,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8217,10 +9953,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
@@ -8239,6 +9980,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8249,9 +9992,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSet
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8260,12 +10009,17 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
@@ -8284,6 +10038,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -8294,9 +10050,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8304,10 +10066,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
@@ -8326,6 +10093,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8336,9 +10105,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, st
 
 static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphLaunch", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphLaunch");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8346,10 +10121,15 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphLaunch");
@@ -8368,6 +10148,8 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8378,9 +10160,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGe
 
 static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8388,10 +10176,15 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
@@ -8410,6 +10203,8 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8420,9 +10215,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetP
 
 static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8430,10 +10231,15 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
@@ -8452,6 +10258,8 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8462,9 +10270,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8472,10 +10286,15 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
@@ -8494,6 +10313,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8504,9 +10325,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8514,10 +10341,15 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
@@ -8536,6 +10368,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8546,9 +10380,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetP
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8561,16 +10401,23 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
@@ -8589,6 +10436,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8600,9 +10449,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpy
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8616,18 +10471,25 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
@@ -8646,6 +10508,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8657,9 +10521,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNo
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8673,18 +10543,25 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
@@ -8703,6 +10580,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8714,9 +10593,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8724,10 +10609,15 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
@@ -8746,6 +10636,8 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8756,9 +10648,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8766,10 +10664,15 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
@@ -8788,6 +10691,8 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8798,9 +10703,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($mod
 
 static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeFindInClone");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8811,12 +10722,19 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeFindInClone");
@@ -8835,6 +10753,8 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8846,9 +10766,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependenc
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8859,12 +10785,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependencies");
@@ -8883,6 +10816,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8894,9 +10829,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDepende
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8907,12 +10848,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependentNodes");
@@ -8931,6 +10879,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8942,9 +10892,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($modul
 
 static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetEnabled");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8955,12 +10911,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetEnabled");
@@ -8979,6 +10942,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8990,9 +10955,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, nod
 
 static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetType", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetType");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9000,10 +10971,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetType];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetType");
@@ -9022,6 +10998,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9032,9 +11010,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($modul
 
 static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeSetEnabled");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9043,12 +11027,17 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetEnabled");
@@ -9067,6 +11056,8 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9077,9 +11068,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject(
 
 static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphReleaseUserObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9088,12 +11085,17 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphReleaseUserObject");
@@ -9112,6 +11114,8 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9122,9 +11126,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencie
 
 static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9136,14 +11146,21 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRemoveDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRemoveDependencies");
@@ -9162,6 +11179,8 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9173,9 +11192,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($m
 
 static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRetainUserObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9185,14 +11210,19 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRetainUserObject");
@@ -9211,6 +11241,8 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9221,9 +11253,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, st
 
 static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphUpload", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphUpload");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9231,10 +11269,15 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphUpload");
@@ -9253,6 +11296,8 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9263,9 +11308,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterIm
 
 static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9274,12 +11325,17 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsEGLRegisterImage];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsEGLRegisterImage");
@@ -9298,6 +11354,8 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9308,21 +11366,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuf
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterBuffer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterBuffer");
@@ -9341,6 +11408,8 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -9350,9 +11419,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImag
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9360,14 +11435,17 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterImage];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterImage");
@@ -9386,6 +11464,8 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -9395,9 +11475,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($mod
 
 static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsMapResources", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsMapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -9406,12 +11492,17 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsMapResources");
@@ -9430,6 +11521,8 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9440,9 +11533,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsReso
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9452,14 +11551,19 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
@@ -9478,6 +11582,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9488,9 +11594,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphi
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9498,10 +11610,15 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedMipmappedArray");
@@ -9520,6 +11637,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9530,9 +11649,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResou
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9543,12 +11668,19 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedPointer");
@@ -9567,6 +11699,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9578,18 +11712,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSe
 
 static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
@@ -9608,6 +11751,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -9617,9 +11762,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubR
 
 static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9629,14 +11780,19 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsSubResourceGetMappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsSubResourceGetMappedArray");
@@ -9655,6 +11811,8 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9665,9 +11823,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources(
 
 static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnmapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -9676,12 +11840,17 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnmapResources");
@@ -9700,6 +11869,8 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9710,15 +11881,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterR
 
 static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnregisterResource");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnregisterResource");
@@ -9737,6 +11917,8 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -9746,21 +11928,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDP
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterOutputSurface];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterOutputSurface");
@@ -9779,6 +11970,8 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -9788,21 +11981,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPA
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterVideoSurface];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterVideoSurface");
@@ -9821,6 +12023,8 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -9830,21 +12034,30 @@ PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flag
 
 static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostAlloc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostAlloc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostAlloc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostAlloc");
@@ -9863,6 +12076,8 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -9872,9 +12087,15 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($mod
 
 static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetDevicePointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9883,12 +12104,17 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetDevicePointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetDevicePointer");
@@ -9907,6 +12133,8 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9917,9 +12145,15 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHo
 
 static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9927,10 +12161,15 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetFlags");
@@ -9949,6 +12188,8 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9959,21 +12200,30 @@ PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, 
 
 static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostRegister", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostRegister");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostRegister");
@@ -9992,6 +12242,8 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10001,15 +12253,24 @@ PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)
 
 static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostUnregister", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostUnregister");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostUnregister");
@@ -10028,6 +12289,8 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10037,9 +12300,15 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($mod
 
 static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaImportExternalMemory", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10047,10 +12316,15 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalMemory");
@@ -10069,6 +12343,8 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10079,9 +12355,15 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphor
 
 static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10089,10 +12371,15 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 32, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalSemaphore");
@@ -10111,6 +12398,8 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10121,9 +12410,9 @@ PyDoc_STRVAR(cudart_doc_cudaInitDevice, "cudaInitDevice($module, device, deviceF
 
 static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaInitDevice", nargs, 3) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
@@ -10160,15 +12449,24 @@ PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, d
 
 static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcCloseMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcCloseMemHandle");
@@ -10187,6 +12485,8 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10196,9 +12496,15 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, h
 
 static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcGetEventHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10206,10 +12512,15 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetEventHandle");
@@ -10228,6 +12539,8 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10238,9 +12551,15 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handl
 
 static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcGetMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10248,10 +12567,15 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetMemHandle");
@@ -10270,6 +12594,8 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10280,18 +12606,27 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module,
 
 static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenEventHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenEventHandle");
@@ -10310,6 +12645,8 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10319,21 +12656,30 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, dev
 
 static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenMemHandle");
@@ -10352,6 +12698,8 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10361,9 +12709,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKerne
 
 static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10377,18 +12731,25 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchCooperativeKernel");
@@ -10407,6 +12768,8 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -10418,21 +12781,30 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernelMultiDevice, "cudaLaunchCoope
 
 static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchCooperativeKernelMultiDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchCooperativeKernelMultiDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernelMultiDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 56, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernelMultiDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchCooperativeKernelMultiDevice");
@@ -10451,6 +12823,8 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10460,9 +12834,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream,
 
 static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchHostFunc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchHostFunc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10473,12 +12853,19 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc");
@@ -10497,6 +12884,8 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10508,9 +12897,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridD
 
 static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchKernel", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10524,18 +12919,25 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernel");
@@ -10554,6 +12956,8 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -10565,9 +12969,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, confi
 
 static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchKernelExC", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernelExC");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10578,12 +12988,19 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 56, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernelExC];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernelExC");
@@ -10602,6 +13019,8 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10613,18 +13032,27 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\
 
 static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc");
@@ -10643,6 +13071,8 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10652,18 +13082,27 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, exte
 
 static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc3D", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3D");
@@ -10682,6 +13121,8 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10691,9 +13132,15 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, de
 
 static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc3DArray", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3DArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10703,14 +13150,19 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3DArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3DArray");
@@ -10729,6 +13181,8 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10739,9 +13193,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, 
 
 static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocArray", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10752,16 +13212,21 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocArray");
@@ -10780,6 +13245,8 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10790,9 +13257,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size,
 
 static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10801,12 +13274,17 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocAsync");
@@ -10825,6 +13303,8 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -10835,9 +13315,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($modul
 
 static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocFromPoolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10849,14 +13335,21 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocFromPoolAsync");
@@ -10875,6 +13368,8 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -10886,18 +13381,27 @@ PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n
 
 static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocHost", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocHost");
@@ -10916,6 +13420,8 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10925,21 +13431,30 @@ PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, s
 
 static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocManaged", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocManaged");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocManaged];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocManaged");
@@ -10958,6 +13473,8 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10967,9 +13484,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($mod
 
 static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10980,16 +13503,21 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocMipmappedArray");
@@ -11008,6 +13536,8 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11018,9 +13548,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch
 
 static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocPitch", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocPitch");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11030,14 +13566,19 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocPitch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocPitch");
@@ -11056,6 +13597,8 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11066,9 +13609,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, ad
 
 static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemAdvise", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemAdvise");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11076,14 +13625,17 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     unsigned long long u1;
     unsigned long long u2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise");
@@ -11102,6 +13654,8 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11111,9 +13665,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)
 
 static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetInfo", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11121,10 +13681,15 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetInfo");
@@ -11143,6 +13708,8 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11153,9 +13720,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolCreate", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11163,10 +13736,15 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolCreate");
@@ -11185,6 +13763,8 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11195,15 +13775,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool
 
 static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolDestroy");
@@ -11222,6 +13811,8 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11231,9 +13822,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($mod
 
 static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolExportPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11241,10 +13838,15 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportPointer");
@@ -11263,6 +13865,8 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11273,9 +13877,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportTo
 
 static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11285,14 +13895,19 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
@@ -11311,6 +13926,8 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11321,9 +13938,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, fla
 
 static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAccess");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11334,12 +13957,19 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAccess");
@@ -11358,6 +13988,8 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11369,9 +14001,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($modul
 
 static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11380,12 +14018,17 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAttribute");
@@ -11404,6 +14047,8 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -11414,9 +14059,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImport
 
 static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11426,14 +14077,19 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportFromShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportFromShareableHandle");
@@ -11452,6 +14108,8 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11462,9 +14120,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($mod
 
 static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11475,12 +14139,19 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportPointer");
@@ -11499,6 +14170,8 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11510,9 +14183,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, mem
 
 static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolSetAccess");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11521,12 +14200,17 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 12, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 12, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAccess");
@@ -11545,6 +14229,8 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11555,9 +14241,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($modul
 
 static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11566,12 +14258,17 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAttribute");
@@ -11590,6 +14287,8 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -11600,18 +14299,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolTrimTo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolTrimTo");
@@ -11630,6 +14338,8 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11639,9 +14349,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, dev
 
 static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPrefetchAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPrefetchAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11651,14 +14367,19 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync");
@@ -11677,6 +14398,8 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, (int)i2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -11687,9 +14410,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($mod
 
 static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11700,16 +14429,21 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttribute");
@@ -11728,6 +14462,8 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -11738,9 +14474,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($m
 
 static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11756,18 +14498,27 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     Py_buffer b4;
     b4.obj = NULL;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttributes");
@@ -11786,6 +14537,8 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11798,9 +14551,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, 
 
 static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11810,14 +14569,19 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy");
@@ -11836,6 +14600,8 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11846,9 +14612,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, s
 
 static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2D", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11861,20 +14633,25 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2D");
@@ -11893,6 +14670,8 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -11903,9 +14682,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($mod
 
 static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DArrayToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11920,24 +14705,29 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
@@ -11956,6 +14746,8 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -11966,9 +14758,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpit
 
 static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11984,22 +14782,29 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DAsync");
@@ -12018,6 +14823,8 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12029,9 +14836,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, d
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DFromArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12045,22 +14858,27 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArray");
@@ -12079,6 +14897,8 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12089,9 +14909,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync(
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12108,24 +14934,31 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     void *a8;
     Py_buffer b8;
     b8.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if ((spec.outs >> 8) & 1)
+        a8 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
@@ -12144,6 +14977,8 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12155,9 +14990,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12171,22 +15012,27 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArray");
@@ -12205,6 +15051,8 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12215,9 +15063,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($mod
 
 static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12234,24 +15088,31 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     void *a8;
     Py_buffer b8;
     b8.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if ((spec.outs >> 8) & 1)
+        a8 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
@@ -12270,6 +15131,8 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12281,15 +15144,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaEr
 
 static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3D", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 160, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3D");
@@ -12308,6 +15180,8 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12317,9 +15191,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream
 
 static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12327,10 +15207,15 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 160, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DAsync");
@@ -12349,6 +15234,8 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12359,15 +15246,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n
 
 static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 168, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeer");
@@ -12386,6 +15282,8 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12395,9 +15293,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p
 
 static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DPeerAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12405,10 +15309,15 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 168, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
@@ -12427,6 +15336,8 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12437,9 +15348,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module,
 
 static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyArrayToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12453,22 +15370,27 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyArrayToArray");
@@ -12487,6 +15409,8 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12497,9 +15421,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, cou
 
 static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12512,16 +15442,23 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyAsync");
@@ -12540,6 +15477,8 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12551,9 +15490,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromArray", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12565,18 +15510,23 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArray");
@@ -12595,6 +15545,8 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12605,9 +15557,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($mod
 
 static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12622,20 +15580,27 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
@@ -12654,6 +15619,8 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12665,9 +15632,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12678,16 +15651,21 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbol");
@@ -12706,6 +15684,8 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12716,9 +15696,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($m
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12732,18 +15718,25 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
@@ -12762,6 +15755,8 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12773,9 +15768,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice,
 
 static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyPeer", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12786,16 +15787,21 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     b2.obj = NULL;
     long long i3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeer");
@@ -12814,6 +15820,8 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12824,9 +15832,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyPeerAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12840,18 +15854,25 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeerAsync");
@@ -12870,6 +15891,8 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12881,9 +15904,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOff
 
 static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToArray", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12895,18 +15924,23 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArray");
@@ -12925,6 +15959,8 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12935,9 +15971,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module,
 
 static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12952,20 +15994,27 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArrayAsync");
@@ -12984,6 +16033,8 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12995,9 +16046,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol,
 
 static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13008,16 +16065,21 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbol");
@@ -13036,6 +16098,8 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13046,9 +16110,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($modul
 
 static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToSymbolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13062,18 +16132,25 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
@@ -13092,6 +16169,8 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13103,21 +16182,30 @@ PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /
 
 static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset");
@@ -13136,6 +16224,8 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13145,9 +16235,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, valu
 
 static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset2D", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset2D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13156,16 +16252,19 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2D");
@@ -13184,6 +16283,8 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13193,9 +16294,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, p
 
 static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset2DAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset2DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13207,18 +16314,23 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2DAsync");
@@ -13237,6 +16349,8 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b5);
@@ -13247,9 +16361,9 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3D, "cudaMemset3D($module, pitchedDevPtr, valu
 
 static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaMemset3D", nargs, 3) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
@@ -13286,9 +16400,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDe
 
 static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset3DAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset3DAsync");
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
@@ -13296,14 +16416,17 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
+    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3DAsync");
@@ -13322,6 +16445,8 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b3);
     return result;
@@ -13331,9 +16456,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value
 
 static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemsetAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemsetAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13343,14 +16474,19 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemsetAsync");
@@ -13369,6 +16505,8 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13379,9 +16517,15 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedA
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13390,12 +16534,17 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
@@ -13414,6 +16563,8 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13424,9 +16575,15 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArr
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13434,10 +16591,15 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
@@ -13456,6 +16618,8 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13466,9 +16630,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupanc
 
 static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13478,14 +16648,19 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     b1.obj = NULL;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyAvailableDynamicSMemPerBlock];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyAvailableDynamicSMemPerBlock");
@@ -13504,6 +16679,8 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13514,9 +16691,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccu
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13526,14 +16709,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessor];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -13552,6 +16740,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13562,9 +16752,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13575,16 +16771,21 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
@@ -13603,6 +16804,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13613,9 +16816,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveC
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13626,12 +16835,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveClusters");
@@ -13650,6 +16866,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13661,9 +16879,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxP
 
 static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13674,12 +16898,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxPotentialClusterSize");
@@ -13698,6 +16929,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13740,9 +16973,15 @@ PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($mod
 
 static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaPointerGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaPointerGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13750,10 +16989,15 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 24, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 24, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaPointerGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPointerGetAttributes");
@@ -13772,6 +17016,8 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13844,15 +17090,24 @@ PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, r
 
 static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaRuntimeGetVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaRuntimeGetVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaRuntimeGetVersion");
@@ -13871,6 +17126,8 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13880,9 +17137,9 @@ PyDoc_STRVAR(cudart_doc_cudaSetDevice, "cudaSetDevice($module, device, /)\n--\n\
 
 static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaSetDevice", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -13913,9 +17170,9 @@ PyDoc_STRVAR(cudart_doc_cudaSetDeviceFlags, "cudaSetDeviceFlags($module, flags, 
 
 static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaSetDeviceFlags", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -13946,15 +17203,24 @@ PyDoc_STRVAR(cudart_doc_cudaSetDoubleForDevice, "cudaSetDoubleForDevice($module,
 
 static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSetDoubleForDevice", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSetDoubleForDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetDoubleForDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSetDoubleForDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetDoubleForDevice");
@@ -13973,6 +17239,8 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13982,15 +17250,24 @@ PyDoc_STRVAR(cudart_doc_cudaSetDoubleForHost, "cudaSetDoubleForHost($module, d, 
 
 static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSetDoubleForHost", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSetDoubleForHost", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetDoubleForHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSetDoubleForHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetDoubleForHost");
@@ -14009,6 +17286,8 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14018,18 +17297,27 @@ PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, devic
 
 static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSetValidDevices", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetValidDevices");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSetValidDevices];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetValidDevices");
@@ -14048,6 +17336,8 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14057,9 +17347,15 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSe
 
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14071,14 +17367,21 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync");
@@ -14097,6 +17400,8 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14108,9 +17413,15 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync_v2, "cudaSignalExterna
 
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14122,14 +17433,21 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync_v2");
@@ -14148,6 +17466,8 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14159,9 +17479,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, s
 
 static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamAddCallback", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamAddCallback");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14173,14 +17499,21 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAddCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAddCallback");
@@ -14199,6 +17532,8 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14210,9 +17545,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($mod
 
 static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamAttachMemAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14222,14 +17563,19 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAttachMemAsync");
@@ -14248,6 +17594,8 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14258,18 +17606,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module,
 
 static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamBeginCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCapture");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCapture");
@@ -14288,6 +17645,8 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14297,9 +17656,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($mod
 
 static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCopyAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14307,10 +17672,15 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCopyAttributes");
@@ -14329,6 +17699,8 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14339,15 +17711,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)
 
 static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreate", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreate");
@@ -14366,6 +17747,8 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14375,18 +17758,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($m
 
 static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithFlags");
@@ -14405,6 +17797,8 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14414,21 +17808,30 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPrior
 
 static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithPriority");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithPriority];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithPriority");
@@ -14447,6 +17850,8 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14456,15 +17861,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /
 
 static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamDestroy");
@@ -14483,6 +17897,8 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14492,9 +17908,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, str
 
 static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamEndCapture", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamEndCapture");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14502,10 +17924,15 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamEndCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamEndCapture");
@@ -14524,6 +17951,8 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14534,9 +17963,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module,
 
 static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14545,12 +17980,17 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetAttribute");
@@ -14569,6 +18009,8 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14579,9 +18021,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($mod
 
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14601,18 +18049,31 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 8, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetCaptureInfo");
@@ -14631,6 +18092,8 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14645,9 +18108,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo_v2, "cudaStreamGetCaptureInfo_v
 
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14667,18 +18136,31 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 8, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetCaptureInfo_v2");
@@ -14697,6 +18179,8 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14711,9 +18195,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream
 
 static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14721,10 +18211,15 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetFlags");
@@ -14743,6 +18238,8 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14753,9 +18250,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, stre
 
 static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14763,10 +18266,15 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetId");
@@ -14785,6 +18293,8 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14795,9 +18305,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, h
 
 static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetPriority", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetPriority");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14805,10 +18321,15 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetPriority];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetPriority");
@@ -14827,6 +18348,8 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14837,9 +18360,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, s
 
 static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamIsCapturing", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamIsCapturing");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14847,10 +18376,15 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamIsCapturing];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamIsCapturing");
@@ -14869,6 +18403,8 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14879,15 +18415,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n-
 
 static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamQuery");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamQuery");
@@ -14906,6 +18451,8 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14915,9 +18462,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module,
 
 static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14926,12 +18479,17 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSetAttribute");
@@ -14950,6 +18508,8 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14960,15 +18520,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, s
 
 static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSynchronize");
@@ -14987,6 +18556,8 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14996,9 +18567,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCa
 
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15008,14 +18585,19 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies");
@@ -15034,6 +18616,8 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15044,9 +18628,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, strea
 
 static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamWaitEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamWaitEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15055,12 +18645,17 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamWaitEvent");
@@ -15079,6 +18674,8 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15089,15 +18686,24 @@ PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchange
 
 static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaThreadExchangeStreamCaptureMode");
@@ -15116,6 +18722,8 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15156,15 +18764,24 @@ PyDoc_STRVAR(cudart_doc_cudaThreadGetCacheConfig, "cudaThreadGetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaThreadGetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaThreadGetCacheConfig");
@@ -15183,6 +18800,8 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15192,18 +18811,27 @@ PyDoc_STRVAR(cudart_doc_cudaThreadGetLimit, "cudaThreadGetLimit($module, pValue,
 
 static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaThreadGetLimit", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaThreadGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadGetLimit");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaThreadGetLimit];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaThreadGetLimit");
@@ -15222,6 +18850,8 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15231,9 +18861,9 @@ PyDoc_STRVAR(cudart_doc_cudaThreadSetCacheConfig, "cudaThreadSetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaThreadSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaThreadSetCacheConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -15264,9 +18894,9 @@ PyDoc_STRVAR(cudart_doc_cudaThreadSetLimit, "cudaThreadSetLimit($module, limit, 
 
 static PyObject *cudart_fn_cudaThreadSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaThreadSetLimit", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -15331,9 +18961,15 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, obj
 
 static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectCreate", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15346,16 +18982,23 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectCreate");
@@ -15374,6 +19017,8 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15385,18 +19030,27 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, o
 
 static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectRelease", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectRelease");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRelease");
@@ -15415,6 +19069,8 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15424,18 +19080,27 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, obj
 
 static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectRetain", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectRetain");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRetain");
@@ -15454,6 +19119,8 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15463,9 +19130,15 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device,
 
 static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15474,12 +19147,17 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUGetDevice");
@@ -15498,6 +19176,8 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15508,21 +19188,30 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($modul
 
 static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
@@ -15541,6 +19230,8 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -15550,9 +19241,15 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaph
 
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15564,14 +19261,21 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync");
@@ -15590,6 +19294,8 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15601,9 +19307,15 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync_v2, "cudaWaitExternalSem
 
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15615,14 +19327,21 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync_v2");
@@ -15641,6 +19360,8 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15998,7 +19719,8 @@ PyMODINIT_FUNC PyInit__fast_12000(void)
     if (!module)
         return NULL;
     if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
-        PyModule_AddIntConstant(module, "CUDA_VERSION", 12000) < 0) {
+        PyModule_AddIntConstant(module, "CUDA_VERSION", 12000) < 0 ||
+        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -1768,9 +1768,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, exten
 
 static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetInfo", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1784,14 +1790,23 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 20, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetInfo");
@@ -1810,6 +1825,8 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1822,9 +1839,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequi
 
 static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetMemoryRequirements");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1833,12 +1856,17 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
@@ -1857,6 +1885,8 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1867,9 +1897,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArr
 
 static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetPlane", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetPlane");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1878,12 +1914,17 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetPlane];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetPlane");
@@ -1902,6 +1943,8 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1912,9 +1955,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparsePropert
 
 static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetSparseProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1922,10 +1971,15 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetSparseProperties");
@@ -1944,6 +1998,8 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1954,9 +2010,15 @@ PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, pro
 
 static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaChooseDevice", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaChooseDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1964,10 +2026,15 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 1032, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1032, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaChooseDevice");
@@ -1986,6 +2053,8 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1996,9 +2065,9 @@ PyDoc_STRVAR(cudart_doc_cudaCreateChannelDesc, "cudaCreateChannelDesc($module, x
 
 static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaCreateChannelDesc", nargs, 5) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     long long i1;
@@ -2043,9 +2112,15 @@ PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($modul
 
 static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateSurfaceObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2053,10 +2128,15 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateSurfaceObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateSurfaceObject");
@@ -2075,6 +2155,8 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2085,9 +2167,15 @@ PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($modul
 
 static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaCreateTextureObject", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateTextureObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2101,14 +2189,23 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 48, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 48, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateTextureObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateTextureObject");
@@ -2127,6 +2224,8 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2170,15 +2269,24 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($m
 
 static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDestroyExternalMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalMemory");
@@ -2197,6 +2305,8 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2206,15 +2316,24 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaph
 
 static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDestroyExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalSemaphore");
@@ -2233,6 +2352,8 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2242,9 +2363,9 @@ PyDoc_STRVAR(cudart_doc_cudaDestroySurfaceObject, "cudaDestroySurfaceObject($mod
 
 static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDestroySurfaceObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
@@ -2275,9 +2396,9 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyTextureObject, "cudaDestroyTextureObject($mod
 
 static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDestroyTextureObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
@@ -2308,21 +2429,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($modul
 
 static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceCanAccessPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceCanAccessPeer");
@@ -2341,6 +2471,8 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2350,9 +2482,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceDisablePeerAccess, "cudaDeviceDisablePeerAcces
 
 static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceDisablePeerAccess", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -2383,9 +2515,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceEnablePeerAccess, "cudaDeviceEnablePeerAccess(
 
 static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceEnablePeerAccess", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
@@ -2419,9 +2551,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceFlushGPUDirectRDMAWrites, "cudaDeviceFlushGPUD
 
 static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceFlushGPUDirectRDMAWrites", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -2455,21 +2587,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module,
 
 static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetAttribute");
@@ -2488,6 +2629,8 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2497,9 +2640,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($modul
 
 static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2507,10 +2656,15 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetByPCIBusId");
@@ -2529,6 +2683,8 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2539,15 +2695,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetCacheConfig");
@@ -2566,6 +2731,8 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2575,18 +2742,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPoo
 
 static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDefaultMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetDefaultMemPool");
@@ -2605,6 +2781,8 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2614,21 +2792,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAt
 
 static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
@@ -2647,6 +2834,8 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -2656,18 +2845,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue,
 
 static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetLimit", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetLimit");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetLimit];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetLimit");
@@ -2686,6 +2884,8 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2695,18 +2895,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, mem
 
 static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetMemPool");
@@ -2725,6 +2934,8 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2734,21 +2945,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyn
 
 static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
@@ -2767,6 +2987,8 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2776,9 +2998,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($m
 
 static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2786,14 +3014,17 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     unsigned long long u1;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetP2PAttribute");
@@ -2812,6 +3043,8 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2821,21 +3054,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, p
 
 static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetPCIBusId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetPCIBusId");
@@ -2854,6 +3096,8 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2863,15 +3107,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemCon
 
 static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetSharedMemConfig");
@@ -2890,6 +3143,8 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2899,9 +3154,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPr
 
 static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2909,10 +3170,15 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetStreamPriorityRange");
@@ -2931,6 +3197,8 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2941,9 +3209,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetText
 
 static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2952,12 +3226,17 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetTexture1DLinearMaxWidth];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetTexture1DLinearMaxWidth");
@@ -2976,6 +3255,8 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2986,9 +3267,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGraphMemTrim, "cudaDeviceGraphMemTrim($module,
 
 static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceGraphMemTrim", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -3019,9 +3300,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceRegisterAsyncNotification, "cudaDeviceRegister
 
 static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -3033,14 +3320,21 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceRegisterAsyncNotification];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceRegisterAsyncNotification");
@@ -3059,6 +3353,8 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
 r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3101,9 +3397,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetCacheConfig, "cudaDeviceSetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetCacheConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -3134,21 +3430,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAt
 
 static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
@@ -3167,6 +3472,8 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -3176,9 +3483,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetLimit, "cudaDeviceSetLimit($module, limit, 
 
 static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetLimit", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -3212,18 +3519,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, dev
 
 static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceSetMemPool");
     PyObject *result = NULL;
     long long i0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetMemPool");
@@ -3242,6 +3558,8 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -3251,9 +3569,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetSharedMemConfig, "cudaDeviceSetSharedMemCon
 
 static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetSharedMemConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -3315,18 +3633,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceUnregisterAsyncNotification, "cudaDeviceUnregi
 
 static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceUnregisterAsyncNotification");
     PyObject *result = NULL;
     long long i0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
@@ -3345,6 +3672,8 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -3354,15 +3683,24 @@ PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, dri
 
 static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDriverGetVersion", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDriverGetVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDriverGetVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDriverGetVersion");
@@ -3381,6 +3719,8 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3390,9 +3730,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsume
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3404,14 +3750,21 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerAcquireFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerAcquireFrame");
@@ -3430,6 +3783,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3441,9 +3796,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConn
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3451,10 +3812,15 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnect");
@@ -3473,6 +3839,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3483,9 +3851,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamCon
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3494,12 +3868,17 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnectWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnectWithFlags");
@@ -3518,6 +3897,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3528,15 +3909,24 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerD
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerDisconnect");
@@ -3555,6 +3945,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3564,9 +3956,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsume
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3577,12 +3975,19 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerReleaseFrame");
@@ -3601,6 +4006,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3612,9 +4019,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConn
 
 static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerConnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3624,14 +4037,19 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     b1.obj = NULL;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerConnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerConnect");
@@ -3650,6 +4068,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3660,15 +4080,24 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerD
 
 static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerDisconnect");
@@ -3687,6 +4116,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3696,9 +4127,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProduce
 
 static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3707,12 +4144,17 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerPresentFrame");
@@ -3731,6 +4173,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -3741,9 +4185,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducer
 
 static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3754,12 +4204,19 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerReturnFrame");
@@ -3778,6 +4235,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3789,15 +4248,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--
 
 static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreate", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreate");
@@ -3816,6 +4284,8 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3825,9 +4295,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync(
 
 static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateFromEGLSync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3836,12 +4312,17 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreateFromEGLSync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateFromEGLSync");
@@ -3860,6 +4341,8 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3870,18 +4353,27 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($mod
 
 static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateWithFlags");
@@ -3900,6 +4392,8 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3909,15 +4403,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n
 
 static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventDestroy");
@@ -3936,6 +4439,8 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3945,9 +4450,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms,
 
 static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventElapsedTime", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventElapsedTime");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3958,12 +4469,19 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventElapsedTime");
@@ -3982,6 +4500,8 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3993,15 +4513,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n
 
 static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventQuery");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventQuery");
@@ -4020,6 +4549,8 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4029,9 +4560,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream
 
 static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventRecord", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventRecord");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4039,10 +4576,15 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecord");
@@ -4061,6 +4603,8 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4071,9 +4615,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($mod
 
 static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventRecordWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4082,12 +4632,17 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecordWithFlags");
@@ -4106,6 +4661,8 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4116,15 +4673,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, eve
 
 static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventSynchronize");
@@ -4143,6 +4709,8 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4152,9 +4720,15 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGe
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4165,12 +4739,19 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedBuffer");
@@ -4189,6 +4770,8 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4200,9 +4783,15 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternal
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4213,12 +4802,19 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedMipmappedArray");
@@ -4237,6 +4833,8 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4248,15 +4846,24 @@ PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError
 
 static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFree", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFree", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFree");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFree];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFree");
@@ -4275,6 +4882,8 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4284,15 +4893,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\n
 
 static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeArray", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeArray");
@@ -4311,6 +4929,8 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4320,9 +4940,15 @@ PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, 
 
 static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4330,10 +4956,15 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeAsync");
@@ -4352,6 +4983,8 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4362,15 +4995,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncuda
 
 static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeHost", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeHost");
@@ -4389,6 +5031,8 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4398,15 +5042,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module,
 
 static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeMipmappedArray");
@@ -4425,6 +5078,8 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4434,9 +5089,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, a
 
 static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4444,10 +5105,15 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetAttributes");
@@ -4466,6 +5132,8 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4476,9 +5144,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetName, "cudaFuncGetName($module, name, func, /
 
 static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetName", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetName");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4486,10 +5160,15 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetName];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetName");
@@ -4508,6 +5187,8 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4518,9 +5199,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetParamInfo, "cudaFuncGetParamInfo($module, fun
 
 static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetParamInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4532,14 +5219,21 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetParamInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetParamInfo");
@@ -4558,6 +5252,8 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -4569,21 +5265,30 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, fun
 
 static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetAttribute");
@@ -4602,6 +5307,8 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4611,18 +5318,27 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module,
 
 static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetCacheConfig");
@@ -4641,6 +5357,8 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4650,18 +5368,27 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig(
 
 static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
@@ -4680,6 +5407,8 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4689,9 +5418,15 @@ PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDevice
 
 static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLGetDevices", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLGetDevices");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4701,14 +5436,19 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLGetDevices];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLGetDevices");
@@ -4727,6 +5467,8 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4737,18 +5479,27 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, d
 
 static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLMapBufferObject", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObject");
@@ -4767,6 +5518,8 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4776,9 +5529,15 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync(
 
 static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4787,12 +5546,17 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObjectAsync");
@@ -4811,6 +5575,8 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -4821,9 +5587,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLRegisterBufferObject, "cudaGLRegisterBufferObject(
 
 static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLRegisterBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -4854,9 +5620,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLSetBufferObjectMapFlags, "cudaGLSetBufferObjectMap
 
 static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLSetBufferObjectMapFlags", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -4890,9 +5656,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLSetGLDevice, "cudaGLSetGLDevice($module, device, /
 
 static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLSetGLDevice", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -4923,9 +5689,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObject, "cudaGLUnmapBufferObject($modul
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLUnmapBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -4956,18 +5722,27 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAs
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
+    if (cudart_unsigned(args[k++], 0, 32, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
@@ -4986,6 +5761,8 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -4995,9 +5772,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnregisterBufferObject, "cudaGLUnregisterBufferObj
 
 static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLUnregisterBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5028,9 +5805,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, a
 
 static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetChannelDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetChannelDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5038,10 +5821,15 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 20, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetChannelDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetChannelDesc");
@@ -5060,6 +5848,8 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5070,15 +5860,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\
 
 static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDevice", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDevice");
@@ -5097,6 +5896,8 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5106,15 +5907,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, 
 
 static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceCount", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceCount");
@@ -5133,6 +5943,8 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5142,15 +5954,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, 
 
 static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceFlags", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceFlags");
@@ -5169,6 +5990,8 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5178,18 +6001,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($modul
 
 static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties");
@@ -5208,6 +6040,8 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5217,18 +6051,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties_v2, "cudaGetDeviceProperties_v2(
 
 static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceProperties_v2", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceProperties_v2", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceProperties_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties_v2");
@@ -5247,6 +6090,8 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5256,9 +6101,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($modul
 
 static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPoint");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5270,14 +6121,21 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 4, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 4, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDriverEntryPoint");
@@ -5296,6 +6154,8 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5307,9 +6167,9 @@ PyDoc_STRVAR(cudart_doc_cudaGetErrorName, "cudaGetErrorName($module, error, /)\n
 
 static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGetErrorName", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5340,9 +6200,9 @@ PyDoc_STRVAR(cudart_doc_cudaGetErrorString, "cudaGetErrorString($module, error, 
 
 static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGetErrorString", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5373,9 +6233,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetExportTable, "cudaGetExportTable($module, ppExpor
 
 static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetExportTable", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetExportTable");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5383,10 +6249,15 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetExportTable");
@@ -5405,6 +6276,8 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5415,9 +6288,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, funct
 
 static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetFuncBySymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5425,10 +6304,15 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetFuncBySymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetFuncBySymbol");
@@ -5447,6 +6331,8 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5457,9 +6343,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetKernel, "cudaGetKernel($module, kernelPtr, entryF
 
 static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetKernel", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5467,10 +6359,15 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetKernel");
@@ -5489,6 +6386,8 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5530,9 +6429,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel(
 
 static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5541,12 +6446,17 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetMipmappedArrayLevel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetMipmappedArrayLevel");
@@ -5565,6 +6475,8 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5575,18 +6487,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectR
 
 static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
@@ -5605,6 +6526,8 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5614,9 +6537,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, dev
 
 static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSymbolAddress", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolAddress");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5624,10 +6553,15 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolAddress");
@@ -5646,6 +6580,8 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5656,9 +6592,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, sym
 
 static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSymbolSize", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolSize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5666,10 +6608,15 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolSize");
@@ -5688,6 +6635,8 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5698,18 +6647,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectR
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
@@ -5728,6 +6686,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5737,18 +6697,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObj
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
@@ -5767,6 +6736,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5776,18 +6747,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTe
 
 static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
@@ -5806,6 +6786,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5815,9 +6797,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode(
 
 static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddChildGraphNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5832,16 +6820,25 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddChildGraphNode");
@@ -5860,6 +6857,8 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5872,9 +6871,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($mod
 
 static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddDependencies", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5886,14 +6891,21 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddDependencies");
@@ -5912,6 +6924,8 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5923,9 +6937,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies_v2, "cudaGraphAddDependencies_v
 
 static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddDependencies_v2", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5940,16 +6960,25 @@ static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject 
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddDependencies_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddDependencies_v2");
@@ -5968,6 +6997,8 @@ static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5980,9 +7011,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, p
 
 static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEmptyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5994,14 +7031,21 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEmptyNode");
@@ -6020,6 +7064,8 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6031,9 +7077,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNod
 
 static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventRecordNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6048,16 +7100,25 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventRecordNode");
@@ -6076,6 +7137,8 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6088,9 +7151,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($m
 
 static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventWaitNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6105,16 +7174,25 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventWaitNode");
@@ -6133,6 +7211,8 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6145,9 +7225,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddE
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6162,16 +7248,25 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresSignalNode");
@@ -6190,6 +7285,8 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6202,9 +7299,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExt
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6219,16 +7322,25 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresWaitNode");
@@ -6247,6 +7359,8 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6259,9 +7373,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGr
 
 static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddHostNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddHostNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6276,16 +7396,25 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 16, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 16, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddHostNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddHostNode");
@@ -6304,6 +7433,8 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6316,9 +7447,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddKernelNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6333,16 +7470,25 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddKernelNode");
@@ -6361,6 +7507,8 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6373,9 +7521,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($mod
 
 static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemAllocNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6390,16 +7544,25 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemAllocNode");
@@ -6418,6 +7581,8 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6430,9 +7595,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($modul
 
 static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemFreeNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6447,16 +7618,25 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemFreeNode");
@@ -6475,6 +7655,8 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6487,9 +7669,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6504,16 +7692,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode");
@@ -6532,6 +7729,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6544,9 +7743,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($mod
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6566,22 +7771,33 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode1D");
@@ -6600,6 +7816,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6613,9 +7831,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNod
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6636,24 +7860,35 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeFromSymbol");
@@ -6672,6 +7907,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6685,9 +7922,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeT
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6708,24 +7951,35 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeToSymbol");
@@ -6744,6 +7998,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6757,9 +8013,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemsetNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6774,16 +8036,25 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemsetNode");
@@ -6802,6 +8073,8 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6814,9 +8087,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddNode, "cudaGraphAddNode($module, pGraphNode,
 
 static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6831,16 +8110,25 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 256, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 256, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddNode");
@@ -6859,6 +8147,8 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6871,9 +8161,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddNode_v2, "cudaGraphAddNode_v2($module, pGrap
 
 static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddNode_v2", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddNode_v2", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddNode_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6891,18 +8187,29 @@ static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 256, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddNode_v2");
@@ -6921,6 +8228,8 @@ static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6934,9 +8243,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNod
 
 static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6944,10 +8259,15 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphChildGraphNodeGetGraph");
@@ -6966,6 +8286,8 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6976,9 +8298,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, or
 
 static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphClone", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphClone");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6986,10 +8314,15 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphClone];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphClone");
@@ -7008,6 +8341,8 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7018,9 +8353,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate, "cudaGraphConditionalH
 
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7030,14 +8371,19 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphConditionalHandleCreate");
@@ -7056,6 +8402,8 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7066,18 +8414,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags
 
 static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphCreate", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphCreate");
@@ -7096,6 +8453,8 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -7105,9 +8464,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module,
 
 static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDebugDotPrint");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7116,12 +8481,17 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDebugDotPrint");
@@ -7140,6 +8510,8 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7150,15 +8522,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n
 
 static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroy");
@@ -7177,6 +8558,8 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -7186,15 +8569,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, nod
 
 static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDestroyNode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDestroyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroyNode");
@@ -7213,6 +8605,8 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -7222,9 +8616,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordN
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7232,10 +8632,15 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeGetEvent");
@@ -7254,6 +8659,8 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7264,9 +8671,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordN
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7274,10 +8687,15 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
@@ -7296,6 +8714,8 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7306,9 +8726,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeG
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7316,10 +8742,15 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeGetEvent");
@@ -7338,6 +8769,8 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7348,9 +8781,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeS
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7358,10 +8797,15 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
@@ -7380,6 +8824,8 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7390,9 +8836,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChil
 
 static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7403,12 +8855,19 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
@@ -7427,6 +8886,8 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7438,15 +8899,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, gra
 
 static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecDestroy");
@@ -7465,6 +8935,8 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -7474,9 +8946,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEven
 
 static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7487,12 +8965,19 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
@@ -7511,6 +8996,8 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7522,9 +9009,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventW
 
 static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7535,12 +9028,19 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
@@ -7559,6 +9059,8 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7570,9 +9072,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cud
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7583,12 +9091,19 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
@@ -7607,6 +9122,8 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7618,9 +9135,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaG
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7631,12 +9154,19 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
@@ -7655,6 +9185,8 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7666,9 +9198,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, g
 
 static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7676,10 +9214,15 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecGetFlags");
@@ -7698,6 +9241,8 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7708,9 +9253,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSe
 
 static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7721,12 +9272,19 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 16, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 16, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
@@ -7745,6 +9303,8 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7756,9 +9316,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNo
 
 static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7769,12 +9335,19 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
@@ -7793,6 +9366,8 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7804,9 +9379,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNo
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7817,12 +9398,19 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
@@ -7841,6 +9429,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7852,9 +9442,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpy
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7870,18 +9466,27 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
@@ -7900,6 +9505,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7912,9 +9519,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphEx
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7931,20 +9544,29 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
@@ -7963,6 +9585,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7975,9 +9599,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExec
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7994,20 +9624,29 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
@@ -8026,6 +9665,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8038,9 +9679,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNo
 
 static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8051,12 +9698,19 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
@@ -8075,6 +9729,8 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8086,9 +9742,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecNodeSetParams, "cudaGraphExecNodeSetParams(
 
 static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8099,12 +9761,19 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecNodeSetParams");
@@ -8123,6 +9792,8 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8134,9 +9805,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGrap
 
 static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecUpdate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecUpdate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8147,12 +9824,19 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecUpdate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecUpdate");
@@ -8171,6 +9855,8 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8182,9 +9868,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGra
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8192,10 +9884,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
@@ -8214,6 +9911,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8224,9 +9923,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGra
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8234,10 +9939,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
@@ -8256,6 +9966,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8266,9 +9978,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraph
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8276,10 +9994,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
@@ -8298,6 +10021,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8308,9 +10033,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraph
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8318,10 +10049,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
@@ -8340,6 +10076,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8350,9 +10088,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, fr
 
 static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetEdges", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetEdges", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8366,14 +10110,23 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetEdges];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetEdges");
@@ -8392,6 +10145,8 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8404,9 +10159,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges_v2, "cudaGraphGetEdges_v2($module, gra
 
 static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetEdges_v2", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetEdges_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8423,16 +10184,27 @@ static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetEdges_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetEdges_v2");
@@ -8451,6 +10223,8 @@ static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8464,9 +10238,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, no
 
 static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8477,12 +10257,19 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetNodes");
@@ -8501,6 +10288,8 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8512,9 +10301,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, g
 
 static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetRootNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8525,12 +10320,19 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetRootNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetRootNodes");
@@ -8549,6 +10351,8 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8560,9 +10364,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams(
 
 static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphHostNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8570,10 +10380,15 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeGetParams");
@@ -8592,6 +10407,8 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8602,9 +10419,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams(
 
 static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphHostNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8612,10 +10435,15 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeSetParams");
@@ -8634,6 +10462,8 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8644,9 +10474,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGr
 
 static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiate", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8655,12 +10491,17 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiate");
@@ -8679,6 +10520,8 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8689,9 +10532,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWith
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8700,12 +10549,17 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithFlags");
@@ -8724,6 +10578,8 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8734,9 +10590,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWit
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8747,12 +10609,19 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithParams");
@@ -8771,6 +10640,8 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8782,9 +10653,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeC
 
 static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8792,10 +10669,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
@@ -8814,6 +10696,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8824,9 +10708,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGet
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8835,12 +10725,17 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
@@ -8859,6 +10754,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -8869,9 +10766,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8879,10 +10782,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
@@ -8901,6 +10809,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8911,9 +10821,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSet
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8922,12 +10838,17 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
@@ -8946,6 +10867,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -8956,9 +10879,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8966,10 +10895,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
@@ -8988,6 +10922,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8998,9 +10934,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, st
 
 static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphLaunch", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphLaunch");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9008,10 +10950,15 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphLaunch");
@@ -9030,6 +10977,8 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9040,9 +10989,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGe
 
 static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9050,10 +11005,15 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
@@ -9072,6 +11032,8 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9082,9 +11044,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetP
 
 static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9092,10 +11060,15 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
@@ -9114,6 +11087,8 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9124,9 +11099,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9134,10 +11115,15 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
@@ -9156,6 +11142,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9166,9 +11154,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9176,10 +11170,15 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
@@ -9198,6 +11197,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9208,9 +11209,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetP
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9223,16 +11230,23 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
@@ -9251,6 +11265,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9262,9 +11278,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpy
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9278,18 +11300,25 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
@@ -9308,6 +11337,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9319,9 +11350,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNo
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9335,18 +11372,25 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
@@ -9365,6 +11409,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9376,9 +11422,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9386,10 +11438,15 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
@@ -9408,6 +11465,8 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9418,9 +11477,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9428,10 +11493,15 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
@@ -9450,6 +11520,8 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9460,9 +11532,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($mod
 
 static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeFindInClone");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9473,12 +11551,19 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeFindInClone");
@@ -9497,6 +11582,8 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9508,9 +11595,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependenc
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9521,12 +11614,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependencies");
@@ -9545,6 +11645,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9556,9 +11658,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies_v2, "cudaGraphNodeGetDepend
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependencies_v2", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependencies_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9572,14 +11680,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObj
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependencies_v2");
@@ -9598,6 +11715,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObj
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9610,9 +11729,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDepende
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9623,12 +11748,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependentNodes");
@@ -9647,6 +11779,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9658,9 +11792,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes_v2, "cudaGraphNodeGetDepe
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependentNodes_v2", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependentNodes_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9674,14 +11814,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyO
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependentNodes_v2");
@@ -9700,6 +11849,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyO
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9712,9 +11863,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($modul
 
 static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetEnabled");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9725,12 +11882,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetEnabled");
@@ -9749,6 +11913,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9760,9 +11926,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, nod
 
 static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetType", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetType");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9770,10 +11942,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetType];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetType");
@@ -9792,6 +11969,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9802,9 +11981,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($modul
 
 static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeSetEnabled");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9813,12 +11998,17 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetEnabled");
@@ -9837,6 +12027,8 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9847,9 +12039,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetParams, "cudaGraphNodeSetParams($module,
 
 static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9857,10 +12055,15 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetParams");
@@ -9879,6 +12082,8 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9889,9 +12094,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject(
 
 static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphReleaseUserObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9900,12 +12111,17 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphReleaseUserObject");
@@ -9924,6 +12140,8 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9934,9 +12152,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencie
 
 static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9948,14 +12172,21 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRemoveDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRemoveDependencies");
@@ -9974,6 +12205,8 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9985,9 +12218,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies_v2, "cudaGraphRemoveDependen
 
 static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphRemoveDependencies_v2", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphRemoveDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10002,16 +12241,25 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObje
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRemoveDependencies_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRemoveDependencies_v2");
@@ -10030,6 +12278,8 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObje
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10042,9 +12292,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($m
 
 static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRetainUserObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10054,14 +12310,19 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRetainUserObject");
@@ -10080,6 +12341,8 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10090,9 +12353,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, st
 
 static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphUpload", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphUpload");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10100,10 +12369,15 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphUpload");
@@ -10122,6 +12396,8 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10132,9 +12408,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterIm
 
 static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10143,12 +12425,17 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsEGLRegisterImage];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsEGLRegisterImage");
@@ -10167,6 +12454,8 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10177,21 +12466,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuf
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterBuffer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterBuffer");
@@ -10210,6 +12508,8 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10219,9 +12519,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImag
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10229,14 +12535,17 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterImage];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterImage");
@@ -10255,6 +12564,8 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10264,9 +12575,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($mod
 
 static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsMapResources", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsMapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -10275,12 +12592,17 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsMapResources");
@@ -10299,6 +12621,8 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10309,9 +12633,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsReso
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10321,14 +12651,19 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
@@ -10347,6 +12682,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10357,9 +12694,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphi
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10367,10 +12710,15 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedMipmappedArray");
@@ -10389,6 +12737,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10399,9 +12749,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResou
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10412,12 +12768,19 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedPointer");
@@ -10436,6 +12799,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10447,18 +12812,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSe
 
 static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
@@ -10477,6 +12851,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10486,9 +12862,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubR
 
 static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10498,14 +12880,19 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsSubResourceGetMappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsSubResourceGetMappedArray");
@@ -10524,6 +12911,8 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10534,9 +12923,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources(
 
 static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnmapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -10545,12 +12940,17 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnmapResources");
@@ -10569,6 +12969,8 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10579,15 +12981,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterR
 
 static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnregisterResource");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnregisterResource");
@@ -10606,6 +13017,8 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10615,21 +13028,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDP
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterOutputSurface];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterOutputSurface");
@@ -10648,6 +13070,8 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10657,21 +13081,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPA
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterVideoSurface];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterVideoSurface");
@@ -10690,6 +13123,8 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10699,21 +13134,30 @@ PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flag
 
 static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostAlloc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostAlloc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostAlloc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostAlloc");
@@ -10732,6 +13176,8 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10741,9 +13187,15 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($mod
 
 static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetDevicePointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10752,12 +13204,17 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetDevicePointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetDevicePointer");
@@ -10776,6 +13233,8 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10786,9 +13245,15 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHo
 
 static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10796,10 +13261,15 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetFlags");
@@ -10818,6 +13288,8 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10828,21 +13300,30 @@ PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, 
 
 static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostRegister", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostRegister");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostRegister");
@@ -10861,6 +13342,8 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10870,15 +13353,24 @@ PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)
 
 static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostUnregister", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostUnregister");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostUnregister");
@@ -10897,6 +13389,8 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10906,9 +13400,15 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($mod
 
 static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaImportExternalMemory", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10916,10 +13416,15 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalMemory");
@@ -10938,6 +13443,8 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10948,9 +13455,15 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphor
 
 static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10958,10 +13471,15 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 32, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalSemaphore");
@@ -10980,6 +13498,8 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10990,9 +13510,9 @@ PyDoc_STRVAR(cudart_doc_cudaInitDevice, "cudaInitDevice($module, device, deviceF
 
 static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaInitDevice", nargs, 3) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
@@ -11029,15 +13549,24 @@ PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, d
 
 static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcCloseMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcCloseMemHandle");
@@ -11056,6 +13585,8 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11065,9 +13596,15 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, h
 
 static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcGetEventHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11075,10 +13612,15 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetEventHandle");
@@ -11097,6 +13639,8 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11107,9 +13651,15 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handl
 
 static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcGetMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11117,10 +13667,15 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetMemHandle");
@@ -11139,6 +13694,8 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11149,18 +13706,27 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module,
 
 static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenEventHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenEventHandle");
@@ -11179,6 +13745,8 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11188,21 +13756,30 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, dev
 
 static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenMemHandle");
@@ -11221,6 +13798,8 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11230,9 +13809,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKerne
 
 static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11246,18 +13831,25 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchCooperativeKernel");
@@ -11276,6 +13868,8 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -11287,21 +13881,30 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernelMultiDevice, "cudaLaunchCoope
 
 static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchCooperativeKernelMultiDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchCooperativeKernelMultiDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernelMultiDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 56, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernelMultiDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchCooperativeKernelMultiDevice");
@@ -11320,6 +13923,8 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11329,9 +13934,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream,
 
 static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchHostFunc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchHostFunc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11342,12 +13953,19 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc");
@@ -11366,6 +13984,8 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11377,9 +13997,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridD
 
 static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchKernel", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11393,18 +14019,25 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernel");
@@ -11423,6 +14056,8 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -11434,9 +14069,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, confi
 
 static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchKernelExC", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernelExC");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11447,12 +14088,19 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 56, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernelExC];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernelExC");
@@ -11471,6 +14119,8 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11482,18 +14132,27 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\
 
 static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc");
@@ -11512,6 +14171,8 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11521,18 +14182,27 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, exte
 
 static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc3D", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3D");
@@ -11551,6 +14221,8 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11560,9 +14232,15 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, de
 
 static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc3DArray", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3DArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11572,14 +14250,19 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3DArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3DArray");
@@ -11598,6 +14281,8 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11608,9 +14293,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, 
 
 static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocArray", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11621,16 +14312,21 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocArray");
@@ -11649,6 +14345,8 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11659,9 +14357,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size,
 
 static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11670,12 +14374,17 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocAsync");
@@ -11694,6 +14403,8 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -11704,9 +14415,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($modul
 
 static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocFromPoolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11718,14 +14435,21 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocFromPoolAsync");
@@ -11744,6 +14468,8 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -11755,18 +14481,27 @@ PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n
 
 static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocHost", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocHost");
@@ -11785,6 +14520,8 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11794,21 +14531,30 @@ PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, s
 
 static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocManaged", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocManaged");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocManaged];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocManaged");
@@ -11827,6 +14573,8 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11836,9 +14584,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($mod
 
 static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11849,16 +14603,21 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocMipmappedArray");
@@ -11877,6 +14636,8 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11887,9 +14648,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch
 
 static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocPitch", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocPitch");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11899,14 +14666,19 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocPitch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocPitch");
@@ -11925,6 +14697,8 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11935,9 +14709,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, ad
 
 static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemAdvise", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemAdvise");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11945,14 +14725,17 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     unsigned long long u1;
     unsigned long long u2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise");
@@ -11971,6 +14754,8 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11980,9 +14765,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise_v2, "cudaMemAdvise_v2($module, devPtr, cou
 
 static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemAdvise_v2", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemAdvise_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemAdvise_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11990,14 +14781,17 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_by_value(args[3], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &a3) < 0)
+    if (cudart_by_value(args[k++], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &a3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise_v2");
@@ -12016,6 +14810,8 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12025,9 +14821,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)
 
 static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetInfo", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12035,10 +14837,15 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetInfo");
@@ -12057,6 +14864,8 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12067,9 +14876,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolCreate", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12077,10 +14892,15 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolCreate");
@@ -12099,6 +14919,8 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12109,15 +14931,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool
 
 static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolDestroy");
@@ -12136,6 +14967,8 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12145,9 +14978,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($mod
 
 static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolExportPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12155,10 +14994,15 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportPointer");
@@ -12177,6 +15021,8 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12187,9 +15033,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportTo
 
 static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12199,14 +15051,19 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
@@ -12225,6 +15082,8 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12235,9 +15094,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, fla
 
 static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAccess");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12248,12 +15113,19 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAccess");
@@ -12272,6 +15144,8 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12283,9 +15157,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($modul
 
 static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12294,12 +15174,17 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAttribute");
@@ -12318,6 +15203,8 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12328,9 +15215,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImport
 
 static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12340,14 +15233,19 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportFromShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportFromShareableHandle");
@@ -12366,6 +15264,8 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12376,9 +15276,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($mod
 
 static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12389,12 +15295,19 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportPointer");
@@ -12413,6 +15326,8 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12424,9 +15339,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, mem
 
 static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolSetAccess");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12435,12 +15356,17 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 12, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 12, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAccess");
@@ -12459,6 +15385,8 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12469,9 +15397,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($modul
 
 static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12480,12 +15414,17 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAttribute");
@@ -12504,6 +15443,8 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12514,18 +15455,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolTrimTo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolTrimTo");
@@ -12544,6 +15494,8 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12553,9 +15505,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, dev
 
 static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPrefetchAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPrefetchAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12565,14 +15523,19 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync");
@@ -12591,6 +15554,8 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, (int)i2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12601,9 +15566,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync_v2, "cudaMemPrefetchAsync_v2($modul
 
 static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPrefetchAsync_v2", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPrefetchAsync_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchAsync_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12614,16 +15585,21 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync_v2");
@@ -12642,6 +15618,8 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b4);
@@ -12652,9 +15630,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($mod
 
 static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12665,16 +15649,21 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttribute");
@@ -12693,6 +15682,8 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12703,9 +15694,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($m
 
 static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12721,18 +15718,27 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     Py_buffer b4;
     b4.obj = NULL;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttributes");
@@ -12751,6 +15757,8 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12763,9 +15771,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, 
 
 static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12775,14 +15789,19 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy");
@@ -12801,6 +15820,8 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12811,9 +15832,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, s
 
 static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2D", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12826,20 +15853,25 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2D");
@@ -12858,6 +15890,8 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12868,9 +15902,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($mod
 
 static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DArrayToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12885,24 +15925,29 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
@@ -12921,6 +15966,8 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12931,9 +15978,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpit
 
 static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12949,22 +16002,29 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DAsync");
@@ -12983,6 +16043,8 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12994,9 +16056,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, d
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DFromArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13010,22 +16078,27 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArray");
@@ -13044,6 +16117,8 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13054,9 +16129,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync(
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13073,24 +16154,31 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     void *a8;
     Py_buffer b8;
     b8.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if ((spec.outs >> 8) & 1)
+        a8 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
@@ -13109,6 +16197,8 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13120,9 +16210,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13136,22 +16232,27 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArray");
@@ -13170,6 +16271,8 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13180,9 +16283,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($mod
 
 static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13199,24 +16308,31 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     void *a8;
     Py_buffer b8;
     b8.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if ((spec.outs >> 8) & 1)
+        a8 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
@@ -13235,6 +16351,8 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13246,15 +16364,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaEr
 
 static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3D", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 160, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3D");
@@ -13273,6 +16400,8 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13282,9 +16411,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream
 
 static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13292,10 +16427,15 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 160, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DAsync");
@@ -13314,6 +16454,8 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13324,15 +16466,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n
 
 static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 168, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeer");
@@ -13351,6 +16502,8 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13360,9 +16513,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p
 
 static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DPeerAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13370,10 +16529,15 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 168, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
@@ -13392,6 +16556,8 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13402,9 +16568,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module,
 
 static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyArrayToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13418,22 +16590,27 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyArrayToArray");
@@ -13452,6 +16629,8 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13462,9 +16641,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, cou
 
 static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13477,16 +16662,23 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyAsync");
@@ -13505,6 +16697,8 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13516,9 +16710,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromArray", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13530,18 +16730,23 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArray");
@@ -13560,6 +16765,8 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13570,9 +16777,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($mod
 
 static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13587,20 +16800,27 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
@@ -13619,6 +16839,8 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13630,9 +16852,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13643,16 +16871,21 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbol");
@@ -13671,6 +16904,8 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13681,9 +16916,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($m
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13697,18 +16938,25 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
@@ -13727,6 +16975,8 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13738,9 +16988,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice,
 
 static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyPeer", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13751,16 +17007,21 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     b2.obj = NULL;
     long long i3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeer");
@@ -13779,6 +17040,8 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13789,9 +17052,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyPeerAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13805,18 +17074,25 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeerAsync");
@@ -13835,6 +17111,8 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13846,9 +17124,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOff
 
 static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToArray", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13860,18 +17144,23 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArray");
@@ -13890,6 +17179,8 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13900,9 +17191,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module,
 
 static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13917,20 +17214,27 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArrayAsync");
@@ -13949,6 +17253,8 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13960,9 +17266,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol,
 
 static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13973,16 +17285,21 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbol");
@@ -14001,6 +17318,8 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14011,9 +17330,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($modul
 
 static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToSymbolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14027,18 +17352,25 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
@@ -14057,6 +17389,8 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14068,21 +17402,30 @@ PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /
 
 static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset");
@@ -14101,6 +17444,8 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14110,9 +17455,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, valu
 
 static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset2D", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset2D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14121,16 +17472,19 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2D");
@@ -14149,6 +17503,8 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14158,9 +17514,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, p
 
 static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset2DAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset2DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14172,18 +17534,23 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2DAsync");
@@ -14202,6 +17569,8 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b5);
@@ -14212,9 +17581,9 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3D, "cudaMemset3D($module, pitchedDevPtr, valu
 
 static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaMemset3D", nargs, 3) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
@@ -14251,9 +17620,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDe
 
 static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset3DAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset3DAsync");
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
@@ -14261,14 +17636,17 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
+    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3DAsync");
@@ -14287,6 +17665,8 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b3);
     return result;
@@ -14296,9 +17676,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value
 
 static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemsetAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemsetAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14308,14 +17694,19 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemsetAsync");
@@ -14334,6 +17725,8 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14344,9 +17737,15 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedA
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14355,12 +17754,17 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
@@ -14379,6 +17783,8 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14389,9 +17795,15 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArr
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14399,10 +17811,15 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
@@ -14421,6 +17838,8 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14431,9 +17850,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupanc
 
 static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14443,14 +17868,19 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     b1.obj = NULL;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyAvailableDynamicSMemPerBlock];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyAvailableDynamicSMemPerBlock");
@@ -14469,6 +17899,8 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14479,9 +17911,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccu
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14491,14 +17929,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessor];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -14517,6 +17960,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14527,9 +17972,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14540,16 +17991,21 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
@@ -14568,6 +18024,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14578,9 +18036,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveC
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14591,12 +18055,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveClusters");
@@ -14615,6 +18086,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14626,9 +18099,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxP
 
 static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14639,12 +18118,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxPotentialClusterSize");
@@ -14663,6 +18149,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14705,9 +18193,15 @@ PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($mod
 
 static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaPointerGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaPointerGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14715,10 +18209,15 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 24, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 24, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaPointerGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPointerGetAttributes");
@@ -14737,6 +18236,8 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14809,15 +18310,24 @@ PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, r
 
 static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaRuntimeGetVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaRuntimeGetVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaRuntimeGetVersion");
@@ -14836,6 +18346,8 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14845,9 +18357,9 @@ PyDoc_STRVAR(cudart_doc_cudaSetDevice, "cudaSetDevice($module, device, /)\n--\n\
 
 static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaSetDevice", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -14878,9 +18390,9 @@ PyDoc_STRVAR(cudart_doc_cudaSetDeviceFlags, "cudaSetDeviceFlags($module, flags, 
 
 static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaSetDeviceFlags", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -14911,15 +18423,24 @@ PyDoc_STRVAR(cudart_doc_cudaSetDoubleForDevice, "cudaSetDoubleForDevice($module,
 
 static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSetDoubleForDevice", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSetDoubleForDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetDoubleForDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSetDoubleForDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetDoubleForDevice");
@@ -14938,6 +18459,8 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14947,15 +18470,24 @@ PyDoc_STRVAR(cudart_doc_cudaSetDoubleForHost, "cudaSetDoubleForHost($module, d, 
 
 static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSetDoubleForHost", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSetDoubleForHost", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetDoubleForHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSetDoubleForHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetDoubleForHost");
@@ -14974,6 +18506,8 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14983,18 +18517,27 @@ PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, devic
 
 static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSetValidDevices", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetValidDevices");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSetValidDevices];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetValidDevices");
@@ -15013,6 +18556,8 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15022,9 +18567,15 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSe
 
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15036,14 +18587,21 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync");
@@ -15062,6 +18620,8 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15073,9 +18633,15 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync_v2, "cudaSignalExterna
 
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15087,14 +18653,21 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync_v2");
@@ -15113,6 +18686,8 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15124,9 +18699,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, s
 
 static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamAddCallback", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamAddCallback");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15138,14 +18719,21 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAddCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAddCallback");
@@ -15164,6 +18752,8 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15175,9 +18765,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($mod
 
 static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamAttachMemAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15187,14 +18783,19 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAttachMemAsync");
@@ -15213,6 +18814,8 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15223,18 +18826,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module,
 
 static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamBeginCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCapture");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCapture");
@@ -15253,6 +18865,8 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15262,9 +18876,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCaptureToGraph, "cudaStreamBeginCaptureTo
 
 static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15280,18 +18900,27 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCaptureToGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCaptureToGraph");
@@ -15310,6 +18939,8 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15322,9 +18953,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($mod
 
 static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCopyAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15332,10 +18969,15 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCopyAttributes");
@@ -15354,6 +18996,8 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15364,15 +19008,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)
 
 static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreate", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreate");
@@ -15391,6 +19044,8 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15400,18 +19055,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($m
 
 static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithFlags");
@@ -15430,6 +19094,8 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15439,21 +19105,30 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPrior
 
 static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithPriority");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithPriority];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithPriority");
@@ -15472,6 +19147,8 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15481,15 +19158,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /
 
 static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamDestroy");
@@ -15508,6 +19194,8 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15517,9 +19205,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, str
 
 static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamEndCapture", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamEndCapture");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15527,10 +19221,15 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamEndCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamEndCapture");
@@ -15549,6 +19248,8 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15559,9 +19260,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module,
 
 static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15570,12 +19277,17 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetAttribute");
@@ -15594,6 +19306,8 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15604,9 +19318,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($mod
 
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15626,18 +19346,31 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 8, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetCaptureInfo");
@@ -15656,6 +19389,8 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15670,9 +19405,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo_v2, "cudaStreamGetCaptureInfo_v
 
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15692,18 +19433,31 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 8, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetCaptureInfo_v2");
@@ -15722,6 +19476,8 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15736,9 +19492,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo_v3, "cudaStreamGetCaptureInfo_v
 
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v3(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetCaptureInfo_v3", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[7] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetCaptureInfo_v3", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo_v3");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15761,20 +19523,35 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v3(PyObject *self, PyObject 
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 8, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 8, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo_v3];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetCaptureInfo_v3");
@@ -15793,6 +19570,8 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v3(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15808,9 +19587,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream
 
 static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15818,10 +19603,15 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetFlags");
@@ -15840,6 +19630,8 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15850,9 +19642,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, stre
 
 static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15860,10 +19658,15 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetId");
@@ -15882,6 +19685,8 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15892,9 +19697,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, h
 
 static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetPriority", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetPriority");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15902,10 +19713,15 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetPriority];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetPriority");
@@ -15924,6 +19740,8 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15934,9 +19752,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, s
 
 static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamIsCapturing", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamIsCapturing");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15944,10 +19768,15 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamIsCapturing];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamIsCapturing");
@@ -15966,6 +19795,8 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15976,15 +19807,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n-
 
 static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamQuery");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamQuery");
@@ -16003,6 +19843,8 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16012,9 +19854,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module,
 
 static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16023,12 +19871,17 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSetAttribute");
@@ -16047,6 +19900,8 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16057,15 +19912,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, s
 
 static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSynchronize");
@@ -16084,6 +19948,8 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16093,9 +19959,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCa
 
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16105,14 +19977,19 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies");
@@ -16131,6 +20008,8 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16141,9 +20020,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies_v2, "cudaStreamUpdat
 
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies_v2", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16156,16 +20041,23 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies_v2");
@@ -16184,6 +20076,8 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16195,9 +20089,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, strea
 
 static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamWaitEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamWaitEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16206,12 +20106,17 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamWaitEvent");
@@ -16230,6 +20135,8 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16240,15 +20147,24 @@ PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchange
 
 static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaThreadExchangeStreamCaptureMode");
@@ -16267,6 +20183,8 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16307,15 +20225,24 @@ PyDoc_STRVAR(cudart_doc_cudaThreadGetCacheConfig, "cudaThreadGetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaThreadGetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaThreadGetCacheConfig");
@@ -16334,6 +20261,8 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16343,18 +20272,27 @@ PyDoc_STRVAR(cudart_doc_cudaThreadGetLimit, "cudaThreadGetLimit($module, pValue,
 
 static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaThreadGetLimit", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaThreadGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadGetLimit");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaThreadGetLimit];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaThreadGetLimit");
@@ -16373,6 +20311,8 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16382,9 +20322,9 @@ PyDoc_STRVAR(cudart_doc_cudaThreadSetCacheConfig, "cudaThreadSetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaThreadSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaThreadSetCacheConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -16415,9 +20355,9 @@ PyDoc_STRVAR(cudart_doc_cudaThreadSetLimit, "cudaThreadSetLimit($module, limit, 
 
 static PyObject *cudart_fn_cudaThreadSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaThreadSetLimit", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -16482,9 +20422,15 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, obj
 
 static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectCreate", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16497,16 +20443,23 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectCreate");
@@ -16525,6 +20478,8 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16536,18 +20491,27 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, o
 
 static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectRelease", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectRelease");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRelease");
@@ -16566,6 +20530,8 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16575,18 +20541,27 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, obj
 
 static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectRetain", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectRetain");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRetain");
@@ -16605,6 +20580,8 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16614,9 +20591,15 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device,
 
 static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16625,12 +20608,17 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUGetDevice");
@@ -16649,6 +20637,8 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16659,21 +20649,30 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($modul
 
 static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
@@ -16692,6 +20691,8 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -16701,9 +20702,15 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaph
 
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16715,14 +20722,21 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync");
@@ -16741,6 +20755,8 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16752,9 +20768,15 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync_v2, "cudaWaitExternalSem
 
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16766,14 +20788,21 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync_v2");
@@ -16792,6 +20821,8 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17169,7 +21200,8 @@ PyMODINIT_FUNC PyInit__fast_12040(void)
     if (!module)
         return NULL;
     if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
-        PyModule_AddIntConstant(module, "CUDA_VERSION", 12040) < 0) {
+        PyModule_AddIntConstant(module, "CUDA_VERSION", 12040) < 0 ||
+        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
         Py_DECREF(module);
         return NULL;
     }

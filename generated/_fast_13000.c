@@ -1788,9 +1788,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, exten
 
 static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetInfo", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1804,14 +1810,23 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 20, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetInfo");
@@ -1830,6 +1845,8 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1842,9 +1859,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequi
 
 static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetMemoryRequirements");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1853,12 +1876,17 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
@@ -1877,6 +1905,8 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1887,9 +1917,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArr
 
 static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetPlane", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetPlane");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1898,12 +1934,17 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetPlane];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetPlane");
@@ -1922,6 +1963,8 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1932,9 +1975,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparsePropert
 
 static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetSparseProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1942,10 +1991,15 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetSparseProperties");
@@ -1964,6 +2018,8 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1974,9 +2030,15 @@ PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, pro
 
 static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaChooseDevice", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaChooseDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1984,10 +2046,15 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 1008, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaChooseDevice");
@@ -2006,6 +2073,8 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2016,9 +2085,9 @@ PyDoc_STRVAR(cudart_doc_cudaCreateChannelDesc, "cudaCreateChannelDesc($module, x
 
 static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaCreateChannelDesc", nargs, 5) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     long long i1;
@@ -2063,9 +2132,15 @@ PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($modul
 
 static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateSurfaceObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2073,10 +2148,15 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateSurfaceObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateSurfaceObject");
@@ -2095,6 +2175,8 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2105,9 +2187,15 @@ PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($modul
 
 static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaCreateTextureObject", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateTextureObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2121,14 +2209,23 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 112, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateTextureObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateTextureObject");
@@ -2147,6 +2244,8 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2190,15 +2289,24 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($m
 
 static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDestroyExternalMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalMemory");
@@ -2217,6 +2325,8 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2226,15 +2336,24 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaph
 
 static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDestroyExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalSemaphore");
@@ -2253,6 +2372,8 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2262,9 +2383,9 @@ PyDoc_STRVAR(cudart_doc_cudaDestroySurfaceObject, "cudaDestroySurfaceObject($mod
 
 static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDestroySurfaceObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
@@ -2295,9 +2416,9 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyTextureObject, "cudaDestroyTextureObject($mod
 
 static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDestroyTextureObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
@@ -2328,21 +2449,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($modul
 
 static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceCanAccessPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceCanAccessPeer");
@@ -2361,6 +2491,8 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2370,9 +2502,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceDisablePeerAccess, "cudaDeviceDisablePeerAcces
 
 static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceDisablePeerAccess", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -2403,9 +2535,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceEnablePeerAccess, "cudaDeviceEnablePeerAccess(
 
 static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceEnablePeerAccess", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
@@ -2439,9 +2571,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceFlushGPUDirectRDMAWrites, "cudaDeviceFlushGPUD
 
 static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceFlushGPUDirectRDMAWrites", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -2475,21 +2607,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module,
 
 static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetAttribute");
@@ -2508,6 +2649,8 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2517,9 +2660,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($modul
 
 static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2527,10 +2676,15 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetByPCIBusId");
@@ -2549,6 +2703,8 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2559,15 +2715,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetCacheConfig");
@@ -2586,6 +2751,8 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2595,18 +2762,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPoo
 
 static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDefaultMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetDefaultMemPool");
@@ -2625,6 +2801,8 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2634,21 +2812,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAt
 
 static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
@@ -2667,6 +2854,8 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -2676,9 +2865,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetHostAtomicCapabilities, "cudaDeviceGetHostA
 
 static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetHostAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2688,14 +2883,19 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
     b1.obj = NULL;
     unsigned long long u2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetHostAtomicCapabilities];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetHostAtomicCapabilities");
@@ -2714,6 +2914,8 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
 r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2724,18 +2926,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue,
 
 static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetLimit", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetLimit");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetLimit];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetLimit");
@@ -2754,6 +2965,8 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2763,18 +2976,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, mem
 
 static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetMemPool");
@@ -2793,6 +3015,8 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2802,21 +3026,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyn
 
 static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
@@ -2835,6 +3068,8 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2844,9 +3079,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAtomicCapabilities, "cudaDeviceGetP2PAto
 
 static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2857,16 +3098,21 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
     unsigned long long u2;
     long long i3;
     long long i4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_signed(args[4], 4, 32, &i4) < 0)
+    if (cudart_signed(args[k++], 4, 32, &i4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAtomicCapabilities];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetP2PAtomicCapabilities");
@@ -2885,6 +3131,8 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2895,9 +3143,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($m
 
 static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2905,14 +3159,17 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     unsigned long long u1;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetP2PAttribute");
@@ -2931,6 +3188,8 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2940,21 +3199,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, p
 
 static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetPCIBusId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetPCIBusId");
@@ -2973,6 +3241,8 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2982,15 +3252,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemCon
 
 static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetSharedMemConfig");
@@ -3009,6 +3288,8 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3018,9 +3299,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPr
 
 static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3028,10 +3315,15 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetStreamPriorityRange");
@@ -3050,6 +3342,8 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3060,9 +3354,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetText
 
 static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3071,12 +3371,17 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetTexture1DLinearMaxWidth];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetTexture1DLinearMaxWidth");
@@ -3095,6 +3400,8 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3105,9 +3412,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGraphMemTrim, "cudaDeviceGraphMemTrim($module,
 
 static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceGraphMemTrim", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -3138,9 +3445,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceRegisterAsyncNotification, "cudaDeviceRegister
 
 static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -3152,14 +3465,21 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceRegisterAsyncNotification];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceRegisterAsyncNotification");
@@ -3178,6 +3498,8 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
 r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3220,9 +3542,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetCacheConfig, "cudaDeviceSetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetCacheConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -3253,21 +3575,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAt
 
 static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
@@ -3286,6 +3617,8 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -3295,9 +3628,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetLimit, "cudaDeviceSetLimit($module, limit, 
 
 static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetLimit", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -3331,18 +3664,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, dev
 
 static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceSetMemPool");
     PyObject *result = NULL;
     long long i0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetMemPool");
@@ -3361,6 +3703,8 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -3370,9 +3714,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetSharedMemConfig, "cudaDeviceSetSharedMemCon
 
 static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetSharedMemConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -3434,18 +3778,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceUnregisterAsyncNotification, "cudaDeviceUnregi
 
 static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceUnregisterAsyncNotification");
     PyObject *result = NULL;
     long long i0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
@@ -3464,6 +3817,8 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -3473,15 +3828,24 @@ PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, dri
 
 static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDriverGetVersion", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDriverGetVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDriverGetVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDriverGetVersion");
@@ -3500,6 +3864,8 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3509,9 +3875,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsume
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3523,14 +3895,21 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerAcquireFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerAcquireFrame");
@@ -3549,6 +3928,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3560,9 +3941,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConn
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3570,10 +3957,15 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnect");
@@ -3592,6 +3984,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3602,9 +3996,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamCon
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3613,12 +4013,17 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnectWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnectWithFlags");
@@ -3637,6 +4042,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3647,15 +4054,24 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerD
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerDisconnect");
@@ -3674,6 +4090,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3683,9 +4101,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsume
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3696,12 +4120,19 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerReleaseFrame");
@@ -3720,6 +4151,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3731,9 +4164,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConn
 
 static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerConnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3743,14 +4182,19 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     b1.obj = NULL;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerConnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerConnect");
@@ -3769,6 +4213,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3779,15 +4225,24 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerD
 
 static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerDisconnect");
@@ -3806,6 +4261,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3815,9 +4272,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProduce
 
 static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3826,12 +4289,17 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerPresentFrame");
@@ -3850,6 +4318,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -3860,9 +4330,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducer
 
 static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3873,12 +4349,19 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerReturnFrame");
@@ -3897,6 +4380,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3908,15 +4393,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--
 
 static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreate", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreate");
@@ -3935,6 +4429,8 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3944,9 +4440,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync(
 
 static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateFromEGLSync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3955,12 +4457,17 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreateFromEGLSync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateFromEGLSync");
@@ -3979,6 +4486,8 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3989,18 +4498,27 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($mod
 
 static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateWithFlags");
@@ -4019,6 +4537,8 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4028,15 +4548,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n
 
 static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventDestroy");
@@ -4055,6 +4584,8 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4064,9 +4595,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms,
 
 static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventElapsedTime", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventElapsedTime");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4077,12 +4614,19 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventElapsedTime");
@@ -4101,6 +4645,8 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4112,15 +4658,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n
 
 static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventQuery");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventQuery");
@@ -4139,6 +4694,8 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4148,9 +4705,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream
 
 static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventRecord", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventRecord");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4158,10 +4721,15 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecord");
@@ -4180,6 +4748,8 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4190,9 +4760,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($mod
 
 static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventRecordWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4201,12 +4777,17 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecordWithFlags");
@@ -4225,6 +4806,8 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4235,15 +4818,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, eve
 
 static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventSynchronize");
@@ -4262,6 +4854,8 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4271,9 +4865,15 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGe
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4284,12 +4884,19 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 88, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedBuffer");
@@ -4308,6 +4915,8 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4319,9 +4928,15 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternal
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4332,12 +4947,19 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 128, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedMipmappedArray");
@@ -4356,6 +4978,8 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4367,15 +4991,24 @@ PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError
 
 static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFree", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFree", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFree");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFree];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFree");
@@ -4394,6 +5027,8 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4403,15 +5038,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\n
 
 static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeArray", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeArray");
@@ -4430,6 +5074,8 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4439,9 +5085,15 @@ PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, 
 
 static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4449,10 +5101,15 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeAsync");
@@ -4471,6 +5128,8 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4481,15 +5140,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncuda
 
 static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeHost", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeHost");
@@ -4508,6 +5176,8 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4517,15 +5187,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module,
 
 static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeMipmappedArray");
@@ -4544,6 +5223,8 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4553,9 +5234,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, a
 
 static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4563,10 +5250,15 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetAttributes");
@@ -4585,6 +5277,8 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4595,9 +5289,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetName, "cudaFuncGetName($module, name, func, /
 
 static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetName", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetName");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4605,10 +5305,15 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetName];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetName");
@@ -4627,6 +5332,8 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4637,9 +5344,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetParamInfo, "cudaFuncGetParamInfo($module, fun
 
 static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetParamInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4651,14 +5364,21 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetParamInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetParamInfo");
@@ -4677,6 +5397,8 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -4688,21 +5410,30 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, fun
 
 static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetAttribute");
@@ -4721,6 +5452,8 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4730,18 +5463,27 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module,
 
 static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetCacheConfig");
@@ -4760,6 +5502,8 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4769,18 +5513,27 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig(
 
 static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
@@ -4799,6 +5552,8 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4808,9 +5563,15 @@ PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDevice
 
 static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLGetDevices", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLGetDevices");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4820,14 +5581,19 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLGetDevices];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLGetDevices");
@@ -4846,6 +5612,8 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4856,18 +5624,27 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, d
 
 static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLMapBufferObject", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObject");
@@ -4886,6 +5663,8 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4895,9 +5674,15 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync(
 
 static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4906,12 +5691,17 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObjectAsync");
@@ -4930,6 +5720,8 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -4940,9 +5732,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLRegisterBufferObject, "cudaGLRegisterBufferObject(
 
 static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLRegisterBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -4973,9 +5765,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLSetBufferObjectMapFlags, "cudaGLSetBufferObjectMap
 
 static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLSetBufferObjectMapFlags", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -5009,9 +5801,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLSetGLDevice, "cudaGLSetGLDevice($module, device, /
 
 static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLSetGLDevice", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -5042,9 +5834,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObject, "cudaGLUnmapBufferObject($modul
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLUnmapBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5075,18 +5867,27 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAs
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
+    if (cudart_unsigned(args[k++], 0, 32, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
@@ -5105,6 +5906,8 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -5114,9 +5917,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnregisterBufferObject, "cudaGLUnregisterBufferObj
 
 static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLUnregisterBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5147,9 +5950,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, a
 
 static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetChannelDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetChannelDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5157,10 +5966,15 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 20, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetChannelDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetChannelDesc");
@@ -5179,6 +5993,8 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5189,15 +6005,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\
 
 static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDevice", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDevice");
@@ -5216,6 +6041,8 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5225,15 +6052,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, 
 
 static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceCount", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceCount");
@@ -5252,6 +6088,8 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5261,15 +6099,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, 
 
 static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceFlags", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceFlags");
@@ -5288,6 +6135,8 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5297,18 +6146,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($modul
 
 static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 1008, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1008, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties");
@@ -5327,6 +6185,8 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5336,9 +6196,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($modul
 
 static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPoint");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5350,14 +6216,21 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 4, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 4, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDriverEntryPoint");
@@ -5376,6 +6249,8 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5387,9 +6262,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPointByVersion, "cudaGetDriverEntryPoi
 
 static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPointByVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5402,16 +6283,23 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 4, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 4, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPointByVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDriverEntryPointByVersion");
@@ -5430,6 +6318,8 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
 r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5441,9 +6331,9 @@ PyDoc_STRVAR(cudart_doc_cudaGetErrorName, "cudaGetErrorName($module, error, /)\n
 
 static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGetErrorName", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5474,9 +6364,9 @@ PyDoc_STRVAR(cudart_doc_cudaGetErrorString, "cudaGetErrorString($module, error, 
 
 static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGetErrorString", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5507,9 +6397,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetExportTable, "cudaGetExportTable($module, ppExpor
 
 static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetExportTable", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetExportTable");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5517,10 +6413,15 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetExportTable");
@@ -5539,6 +6440,8 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5549,9 +6452,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, funct
 
 static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetFuncBySymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5559,10 +6468,15 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetFuncBySymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetFuncBySymbol");
@@ -5581,6 +6495,8 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5591,9 +6507,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetKernel, "cudaGetKernel($module, kernelPtr, entryF
 
 static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetKernel", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5601,10 +6523,15 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetKernel");
@@ -5623,6 +6550,8 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5664,9 +6593,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel(
 
 static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5675,12 +6610,17 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetMipmappedArrayLevel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetMipmappedArrayLevel");
@@ -5699,6 +6639,8 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5709,18 +6651,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectR
 
 static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
@@ -5739,6 +6690,8 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5748,9 +6701,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, dev
 
 static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSymbolAddress", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolAddress");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5758,10 +6717,15 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolAddress");
@@ -5780,6 +6744,8 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5790,9 +6756,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, sym
 
 static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSymbolSize", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolSize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5800,10 +6772,15 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolSize");
@@ -5822,6 +6799,8 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5832,18 +6811,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectR
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
@@ -5862,6 +6850,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5871,18 +6861,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObj
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 112, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
@@ -5901,6 +6900,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5910,18 +6911,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTe
 
 static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
@@ -5940,6 +6950,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5949,9 +6961,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode(
 
 static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddChildGraphNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5966,16 +6984,25 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddChildGraphNode");
@@ -5994,6 +7021,8 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6006,9 +7035,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($mod
 
 static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddDependencies", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6023,16 +7058,25 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddDependencies");
@@ -6051,6 +7095,8 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6063,9 +7109,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, p
 
 static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEmptyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6077,14 +7129,21 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEmptyNode");
@@ -6103,6 +7162,8 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6114,9 +7175,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNod
 
 static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventRecordNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6131,16 +7198,25 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventRecordNode");
@@ -6159,6 +7235,8 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6171,9 +7249,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($m
 
 static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventWaitNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6188,16 +7272,25 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventWaitNode");
@@ -6216,6 +7309,8 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6228,9 +7323,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddE
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6245,16 +7346,25 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresSignalNode");
@@ -6273,6 +7383,8 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6285,9 +7397,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExt
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6302,16 +7420,25 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresWaitNode");
@@ -6330,6 +7457,8 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6342,9 +7471,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGr
 
 static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddHostNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddHostNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6359,16 +7494,25 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 16, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 16, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddHostNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddHostNode");
@@ -6387,6 +7531,8 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6399,9 +7545,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddKernelNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6416,16 +7568,25 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddKernelNode");
@@ -6444,6 +7605,8 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6456,9 +7619,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($mod
 
 static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemAllocNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6473,16 +7642,25 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemAllocNode");
@@ -6501,6 +7679,8 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6513,9 +7693,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($modul
 
 static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemFreeNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6530,16 +7716,25 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemFreeNode");
@@ -6558,6 +7753,8 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6570,9 +7767,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6587,16 +7790,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode");
@@ -6615,6 +7827,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6627,9 +7841,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($mod
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6649,22 +7869,33 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode1D");
@@ -6683,6 +7914,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6696,9 +7929,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNod
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6719,24 +7958,35 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeFromSymbol");
@@ -6755,6 +8005,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6768,9 +8020,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeT
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6791,24 +8049,35 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeToSymbol");
@@ -6827,6 +8096,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6840,9 +8111,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemsetNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6857,16 +8134,25 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemsetNode");
@@ -6885,6 +8171,8 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6897,9 +8185,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddNode, "cudaGraphAddNode($module, pGraphNode,
 
 static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddNode", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddNode", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6917,18 +8211,29 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 256, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddNode");
@@ -6947,6 +8252,8 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6960,9 +8267,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNod
 
 static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6970,10 +8283,15 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphChildGraphNodeGetGraph");
@@ -6992,6 +8310,8 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7002,9 +8322,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, or
 
 static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphClone", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphClone");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7012,10 +8338,15 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphClone];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphClone");
@@ -7034,6 +8365,8 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7044,9 +8377,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate, "cudaGraphConditionalH
 
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7056,14 +8395,19 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphConditionalHandleCreate");
@@ -7082,6 +8426,8 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7092,18 +8438,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags
 
 static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphCreate", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphCreate");
@@ -7122,6 +8477,8 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -7131,9 +8488,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module,
 
 static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDebugDotPrint");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7142,12 +8505,17 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDebugDotPrint");
@@ -7166,6 +8534,8 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7176,15 +8546,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n
 
 static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroy");
@@ -7203,6 +8582,8 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -7212,15 +8593,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, nod
 
 static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDestroyNode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDestroyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroyNode");
@@ -7239,6 +8629,8 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -7248,9 +8640,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordN
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7258,10 +8656,15 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeGetEvent");
@@ -7280,6 +8683,8 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7290,9 +8695,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordN
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7300,10 +8711,15 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
@@ -7322,6 +8738,8 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7332,9 +8750,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeG
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7342,10 +8766,15 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeGetEvent");
@@ -7364,6 +8793,8 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7374,9 +8805,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeS
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7384,10 +8821,15 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
@@ -7406,6 +8848,8 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7416,9 +8860,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChil
 
 static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7429,12 +8879,19 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
@@ -7453,6 +8910,8 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7464,15 +8923,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, gra
 
 static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecDestroy");
@@ -7491,6 +8959,8 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -7500,9 +8970,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEven
 
 static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7513,12 +8989,19 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
@@ -7537,6 +9020,8 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7548,9 +9033,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventW
 
 static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7561,12 +9052,19 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
@@ -7585,6 +9083,8 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7596,9 +9096,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cud
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7609,12 +9115,19 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
@@ -7633,6 +9146,8 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7644,9 +9159,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaG
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7657,12 +9178,19 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
@@ -7681,6 +9209,8 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7692,9 +9222,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, g
 
 static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7702,10 +9238,15 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecGetFlags");
@@ -7724,6 +9265,8 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7734,9 +9277,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSe
 
 static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7747,12 +9296,19 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 16, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 16, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
@@ -7771,6 +9327,8 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7782,9 +9340,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNo
 
 static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7795,12 +9359,19 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
@@ -7819,6 +9390,8 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7830,9 +9403,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNo
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7843,12 +9422,19 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
@@ -7867,6 +9453,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7878,9 +9466,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpy
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7896,18 +9490,27 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
@@ -7926,6 +9529,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7938,9 +9543,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphEx
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7957,20 +9568,29 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
@@ -7989,6 +9609,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8001,9 +9623,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExec
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8020,20 +9648,29 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
@@ -8052,6 +9689,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8064,9 +9703,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNo
 
 static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8077,12 +9722,19 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
@@ -8101,6 +9753,8 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8112,9 +9766,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecNodeSetParams, "cudaGraphExecNodeSetParams(
 
 static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8125,12 +9785,19 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecNodeSetParams");
@@ -8149,6 +9816,8 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8160,9 +9829,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGrap
 
 static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecUpdate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecUpdate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8173,12 +9848,19 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecUpdate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecUpdate");
@@ -8197,6 +9879,8 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8208,9 +9892,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGra
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8218,10 +9908,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
@@ -8240,6 +9935,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8250,9 +9947,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGra
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8260,10 +9963,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
@@ -8282,6 +9990,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8292,9 +10002,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraph
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8302,10 +10018,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
@@ -8324,6 +10045,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8334,9 +10057,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraph
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8344,10 +10073,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
@@ -8366,6 +10100,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8376,9 +10112,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, fr
 
 static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetEdges", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetEdges", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8395,16 +10137,27 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetEdges];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetEdges");
@@ -8423,6 +10176,8 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8436,9 +10191,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, no
 
 static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8449,12 +10210,19 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetNodes");
@@ -8473,6 +10241,8 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8484,9 +10254,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, g
 
 static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetRootNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8497,12 +10273,19 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetRootNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetRootNodes");
@@ -8521,6 +10304,8 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8532,9 +10317,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams(
 
 static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphHostNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8542,10 +10333,15 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeGetParams");
@@ -8564,6 +10360,8 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8574,9 +10372,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams(
 
 static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphHostNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8584,10 +10388,15 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeSetParams");
@@ -8606,6 +10415,8 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8616,9 +10427,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGr
 
 static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiate", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8627,12 +10444,17 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiate");
@@ -8651,6 +10473,8 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8661,9 +10485,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWith
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8672,12 +10502,17 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithFlags");
@@ -8696,6 +10531,8 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8706,9 +10543,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWit
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8719,12 +10562,19 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithParams");
@@ -8743,6 +10593,8 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8754,9 +10606,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeC
 
 static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8764,10 +10622,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
@@ -8786,6 +10649,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8796,9 +10661,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGet
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8807,12 +10678,17 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
@@ -8831,6 +10707,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -8841,9 +10719,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8851,10 +10735,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
@@ -8873,6 +10762,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8883,9 +10774,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSet
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8894,12 +10791,17 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
@@ -8918,6 +10820,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -8928,9 +10832,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8938,10 +10848,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
@@ -8960,6 +10875,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8970,9 +10887,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, st
 
 static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphLaunch", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphLaunch");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8980,10 +10903,15 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphLaunch");
@@ -9002,6 +10930,8 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9012,9 +10942,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGe
 
 static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9022,10 +10958,15 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
@@ -9044,6 +10985,8 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9054,9 +10997,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetP
 
 static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9064,10 +11013,15 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
@@ -9086,6 +11040,8 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9096,9 +11052,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9106,10 +11068,15 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
@@ -9128,6 +11095,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9138,9 +11107,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9148,10 +11123,15 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
@@ -9170,6 +11150,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9180,9 +11162,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetP
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9195,16 +11183,23 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
@@ -9223,6 +11218,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9234,9 +11231,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpy
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9250,18 +11253,25 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
@@ -9280,6 +11290,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9291,9 +11303,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNo
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9307,18 +11325,25 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
@@ -9337,6 +11362,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9348,9 +11375,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9358,10 +11391,15 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
@@ -9380,6 +11418,8 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9390,9 +11430,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9400,10 +11446,15 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
@@ -9422,6 +11473,8 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9432,9 +11485,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($mod
 
 static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeFindInClone");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9445,12 +11504,19 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeFindInClone");
@@ -9469,6 +11535,8 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9480,9 +11548,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependenc
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9496,14 +11570,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependencies");
@@ -9522,6 +11605,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9534,9 +11619,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDepende
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9550,14 +11641,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependentNodes");
@@ -9576,6 +11676,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9588,9 +11690,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($modul
 
 static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetEnabled");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9601,12 +11709,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetEnabled");
@@ -9625,6 +11740,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9636,9 +11753,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, nod
 
 static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetType", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetType");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9646,10 +11769,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetType];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetType");
@@ -9668,6 +11796,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9678,9 +11808,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($modul
 
 static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeSetEnabled");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9689,12 +11825,17 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetEnabled");
@@ -9713,6 +11854,8 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9723,9 +11866,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetParams, "cudaGraphNodeSetParams($module,
 
 static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9733,10 +11882,15 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetParams");
@@ -9755,6 +11909,8 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9765,9 +11921,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject(
 
 static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphReleaseUserObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9776,12 +11938,17 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphReleaseUserObject");
@@ -9800,6 +11967,8 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9810,9 +11979,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencie
 
 static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9827,16 +12002,25 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRemoveDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRemoveDependencies");
@@ -9855,6 +12039,8 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9867,9 +12053,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($m
 
 static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRetainUserObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9879,14 +12071,19 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRetainUserObject");
@@ -9905,6 +12102,8 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9915,9 +12114,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, st
 
 static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphUpload", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphUpload");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9925,10 +12130,15 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphUpload");
@@ -9947,6 +12157,8 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9957,9 +12169,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterIm
 
 static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9968,12 +12186,17 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsEGLRegisterImage];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsEGLRegisterImage");
@@ -9992,6 +12215,8 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10002,21 +12227,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuf
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterBuffer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterBuffer");
@@ -10035,6 +12269,8 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10044,9 +12280,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImag
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10054,14 +12296,17 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterImage];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterImage");
@@ -10080,6 +12325,8 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10089,9 +12336,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($mod
 
 static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsMapResources", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsMapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -10100,12 +12353,17 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsMapResources");
@@ -10124,6 +12382,8 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10134,9 +12394,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsReso
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10146,14 +12412,19 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
@@ -10172,6 +12443,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10182,9 +12455,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphi
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10192,10 +12471,15 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedMipmappedArray");
@@ -10214,6 +12498,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10224,9 +12510,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResou
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10237,12 +12529,19 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedPointer");
@@ -10261,6 +12560,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10272,18 +12573,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSe
 
 static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
@@ -10302,6 +12612,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10311,9 +12623,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubR
 
 static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10323,14 +12641,19 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsSubResourceGetMappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsSubResourceGetMappedArray");
@@ -10349,6 +12672,8 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10359,9 +12684,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources(
 
 static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnmapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -10370,12 +12701,17 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnmapResources");
@@ -10394,6 +12730,8 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10404,15 +12742,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterR
 
 static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnregisterResource");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnregisterResource");
@@ -10431,6 +12778,8 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10440,21 +12789,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDP
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterOutputSurface];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterOutputSurface");
@@ -10473,6 +12831,8 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10482,21 +12842,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPA
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterVideoSurface];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterVideoSurface");
@@ -10515,6 +12884,8 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10524,21 +12895,30 @@ PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flag
 
 static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostAlloc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostAlloc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostAlloc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostAlloc");
@@ -10557,6 +12937,8 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10566,9 +12948,15 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($mod
 
 static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetDevicePointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10577,12 +12965,17 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetDevicePointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetDevicePointer");
@@ -10601,6 +12994,8 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10611,9 +13006,15 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHo
 
 static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10621,10 +13022,15 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetFlags");
@@ -10643,6 +13049,8 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10653,21 +13061,30 @@ PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, 
 
 static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostRegister", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostRegister");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostRegister");
@@ -10686,6 +13103,8 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10695,15 +13114,24 @@ PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)
 
 static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostUnregister", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostUnregister");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostUnregister");
@@ -10722,6 +13150,8 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10731,9 +13161,15 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($mod
 
 static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaImportExternalMemory", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10741,10 +13177,15 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 104, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalMemory");
@@ -10763,6 +13204,8 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10773,9 +13216,15 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphor
 
 static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10783,10 +13232,15 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 96, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalSemaphore");
@@ -10805,6 +13259,8 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10815,9 +13271,9 @@ PyDoc_STRVAR(cudart_doc_cudaInitDevice, "cudaInitDevice($module, device, deviceF
 
 static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaInitDevice", nargs, 3) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
@@ -10854,15 +13310,24 @@ PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, d
 
 static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcCloseMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcCloseMemHandle");
@@ -10881,6 +13346,8 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -10890,9 +13357,15 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, h
 
 static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcGetEventHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10900,10 +13373,15 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetEventHandle");
@@ -10922,6 +13400,8 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10932,9 +13412,15 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handl
 
 static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcGetMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10942,10 +13428,15 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetMemHandle");
@@ -10964,6 +13455,8 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10974,18 +13467,27 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module,
 
 static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenEventHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenEventHandle");
@@ -11004,6 +13506,8 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11013,21 +13517,30 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, dev
 
 static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenMemHandle");
@@ -11046,6 +13559,8 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11055,9 +13570,15 @@ PyDoc_STRVAR(cudart_doc_cudaKernelSetAttributeForDevice, "cudaKernelSetAttribute
 
 static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaKernelSetAttributeForDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11065,14 +13586,17 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
     unsigned long long u1;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaKernelSetAttributeForDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaKernelSetAttributeForDevice");
@@ -11091,6 +13615,8 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11100,9 +13626,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKerne
 
 static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11116,18 +13648,25 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchCooperativeKernel");
@@ -11146,6 +13685,8 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -11157,9 +13698,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream,
 
 static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchHostFunc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchHostFunc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11170,12 +13717,19 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc");
@@ -11194,6 +13748,8 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11205,9 +13761,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridD
 
 static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchKernel", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11221,18 +13783,25 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernel");
@@ -11251,6 +13820,8 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -11262,9 +13833,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, confi
 
 static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchKernelExC", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernelExC");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11275,12 +13852,19 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 56, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernelExC];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernelExC");
@@ -11299,6 +13883,8 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11310,9 +13896,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryEnumerateKernels, "cudaLibraryEnumerateKernel
 
 static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryEnumerateKernels");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11321,12 +13913,17 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryEnumerateKernels];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryEnumerateKernels");
@@ -11345,6 +13942,8 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -11355,9 +13954,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetGlobal, "cudaLibraryGetGlobal($module, dpt
 
 static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetGlobal", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetGlobal", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetGlobal");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11371,14 +13976,23 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetGlobal];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetGlobal");
@@ -11397,6 +14011,8 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11409,9 +14025,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernel, "cudaLibraryGetKernel($module, pKe
 
 static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetKernel", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetKernel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11422,12 +14044,19 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetKernel");
@@ -11446,6 +14075,8 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11457,9 +14088,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernelCount, "cudaLibraryGetKernelCount($m
 
 static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernelCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11467,10 +14104,15 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetKernelCount");
@@ -11489,6 +14131,8 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11499,9 +14143,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetManaged, "cudaLibraryGetManaged($module, d
 
 static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetManaged", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetManaged", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetManaged");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11515,14 +14165,23 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetManaged];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetManaged");
@@ -11541,6 +14200,8 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11553,9 +14214,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetUnifiedFunction, "cudaLibraryGetUnifiedFun
 
 static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetUnifiedFunction");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11566,12 +14233,19 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetUnifiedFunction];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetUnifiedFunction");
@@ -11590,6 +14264,8 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11601,9 +14277,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryLoadData, "cudaLibraryLoadData($module, libra
 
 static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryLoadData", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryLoadData", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadData");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11625,22 +14307,35 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
     Py_buffer b6;
     b6.obj = NULL;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 4, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 4, &a5, &b5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 8, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryLoadData];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryLoadData");
@@ -11659,6 +14354,8 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11673,9 +14370,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryLoadFromFile, "cudaLibraryLoadFromFile($modul
 
 static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadFromFile");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11697,22 +14400,35 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
     Py_buffer b6;
     b6.obj = NULL;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 4, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 4, &a5, &b5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 8, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryLoadFromFile];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryLoadFromFile");
@@ -11731,6 +14447,8 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11745,15 +14463,24 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryUnload, "cudaLibraryUnload($module, library, 
 
 static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryUnload", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryUnload", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryUnload");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryUnload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryUnload");
@@ -11772,6 +14499,8 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11781,18 +14510,27 @@ PyDoc_STRVAR(cudart_doc_cudaLogsCurrent, "cudaLogsCurrent($module, iterator_out,
 
 static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsCurrent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsCurrent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsCurrent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsCurrent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsCurrent");
@@ -11811,6 +14549,8 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11820,9 +14560,15 @@ PyDoc_STRVAR(cudart_doc_cudaLogsDumpToFile, "cudaLogsDumpToFile($module, iterato
 
 static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsDumpToFile", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsDumpToFile", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToFile");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11831,12 +14577,17 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsDumpToFile];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsDumpToFile");
@@ -11855,6 +14606,8 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11865,9 +14618,15 @@ PyDoc_STRVAR(cudart_doc_cudaLogsDumpToMemory, "cudaLogsDumpToMemory($module, ite
 
 static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsDumpToMemory", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsDumpToMemory", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11879,14 +14638,21 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsDumpToMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsDumpToMemory");
@@ -11905,6 +14671,8 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11916,9 +14684,15 @@ PyDoc_STRVAR(cudart_doc_cudaLogsRegisterCallback, "cudaLogsRegisterCallback($mod
 
 static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsRegisterCallback", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsRegisterCallback", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsRegisterCallback");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11929,12 +14703,19 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsRegisterCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsRegisterCallback");
@@ -11953,6 +14734,8 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11964,15 +14747,24 @@ PyDoc_STRVAR(cudart_doc_cudaLogsUnregisterCallback, "cudaLogsUnregisterCallback(
 
 static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsUnregisterCallback");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsUnregisterCallback");
@@ -11991,6 +14783,8 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12000,18 +14794,27 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\
 
 static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc");
@@ -12030,6 +14833,8 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12039,18 +14844,27 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, exte
 
 static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc3D", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3D");
@@ -12069,6 +14883,8 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12078,9 +14894,15 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, de
 
 static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc3DArray", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3DArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12090,14 +14912,19 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3DArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3DArray");
@@ -12116,6 +14943,8 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12126,9 +14955,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, 
 
 static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocArray", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12139,16 +14974,21 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocArray");
@@ -12167,6 +15007,8 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12177,9 +15019,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size,
 
 static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12188,12 +15036,17 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocAsync");
@@ -12212,6 +15065,8 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12222,9 +15077,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($modul
 
 static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocFromPoolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12236,14 +15097,21 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocFromPoolAsync");
@@ -12262,6 +15130,8 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12273,18 +15143,27 @@ PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n
 
 static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocHost", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocHost");
@@ -12303,6 +15182,8 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12312,21 +15193,30 @@ PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, s
 
 static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocManaged", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocManaged");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocManaged];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocManaged");
@@ -12345,6 +15235,8 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12354,9 +15246,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($mod
 
 static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12367,16 +15265,21 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocMipmappedArray");
@@ -12395,6 +15298,8 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12405,9 +15310,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch
 
 static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocPitch", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocPitch");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12417,14 +15328,19 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocPitch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocPitch");
@@ -12443,6 +15359,8 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12453,9 +15371,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, ad
 
 static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemAdvise", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemAdvise");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12463,14 +15387,17 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_by_value(args[3], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &a3) < 0)
+    if (cudart_by_value(args[k++], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &a3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise");
@@ -12489,6 +15416,8 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12498,9 +15427,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemDiscardAndPrefetchBatchAsync, "cudaMemDiscardAndP
 
 static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12520,22 +15455,33 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemDiscardAndPrefetchBatchAsync");
@@ -12554,6 +15500,8 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
 r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12567,9 +15515,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemDiscardBatchAsync, "cudaMemDiscardBatchAsync($mod
 
 static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12582,16 +15536,23 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemDiscardBatchAsync");
@@ -12610,6 +15571,8 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12621,9 +15584,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetDefaultMemPool, "cudaMemGetDefaultMemPool($mod
 
 static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12632,12 +15601,17 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetDefaultMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetDefaultMemPool");
@@ -12656,6 +15630,8 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12666,9 +15642,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)
 
 static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetInfo", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12676,10 +15658,15 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetInfo");
@@ -12698,6 +15685,8 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12708,9 +15697,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetMemPool, "cudaMemGetMemPool($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetMemPool", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12719,12 +15714,17 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetMemPool");
@@ -12743,6 +15743,8 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12753,9 +15755,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolCreate", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12763,10 +15771,15 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolCreate");
@@ -12785,6 +15798,8 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12795,15 +15810,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool
 
 static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolDestroy");
@@ -12822,6 +15846,8 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12831,9 +15857,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($mod
 
 static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolExportPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12841,10 +15873,15 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportPointer");
@@ -12863,6 +15900,8 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12873,9 +15912,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportTo
 
 static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12885,14 +15930,19 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
@@ -12911,6 +15961,8 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12921,9 +15973,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, fla
 
 static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAccess");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12934,12 +15992,19 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAccess");
@@ -12958,6 +16023,8 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12969,9 +16036,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($modul
 
 static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12980,12 +16053,17 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAttribute");
@@ -13004,6 +16082,8 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13014,9 +16094,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImport
 
 static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13026,14 +16112,19 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportFromShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportFromShareableHandle");
@@ -13052,6 +16143,8 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13062,9 +16155,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($mod
 
 static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13075,12 +16174,19 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportPointer");
@@ -13099,6 +16205,8 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13110,9 +16218,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, mem
 
 static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolSetAccess");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13121,12 +16235,17 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 12, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 12, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAccess");
@@ -13145,6 +16264,8 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13155,9 +16276,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($modul
 
 static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13166,12 +16293,17 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAttribute");
@@ -13190,6 +16322,8 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13200,18 +16334,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolTrimTo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolTrimTo");
@@ -13230,6 +16373,8 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13239,9 +16384,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, dev
 
 static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13252,16 +16403,21 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync");
@@ -13280,6 +16436,8 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b4);
@@ -13290,9 +16448,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchBatchAsync, "cudaMemPrefetchBatchAsync($m
 
 static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13312,22 +16476,33 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchBatchAsync");
@@ -13346,6 +16521,8 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13359,9 +16536,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($mod
 
 static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13372,16 +16555,21 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttribute");
@@ -13400,6 +16588,8 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13410,9 +16600,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($m
 
 static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13428,18 +16624,27 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     Py_buffer b4;
     b4.obj = NULL;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttributes");
@@ -13458,6 +16663,8 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13470,9 +16677,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemSetMemPool, "cudaMemSetMemPool($module, location,
 
 static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemSetMemPool", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemSetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemSetMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13481,12 +16694,17 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemSetMemPool");
@@ -13505,6 +16723,8 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13515,9 +16735,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, 
 
 static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13527,14 +16753,19 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy");
@@ -13553,6 +16784,8 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13563,9 +16796,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, s
 
 static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2D", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13578,20 +16817,25 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2D");
@@ -13610,6 +16854,8 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13620,9 +16866,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($mod
 
 static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DArrayToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13637,24 +16889,29 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
@@ -13673,6 +16930,8 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13683,9 +16942,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpit
 
 static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13701,22 +16966,29 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DAsync");
@@ -13735,6 +17007,8 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13746,9 +17020,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, d
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DFromArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13762,22 +17042,27 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArray");
@@ -13796,6 +17081,8 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13806,9 +17093,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync(
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13825,24 +17118,31 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     void *a8;
     Py_buffer b8;
     b8.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if ((spec.outs >> 8) & 1)
+        a8 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
@@ -13861,6 +17161,8 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13872,9 +17174,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13888,22 +17196,27 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArray");
@@ -13922,6 +17235,8 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13932,9 +17247,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($mod
 
 static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13951,24 +17272,31 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     void *a8;
     Py_buffer b8;
     b8.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if ((spec.outs >> 8) & 1)
+        a8 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
@@ -13987,6 +17315,8 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13998,15 +17328,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaEr
 
 static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3D", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 160, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3D");
@@ -14025,6 +17364,8 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14034,9 +17375,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream
 
 static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14044,10 +17391,15 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 160, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DAsync");
@@ -14066,6 +17418,8 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14076,9 +17430,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DBatchAsync, "cudaMemcpy3DBatchAsync($module,
 
 static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DBatchAsync");
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
@@ -14088,14 +17448,19 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
+    if (cudart_unsigned(args[k++], 0, 64, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 112, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 112, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DBatchAsync");
@@ -14114,6 +17479,8 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
 r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b3);
@@ -14124,15 +17491,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n
 
 static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 168, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeer");
@@ -14151,6 +17527,8 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14160,9 +17538,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p
 
 static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DPeerAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14170,10 +17554,15 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 168, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
@@ -14192,6 +17581,8 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14202,9 +17593,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module,
 
 static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyArrayToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14218,22 +17615,27 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyArrayToArray");
@@ -14252,6 +17654,8 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14262,9 +17666,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, cou
 
 static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14277,16 +17687,23 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyAsync");
@@ -14305,6 +17722,8 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14316,9 +17735,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyBatchAsync, "cudaMemcpyBatchAsync($module, dst
 
 static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14340,22 +17765,35 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 8, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyBatchAsync");
@@ -14374,6 +17812,8 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14388,9 +17828,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromArray", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14402,18 +17848,23 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArray");
@@ -14432,6 +17883,8 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14442,9 +17895,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($mod
 
 static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14459,20 +17918,27 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
@@ -14491,6 +17957,8 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14502,9 +17970,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14515,16 +17989,21 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbol");
@@ -14543,6 +18022,8 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14553,9 +18034,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($m
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14569,18 +18056,25 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
@@ -14599,6 +18093,8 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14610,9 +18106,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice,
 
 static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyPeer", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14623,16 +18125,21 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     b2.obj = NULL;
     long long i3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeer");
@@ -14651,6 +18158,8 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14661,9 +18170,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyPeerAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14677,18 +18192,25 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeerAsync");
@@ -14707,6 +18229,8 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14718,9 +18242,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOff
 
 static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToArray", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14732,18 +18262,23 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArray");
@@ -14762,6 +18297,8 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14772,9 +18309,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module,
 
 static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14789,20 +18332,27 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArrayAsync");
@@ -14821,6 +18371,8 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14832,9 +18384,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol,
 
 static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14845,16 +18403,21 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbol");
@@ -14873,6 +18436,8 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14883,9 +18448,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($modul
 
 static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToSymbolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14899,18 +18470,25 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
@@ -14929,6 +18507,8 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14940,21 +18520,30 @@ PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /
 
 static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset");
@@ -14973,6 +18562,8 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14982,9 +18573,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, valu
 
 static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset2D", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset2D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14993,16 +18590,19 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2D");
@@ -15021,6 +18621,8 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15030,9 +18632,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, p
 
 static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset2DAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset2DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15044,18 +18652,23 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2DAsync");
@@ -15074,6 +18687,8 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b5);
@@ -15084,9 +18699,9 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3D, "cudaMemset3D($module, pitchedDevPtr, valu
 
 static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaMemset3D", nargs, 3) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
@@ -15123,9 +18738,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDe
 
 static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset3DAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset3DAsync");
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
@@ -15133,14 +18754,17 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
+    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3DAsync");
@@ -15159,6 +18783,8 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b3);
     return result;
@@ -15168,9 +18794,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value
 
 static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemsetAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemsetAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15180,14 +18812,19 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemsetAsync");
@@ -15206,6 +18843,8 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15216,9 +18855,15 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedA
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15227,12 +18872,17 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
@@ -15251,6 +18901,8 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15261,9 +18913,15 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArr
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15271,10 +18929,15 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
@@ -15293,6 +18956,8 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15303,9 +18968,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupanc
 
 static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15315,14 +18986,19 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     b1.obj = NULL;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyAvailableDynamicSMemPerBlock];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyAvailableDynamicSMemPerBlock");
@@ -15341,6 +19017,8 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15351,9 +19029,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccu
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15363,14 +19047,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessor];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -15389,6 +19078,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15399,9 +19090,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15412,16 +19109,21 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
@@ -15440,6 +19142,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15450,9 +19154,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveC
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15463,12 +19173,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveClusters");
@@ -15487,6 +19204,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15498,9 +19217,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxP
 
 static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15511,12 +19236,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxPotentialClusterSize");
@@ -15535,6 +19267,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15577,9 +19311,15 @@ PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($mod
 
 static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaPointerGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaPointerGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15587,10 +19327,15 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 88, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 88, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaPointerGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPointerGetAttributes");
@@ -15609,6 +19354,8 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15681,15 +19428,24 @@ PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, r
 
 static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaRuntimeGetVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaRuntimeGetVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaRuntimeGetVersion");
@@ -15708,6 +19464,8 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15717,9 +19475,9 @@ PyDoc_STRVAR(cudart_doc_cudaSetDevice, "cudaSetDevice($module, device, /)\n--\n\
 
 static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaSetDevice", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -15750,9 +19508,9 @@ PyDoc_STRVAR(cudart_doc_cudaSetDeviceFlags, "cudaSetDeviceFlags($module, flags, 
 
 static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaSetDeviceFlags", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -15783,18 +19541,27 @@ PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, devic
 
 static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSetValidDevices", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetValidDevices");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSetValidDevices];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetValidDevices");
@@ -15813,6 +19580,8 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15822,9 +19591,15 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSe
 
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15836,14 +19611,21 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync");
@@ -15862,6 +19644,8 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15873,9 +19657,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, s
 
 static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamAddCallback", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamAddCallback");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15887,14 +19677,21 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAddCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAddCallback");
@@ -15913,6 +19710,8 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15924,9 +19723,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($mod
 
 static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamAttachMemAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15936,14 +19741,19 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAttachMemAsync");
@@ -15962,6 +19772,8 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15972,18 +19784,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module,
 
 static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamBeginCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCapture");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCapture");
@@ -16002,6 +19823,8 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16011,9 +19834,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCaptureToGraph, "cudaStreamBeginCaptureTo
 
 static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16029,18 +19858,27 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCaptureToGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCaptureToGraph");
@@ -16059,6 +19897,8 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16071,9 +19911,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($mod
 
 static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCopyAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16081,10 +19927,15 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCopyAttributes");
@@ -16103,6 +19954,8 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16113,15 +19966,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)
 
 static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreate", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreate");
@@ -16140,6 +20002,8 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16149,18 +20013,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($m
 
 static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithFlags");
@@ -16179,6 +20052,8 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16188,21 +20063,30 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPrior
 
 static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithPriority");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithPriority];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithPriority");
@@ -16221,6 +20105,8 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16230,15 +20116,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /
 
 static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamDestroy");
@@ -16257,6 +20152,8 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16266,9 +20163,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, str
 
 static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamEndCapture", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamEndCapture");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16276,10 +20179,15 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamEndCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamEndCapture");
@@ -16298,6 +20206,8 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16308,9 +20218,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module,
 
 static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16319,12 +20235,17 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetAttribute");
@@ -16343,6 +20264,8 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16353,9 +20276,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($mod
 
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[7] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16378,20 +20307,35 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 8, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 8, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetCaptureInfo");
@@ -16410,6 +20354,8 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16425,9 +20371,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetDevice, "cudaStreamGetDevice($module, hStre
 
 static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetDevice", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16435,10 +20387,15 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetDevice");
@@ -16457,6 +20414,8 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16467,9 +20426,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream
 
 static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16477,10 +20442,15 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetFlags");
@@ -16499,6 +20469,8 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16509,9 +20481,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, stre
 
 static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16519,10 +20497,15 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetId");
@@ -16541,6 +20524,8 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16551,9 +20536,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, h
 
 static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetPriority", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetPriority");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16561,10 +20552,15 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetPriority];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetPriority");
@@ -16583,6 +20579,8 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16593,9 +20591,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, s
 
 static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamIsCapturing", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamIsCapturing");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16603,10 +20607,15 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamIsCapturing];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamIsCapturing");
@@ -16625,6 +20634,8 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16635,15 +20646,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n-
 
 static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamQuery");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamQuery");
@@ -16662,6 +20682,8 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16671,9 +20693,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module,
 
 static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16682,12 +20710,17 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSetAttribute");
@@ -16706,6 +20739,8 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16716,15 +20751,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, s
 
 static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSynchronize");
@@ -16743,6 +20787,8 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16752,9 +20798,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCa
 
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16767,16 +20819,23 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies");
@@ -16795,6 +20854,8 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16806,9 +20867,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, strea
 
 static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamWaitEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamWaitEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16817,12 +20884,17 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamWaitEvent");
@@ -16841,6 +20913,8 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16851,15 +20925,24 @@ PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchange
 
 static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaThreadExchangeStreamCaptureMode");
@@ -16878,6 +20961,8 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16887,9 +20972,15 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, obj
 
 static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectCreate", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16902,16 +20993,23 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectCreate");
@@ -16930,6 +21028,8 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16941,18 +21041,27 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, o
 
 static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectRelease", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectRelease");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRelease");
@@ -16971,6 +21080,8 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16980,18 +21091,27 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, obj
 
 static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectRetain", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectRetain");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRetain");
@@ -17010,6 +21130,8 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17019,9 +21141,15 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device,
 
 static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17030,12 +21158,17 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUGetDevice");
@@ -17054,6 +21187,8 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -17064,21 +21199,30 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($modul
 
 static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
@@ -17097,6 +21241,8 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -17106,9 +21252,15 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaph
 
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17120,14 +21272,21 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync");
@@ -17146,6 +21305,8 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17527,7 +21688,8 @@ PyMODINIT_FUNC PyInit__fast_13000(void)
     if (!module)
         return NULL;
     if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
-        PyModule_AddIntConstant(module, "CUDA_VERSION", 13000) < 0) {
+        PyModule_AddIntConstant(module, "CUDA_VERSION", 13000) < 0 ||
+        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
         Py_DECREF(module);
         return NULL;
     }

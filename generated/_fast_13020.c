@@ -1918,9 +1918,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, exten
 
 static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetInfo", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1934,14 +1940,23 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 20, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetInfo");
@@ -1960,6 +1975,8 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1972,9 +1989,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequi
 
 static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetMemoryRequirements");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1983,12 +2006,17 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
@@ -2007,6 +2035,8 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2017,9 +2047,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArr
 
 static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetPlane", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetPlane");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2028,12 +2064,17 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetPlane];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetPlane");
@@ -2052,6 +2093,8 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2062,9 +2105,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparsePropert
 
 static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetSparseProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2072,10 +2121,15 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetSparseProperties");
@@ -2094,6 +2148,8 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2104,9 +2160,15 @@ PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, pro
 
 static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaChooseDevice", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaChooseDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2114,10 +2176,15 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 1008, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaChooseDevice");
@@ -2136,6 +2203,8 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2146,9 +2215,9 @@ PyDoc_STRVAR(cudart_doc_cudaCreateChannelDesc, "cudaCreateChannelDesc($module, x
 
 static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaCreateChannelDesc", nargs, 5) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     long long i1;
@@ -2193,9 +2262,15 @@ PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($modul
 
 static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateSurfaceObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2203,10 +2278,15 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateSurfaceObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateSurfaceObject");
@@ -2225,6 +2305,8 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2235,9 +2317,15 @@ PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($modul
 
 static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaCreateTextureObject", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateTextureObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2251,14 +2339,23 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 112, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateTextureObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateTextureObject");
@@ -2277,6 +2374,8 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2320,15 +2419,24 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($m
 
 static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDestroyExternalMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalMemory");
@@ -2347,6 +2455,8 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2356,15 +2466,24 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaph
 
 static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDestroyExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalSemaphore");
@@ -2383,6 +2502,8 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2392,9 +2513,9 @@ PyDoc_STRVAR(cudart_doc_cudaDestroySurfaceObject, "cudaDestroySurfaceObject($mod
 
 static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDestroySurfaceObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
@@ -2425,9 +2546,9 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyTextureObject, "cudaDestroyTextureObject($mod
 
 static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDestroyTextureObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
@@ -2458,9 +2579,15 @@ PyDoc_STRVAR(cudart_doc_cudaDevResourceGenerateDesc, "cudaDevResourceGenerateDes
 
 static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDevResourceGenerateDesc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDevResourceGenerateDesc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDevResourceGenerateDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2469,12 +2596,17 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDevResourceGenerateDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDevResourceGenerateDesc");
@@ -2493,6 +2625,8 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2503,9 +2637,15 @@ PyDoc_STRVAR(cudart_doc_cudaDevSmResourceSplit, "cudaDevSmResourceSplit($module,
 
 static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDevSmResourceSplit", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDevSmResourceSplit", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDevSmResourceSplit");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2521,18 +2661,27 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 144, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 144, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 64, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 64, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDevSmResourceSplit];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDevSmResourceSplit");
@@ -2551,6 +2700,8 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2, a3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -2563,9 +2714,15 @@ PyDoc_STRVAR(cudart_doc_cudaDevSmResourceSplitByCount, "cudaDevSmResourceSplitBy
 
 static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDevSmResourceSplitByCount", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDevSmResourceSplitByCount", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDevSmResourceSplitByCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2581,18 +2738,27 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 144, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 144, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDevSmResourceSplitByCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDevSmResourceSplitByCount");
@@ -2611,6 +2777,8 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
 r = fn(a0, a1, a2, a3, (unsigned int)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2623,21 +2791,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($modul
 
 static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceCanAccessPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceCanAccessPeer");
@@ -2656,6 +2833,8 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2665,9 +2844,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceDisablePeerAccess, "cudaDeviceDisablePeerAcces
 
 static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceDisablePeerAccess", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -2698,9 +2877,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceEnablePeerAccess, "cudaDeviceEnablePeerAccess(
 
 static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceEnablePeerAccess", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
@@ -2734,9 +2913,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceFlushGPUDirectRDMAWrites, "cudaDeviceFlushGPUD
 
 static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceFlushGPUDirectRDMAWrites", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -2770,21 +2949,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module,
 
 static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetAttribute");
@@ -2803,6 +2991,8 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2812,9 +3002,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($modul
 
 static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2822,10 +3018,15 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetByPCIBusId");
@@ -2844,6 +3045,8 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2854,15 +3057,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetCacheConfig");
@@ -2881,6 +3093,8 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2890,18 +3104,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPoo
 
 static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDefaultMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetDefaultMemPool");
@@ -2920,6 +3143,8 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2929,21 +3154,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDevResource, "cudaDeviceGetDevResource($mod
 
 static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetDevResource", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDevResource");
     PyObject *result = NULL;
     long long i0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetDevResource");
@@ -2962,6 +3196,8 @@ static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *co
 r = fn((int)i0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -2971,18 +3207,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetExecutionCtx, "cudaDeviceGetExecutionCtx($m
 
 static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetExecutionCtx", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetExecutionCtx", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetExecutionCtx");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetExecutionCtx];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetExecutionCtx");
@@ -3001,6 +3246,8 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3010,21 +3257,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAt
 
 static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
@@ -3043,6 +3299,8 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -3052,9 +3310,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetHostAtomicCapabilities, "cudaDeviceGetHostA
 
 static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetHostAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3064,14 +3328,19 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
     b1.obj = NULL;
     unsigned long long u2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetHostAtomicCapabilities];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetHostAtomicCapabilities");
@@ -3090,6 +3359,8 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
 r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3100,18 +3371,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue,
 
 static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetLimit", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetLimit");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetLimit];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetLimit");
@@ -3130,6 +3410,8 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3139,18 +3421,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, mem
 
 static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetMemPool");
@@ -3169,6 +3460,8 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3178,21 +3471,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyn
 
 static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
@@ -3211,6 +3513,8 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3220,9 +3524,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAtomicCapabilities, "cudaDeviceGetP2PAto
 
 static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3233,16 +3543,21 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
     unsigned long long u2;
     long long i3;
     long long i4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_signed(args[4], 4, 32, &i4) < 0)
+    if (cudart_signed(args[k++], 4, 32, &i4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAtomicCapabilities];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetP2PAtomicCapabilities");
@@ -3261,6 +3576,8 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3271,9 +3588,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($m
 
 static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3281,14 +3604,17 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     unsigned long long u1;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetP2PAttribute");
@@ -3307,6 +3633,8 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3316,21 +3644,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, p
 
 static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetPCIBusId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetPCIBusId");
@@ -3349,6 +3686,8 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3358,15 +3697,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemCon
 
 static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetSharedMemConfig");
@@ -3385,6 +3733,8 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3394,9 +3744,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPr
 
 static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3404,10 +3760,15 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetStreamPriorityRange");
@@ -3426,6 +3787,8 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3436,9 +3799,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetText
 
 static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3447,12 +3816,17 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetTexture1DLinearMaxWidth];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetTexture1DLinearMaxWidth");
@@ -3471,6 +3845,8 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3481,9 +3857,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGraphMemTrim, "cudaDeviceGraphMemTrim($module,
 
 static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceGraphMemTrim", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -3514,9 +3890,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceRegisterAsyncNotification, "cudaDeviceRegister
 
 static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -3528,14 +3910,21 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceRegisterAsyncNotification];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceRegisterAsyncNotification");
@@ -3554,6 +3943,8 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
 r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3596,9 +3987,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetCacheConfig, "cudaDeviceSetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetCacheConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -3629,21 +4020,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAt
 
 static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
@@ -3662,6 +4062,8 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -3671,9 +4073,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetLimit, "cudaDeviceSetLimit($module, limit, 
 
 static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetLimit", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -3707,18 +4109,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, dev
 
 static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceSetMemPool");
     PyObject *result = NULL;
     long long i0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetMemPool");
@@ -3737,6 +4148,8 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -3746,9 +4159,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetSharedMemConfig, "cudaDeviceSetSharedMemCon
 
 static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetSharedMemConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -3810,18 +4223,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceUnregisterAsyncNotification, "cudaDeviceUnregi
 
 static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceUnregisterAsyncNotification");
     PyObject *result = NULL;
     long long i0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
@@ -3840,6 +4262,8 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -3849,15 +4273,24 @@ PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, dri
 
 static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDriverGetVersion", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDriverGetVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDriverGetVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDriverGetVersion");
@@ -3876,6 +4309,8 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3885,9 +4320,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsume
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3899,14 +4340,21 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerAcquireFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerAcquireFrame");
@@ -3925,6 +4373,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3936,9 +4386,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConn
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3946,10 +4402,15 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnect");
@@ -3968,6 +4429,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3978,9 +4441,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamCon
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3989,12 +4458,17 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnectWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnectWithFlags");
@@ -4013,6 +4487,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4023,15 +4499,24 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerD
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerDisconnect");
@@ -4050,6 +4535,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4059,9 +4546,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsume
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4072,12 +4565,19 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerReleaseFrame");
@@ -4096,6 +4596,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4107,9 +4609,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConn
 
 static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerConnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4119,14 +4627,19 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     b1.obj = NULL;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerConnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerConnect");
@@ -4145,6 +4658,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4155,15 +4670,24 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerD
 
 static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerDisconnect");
@@ -4182,6 +4706,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4191,9 +4717,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProduce
 
 static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4202,12 +4734,17 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerPresentFrame");
@@ -4226,6 +4763,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -4236,9 +4775,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducer
 
 static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4249,12 +4794,19 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerReturnFrame");
@@ -4273,6 +4825,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4284,15 +4838,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--
 
 static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreate", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreate");
@@ -4311,6 +4874,8 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4320,9 +4885,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync(
 
 static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateFromEGLSync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4331,12 +4902,17 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreateFromEGLSync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateFromEGLSync");
@@ -4355,6 +4931,8 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4365,18 +4943,27 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($mod
 
 static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateWithFlags");
@@ -4395,6 +4982,8 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4404,15 +4993,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n
 
 static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventDestroy");
@@ -4431,6 +5029,8 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4440,9 +5040,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms,
 
 static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventElapsedTime", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventElapsedTime");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4453,12 +5059,19 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventElapsedTime");
@@ -4477,6 +5090,8 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4488,15 +5103,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n
 
 static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventQuery");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventQuery");
@@ -4515,6 +5139,8 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4524,9 +5150,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream
 
 static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventRecord", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventRecord");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4534,10 +5166,15 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecord");
@@ -4556,6 +5193,8 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4566,9 +5205,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($mod
 
 static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventRecordWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4577,12 +5222,17 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecordWithFlags");
@@ -4601,6 +5251,8 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4611,15 +5263,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, eve
 
 static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventSynchronize");
@@ -4638,6 +5299,8 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4647,15 +5310,24 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxDestroy, "cudaExecutionCtxDestroy($modul
 
 static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxDestroy");
@@ -4674,6 +5346,8 @@ static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *con
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4683,9 +5357,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetDevResource, "cudaExecutionCtxGetDevR
 
 static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxGetDevResource", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxGetDevResource");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4694,12 +5374,17 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxGetDevResource");
@@ -4718,6 +5403,8 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4728,9 +5415,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetDevice, "cudaExecutionCtxGetDevice($m
 
 static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxGetDevice", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4738,10 +5431,15 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxGetDevice");
@@ -4760,6 +5458,8 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4770,9 +5470,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetId, "cudaExecutionCtxGetId($module, c
 
 static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxGetId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxGetId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4780,10 +5486,15 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxGetId");
@@ -4802,6 +5513,8 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4812,9 +5525,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxRecordEvent, "cudaExecutionCtxRecordEven
 
 static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxRecordEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxRecordEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxRecordEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4822,10 +5541,15 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxRecordEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxRecordEvent");
@@ -4844,6 +5568,8 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4854,9 +5580,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxStreamCreate, "cudaExecutionCtxStreamCre
 
 static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxStreamCreate", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxStreamCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxStreamCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4866,14 +5598,19 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
     b1.obj = NULL;
     unsigned long long u2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxStreamCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxStreamCreate");
@@ -4892,6 +5629,8 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4902,15 +5641,24 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxSynchronize, "cudaExecutionCtxSynchroniz
 
 static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxSynchronize");
@@ -4929,6 +5677,8 @@ static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4938,9 +5688,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxWaitEvent, "cudaExecutionCtxWaitEvent($m
 
 static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxWaitEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxWaitEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxWaitEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4948,10 +5704,15 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxWaitEvent");
@@ -4970,6 +5731,8 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4980,9 +5743,15 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGe
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4993,12 +5762,19 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 88, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedBuffer");
@@ -5017,6 +5793,8 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5028,9 +5806,15 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternal
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5041,12 +5825,19 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 128, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedMipmappedArray");
@@ -5065,6 +5856,8 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5076,15 +5869,24 @@ PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError
 
 static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFree", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFree", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFree");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFree];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFree");
@@ -5103,6 +5905,8 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5112,15 +5916,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\n
 
 static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeArray", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeArray");
@@ -5139,6 +5952,8 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5148,9 +5963,15 @@ PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, 
 
 static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5158,10 +5979,15 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeAsync");
@@ -5180,6 +6006,8 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5190,15 +6018,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncuda
 
 static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeHost", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeHost");
@@ -5217,6 +6054,8 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5226,15 +6065,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module,
 
 static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeMipmappedArray");
@@ -5253,6 +6101,8 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5262,9 +6112,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, a
 
 static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5272,10 +6128,15 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetAttributes");
@@ -5294,6 +6155,8 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5304,9 +6167,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetName, "cudaFuncGetName($module, name, func, /
 
 static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetName", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetName");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5314,10 +6183,15 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetName];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetName");
@@ -5336,6 +6210,8 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5346,9 +6222,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetParamCount, "cudaFuncGetParamCount($module, f
 
 static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetParamCount", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetParamCount", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetParamCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5356,10 +6238,15 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetParamCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetParamCount");
@@ -5378,6 +6265,8 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5388,9 +6277,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetParamInfo, "cudaFuncGetParamInfo($module, fun
 
 static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetParamInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5402,14 +6297,21 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetParamInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetParamInfo");
@@ -5428,6 +6330,8 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -5439,21 +6343,30 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, fun
 
 static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetAttribute");
@@ -5472,6 +6385,8 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5481,18 +6396,27 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module,
 
 static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetCacheConfig");
@@ -5511,6 +6435,8 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5520,18 +6446,27 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig(
 
 static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
@@ -5550,6 +6485,8 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5559,9 +6496,15 @@ PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDevice
 
 static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLGetDevices", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLGetDevices");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5571,14 +6514,19 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLGetDevices];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLGetDevices");
@@ -5597,6 +6545,8 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5607,18 +6557,27 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, d
 
 static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLMapBufferObject", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObject");
@@ -5637,6 +6596,8 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5646,9 +6607,15 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync(
 
 static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5657,12 +6624,17 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObjectAsync");
@@ -5681,6 +6653,8 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -5691,9 +6665,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLRegisterBufferObject, "cudaGLRegisterBufferObject(
 
 static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLRegisterBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5724,9 +6698,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLSetBufferObjectMapFlags, "cudaGLSetBufferObjectMap
 
 static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLSetBufferObjectMapFlags", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -5760,9 +6734,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLSetGLDevice, "cudaGLSetGLDevice($module, device, /
 
 static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLSetGLDevice", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -5793,9 +6767,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObject, "cudaGLUnmapBufferObject($modul
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLUnmapBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5826,18 +6800,27 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAs
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
+    if (cudart_unsigned(args[k++], 0, 32, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
@@ -5856,6 +6839,8 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -5865,9 +6850,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnregisterBufferObject, "cudaGLUnregisterBufferObj
 
 static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLUnregisterBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5898,9 +6883,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, a
 
 static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetChannelDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetChannelDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5908,10 +6899,15 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 20, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetChannelDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetChannelDesc");
@@ -5930,6 +6926,8 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5940,15 +6938,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\
 
 static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDevice", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDevice");
@@ -5967,6 +6974,8 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5976,15 +6985,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, 
 
 static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceCount", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceCount");
@@ -6003,6 +7021,8 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6012,15 +7032,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, 
 
 static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceFlags", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceFlags");
@@ -6039,6 +7068,8 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6048,18 +7079,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($modul
 
 static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 1008, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1008, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties");
@@ -6078,6 +7118,8 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6087,9 +7129,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($modul
 
 static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPoint");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6101,14 +7149,21 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 4, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 4, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDriverEntryPoint");
@@ -6127,6 +7182,8 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6138,9 +7195,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPointByVersion, "cudaGetDriverEntryPoi
 
 static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPointByVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6153,16 +7216,23 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 4, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 4, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPointByVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDriverEntryPointByVersion");
@@ -6181,6 +7251,8 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
 r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6192,9 +7264,9 @@ PyDoc_STRVAR(cudart_doc_cudaGetErrorName, "cudaGetErrorName($module, error, /)\n
 
 static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGetErrorName", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -6225,9 +7297,9 @@ PyDoc_STRVAR(cudart_doc_cudaGetErrorString, "cudaGetErrorString($module, error, 
 
 static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGetErrorString", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -6258,9 +7330,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetExportTable, "cudaGetExportTable($module, ppExpor
 
 static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetExportTable", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetExportTable");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6268,10 +7346,15 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetExportTable");
@@ -6290,6 +7373,8 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6300,9 +7385,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, funct
 
 static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetFuncBySymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6310,10 +7401,15 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetFuncBySymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetFuncBySymbol");
@@ -6332,6 +7428,8 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6342,9 +7440,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetKernel, "cudaGetKernel($module, kernelPtr, entryF
 
 static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetKernel", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6352,10 +7456,15 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetKernel");
@@ -6374,6 +7483,8 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6415,9 +7526,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel(
 
 static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6426,12 +7543,17 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetMipmappedArrayLevel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetMipmappedArrayLevel");
@@ -6450,6 +7572,8 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6460,18 +7584,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectR
 
 static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
@@ -6490,6 +7623,8 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6499,9 +7634,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, dev
 
 static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSymbolAddress", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolAddress");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6509,10 +7650,15 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolAddress");
@@ -6531,6 +7677,8 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6541,9 +7689,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, sym
 
 static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSymbolSize", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolSize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6551,10 +7705,15 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolSize");
@@ -6573,6 +7732,8 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6583,18 +7744,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectR
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
@@ -6613,6 +7783,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6622,18 +7794,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObj
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 112, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
@@ -6652,6 +7833,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6661,18 +7844,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTe
 
 static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
@@ -6691,6 +7883,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6700,9 +7894,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode(
 
 static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddChildGraphNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6717,16 +7917,25 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddChildGraphNode");
@@ -6745,6 +7954,8 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6757,9 +7968,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($mod
 
 static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddDependencies", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6774,16 +7991,25 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddDependencies");
@@ -6802,6 +8028,8 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6814,9 +8042,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, p
 
 static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEmptyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6828,14 +8062,21 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEmptyNode");
@@ -6854,6 +8095,8 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6865,9 +8108,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNod
 
 static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventRecordNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6882,16 +8131,25 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventRecordNode");
@@ -6910,6 +8168,8 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6922,9 +8182,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($m
 
 static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventWaitNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6939,16 +8205,25 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventWaitNode");
@@ -6967,6 +8242,8 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6979,9 +8256,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddE
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6996,16 +8279,25 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresSignalNode");
@@ -7024,6 +8316,8 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7036,9 +8330,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExt
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7053,16 +8353,25 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresWaitNode");
@@ -7081,6 +8390,8 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7093,9 +8404,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGr
 
 static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddHostNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddHostNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7110,16 +8427,25 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 16, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 16, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddHostNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddHostNode");
@@ -7138,6 +8464,8 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7150,9 +8478,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddKernelNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7167,16 +8501,25 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddKernelNode");
@@ -7195,6 +8538,8 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7207,9 +8552,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($mod
 
 static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemAllocNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7224,16 +8575,25 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemAllocNode");
@@ -7252,6 +8612,8 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7264,9 +8626,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($modul
 
 static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemFreeNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7281,16 +8649,25 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemFreeNode");
@@ -7309,6 +8686,8 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7321,9 +8700,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7338,16 +8723,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode");
@@ -7366,6 +8760,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7378,9 +8774,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($mod
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7400,22 +8802,33 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode1D");
@@ -7434,6 +8847,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7447,9 +8862,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNod
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7470,24 +8891,35 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeFromSymbol");
@@ -7506,6 +8938,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7519,9 +8953,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeT
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7542,24 +8982,35 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeToSymbol");
@@ -7578,6 +9029,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7591,9 +9044,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemsetNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7608,16 +9067,25 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemsetNode");
@@ -7636,6 +9104,8 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7648,9 +9118,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddNode, "cudaGraphAddNode($module, pGraphNode,
 
 static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddNode", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddNode", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7668,18 +9144,29 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 256, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddNode");
@@ -7698,6 +9185,8 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7711,9 +9200,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNod
 
 static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7721,10 +9216,15 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphChildGraphNodeGetGraph");
@@ -7743,6 +9243,8 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7753,9 +9255,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, or
 
 static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphClone", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphClone");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7763,10 +9271,15 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphClone];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphClone");
@@ -7785,6 +9298,8 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7795,9 +9310,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate, "cudaGraphConditionalH
 
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7807,14 +9328,19 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphConditionalHandleCreate");
@@ -7833,6 +9359,8 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7843,9 +9371,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate_v2, "cudaGraphCondition
 
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphConditionalHandleCreate_v2", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphConditionalHandleCreate_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7858,16 +9392,23 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphConditionalHandleCreate_v2");
@@ -7886,6 +9427,8 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7897,18 +9440,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags
 
 static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphCreate", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphCreate");
@@ -7927,6 +9479,8 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -7936,9 +9490,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module,
 
 static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDebugDotPrint");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7947,12 +9507,17 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDebugDotPrint");
@@ -7971,6 +9536,8 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7981,15 +9548,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n
 
 static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroy");
@@ -8008,6 +9584,8 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -8017,15 +9595,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, nod
 
 static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDestroyNode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDestroyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroyNode");
@@ -8044,6 +9631,8 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -8053,9 +9642,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordN
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8063,10 +9658,15 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeGetEvent");
@@ -8085,6 +9685,8 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8095,9 +9697,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordN
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8105,10 +9713,15 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
@@ -8127,6 +9740,8 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8137,9 +9752,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeG
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8147,10 +9768,15 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeGetEvent");
@@ -8169,6 +9795,8 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8179,9 +9807,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeS
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8189,10 +9823,15 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
@@ -8211,6 +9850,8 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8221,9 +9862,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChil
 
 static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8234,12 +9881,19 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
@@ -8258,6 +9912,8 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8269,15 +9925,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, gra
 
 static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecDestroy");
@@ -8296,6 +9961,8 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -8305,9 +9972,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEven
 
 static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8318,12 +9991,19 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
@@ -8342,6 +10022,8 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8353,9 +10035,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventW
 
 static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8366,12 +10054,19 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
@@ -8390,6 +10085,8 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8401,9 +10098,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cud
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8414,12 +10117,19 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
@@ -8438,6 +10148,8 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8449,9 +10161,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaG
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8462,12 +10180,19 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
@@ -8486,6 +10211,8 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8497,9 +10224,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, g
 
 static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8507,10 +10240,15 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecGetFlags");
@@ -8529,6 +10267,8 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8539,9 +10279,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetId, "cudaGraphExecGetId($module, hGraphE
 
 static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecGetId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8549,10 +10295,15 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecGetId");
@@ -8571,6 +10322,8 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8581,9 +10334,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSe
 
 static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8594,12 +10353,19 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 16, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 16, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
@@ -8618,6 +10384,8 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8629,9 +10397,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNo
 
 static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8642,12 +10416,19 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
@@ -8666,6 +10447,8 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8677,9 +10460,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNo
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8690,12 +10479,19 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
@@ -8714,6 +10510,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8725,9 +10523,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpy
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8743,18 +10547,27 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
@@ -8773,6 +10586,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8785,9 +10600,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphEx
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8804,20 +10625,29 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
@@ -8836,6 +10666,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8848,9 +10680,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExec
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8867,20 +10705,29 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
@@ -8899,6 +10746,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8911,9 +10760,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNo
 
 static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8924,12 +10779,19 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
@@ -8948,6 +10810,8 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8959,9 +10823,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecNodeSetParams, "cudaGraphExecNodeSetParams(
 
 static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8972,12 +10842,19 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecNodeSetParams");
@@ -8996,6 +10873,8 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9007,9 +10886,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGrap
 
 static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecUpdate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecUpdate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9020,12 +10905,19 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecUpdate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecUpdate");
@@ -9044,6 +10936,8 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9055,9 +10949,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGra
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9065,10 +10965,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
@@ -9087,6 +10992,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9097,9 +11004,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGra
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9107,10 +11020,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
@@ -9129,6 +11047,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9139,9 +11059,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraph
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9149,10 +11075,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
@@ -9171,6 +11102,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9181,9 +11114,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraph
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9191,10 +11130,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
@@ -9213,6 +11157,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9223,9 +11169,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, fr
 
 static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetEdges", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetEdges", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9242,16 +11194,27 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetEdges];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetEdges");
@@ -9270,6 +11233,8 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9283,9 +11248,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetId, "cudaGraphGetId($module, hGraph, graphID
 
 static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9293,10 +11264,15 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetId");
@@ -9315,6 +11291,8 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9325,9 +11303,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, no
 
 static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9338,12 +11322,19 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetNodes");
@@ -9362,6 +11353,8 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9373,9 +11366,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, g
 
 static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetRootNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9386,12 +11385,19 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetRootNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetRootNodes");
@@ -9410,6 +11416,8 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9421,9 +11429,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams(
 
 static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphHostNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9431,10 +11445,15 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeGetParams");
@@ -9453,6 +11472,8 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9463,9 +11484,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams(
 
 static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphHostNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9473,10 +11500,15 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeSetParams");
@@ -9495,6 +11527,8 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9505,9 +11539,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGr
 
 static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiate", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9516,12 +11556,17 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiate");
@@ -9540,6 +11585,8 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9550,9 +11597,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWith
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9561,12 +11614,17 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithFlags");
@@ -9585,6 +11643,8 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9595,9 +11655,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWit
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9608,12 +11674,19 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithParams");
@@ -9632,6 +11705,8 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9643,9 +11718,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeC
 
 static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9653,10 +11734,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
@@ -9675,6 +11761,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9685,9 +11773,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGet
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9696,12 +11790,17 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
@@ -9720,6 +11819,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -9730,9 +11831,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9740,10 +11847,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
@@ -9762,6 +11874,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9772,9 +11886,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSet
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9783,12 +11903,17 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
@@ -9807,6 +11932,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -9817,9 +11944,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9827,10 +11960,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
@@ -9849,6 +11987,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9859,9 +11999,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, st
 
 static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphLaunch", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphLaunch");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9869,10 +12015,15 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphLaunch");
@@ -9891,6 +12042,8 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9901,9 +12054,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGe
 
 static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9911,10 +12070,15 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
@@ -9933,6 +12097,8 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9943,9 +12109,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetP
 
 static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9953,10 +12125,15 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
@@ -9975,6 +12152,8 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9985,9 +12164,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9995,10 +12180,15 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
@@ -10017,6 +12207,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10027,9 +12219,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10037,10 +12235,15 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
@@ -10059,6 +12262,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10069,9 +12274,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetP
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10084,16 +12295,23 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
@@ -10112,6 +12330,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10123,9 +12343,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpy
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10139,18 +12365,25 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
@@ -10169,6 +12402,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10180,9 +12415,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNo
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10196,18 +12437,25 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
@@ -10226,6 +12474,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10237,9 +12487,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10247,10 +12503,15 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
@@ -10269,6 +12530,8 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10279,9 +12542,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10289,10 +12558,15 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
@@ -10311,6 +12585,8 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10321,9 +12597,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($mod
 
 static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeFindInClone");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10334,12 +12616,19 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeFindInClone");
@@ -10358,6 +12647,8 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10369,9 +12660,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetContainingGraph, "cudaGraphNodeGetContai
 
 static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetContainingGraph", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetContainingGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetContainingGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10379,10 +12676,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetContainingGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetContainingGraph");
@@ -10401,6 +12703,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10411,9 +12715,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependenc
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10427,14 +12737,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependencies");
@@ -10453,6 +12772,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10465,9 +12786,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDepende
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10481,14 +12808,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependentNodes");
@@ -10507,6 +12843,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10519,9 +12857,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($modul
 
 static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetEnabled");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10532,12 +12876,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetEnabled");
@@ -10556,6 +12907,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10567,9 +12920,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetLocalId, "cudaGraphNodeGetLocalId($modul
 
 static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetLocalId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetLocalId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetLocalId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10577,10 +12936,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetLocalId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetLocalId");
@@ -10599,6 +12963,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10609,9 +12975,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetParams, "cudaGraphNodeGetParams($module,
 
 static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10619,10 +12991,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *cons
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetParams");
@@ -10641,6 +13018,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10651,9 +13030,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetToolsId, "cudaGraphNodeGetToolsId($modul
 
 static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetToolsId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetToolsId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetToolsId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10661,10 +13046,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetToolsId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetToolsId");
@@ -10683,6 +13073,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10693,9 +13085,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, nod
 
 static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetType", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetType");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10703,10 +13101,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetType];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetType");
@@ -10725,6 +13128,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10735,9 +13140,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($modul
 
 static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeSetEnabled");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10746,12 +13157,17 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetEnabled");
@@ -10770,6 +13186,8 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10780,9 +13198,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetParams, "cudaGraphNodeSetParams($module,
 
 static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10790,10 +13214,15 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetParams");
@@ -10812,6 +13241,8 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10822,9 +13253,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject(
 
 static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphReleaseUserObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10833,12 +13270,17 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphReleaseUserObject");
@@ -10857,6 +13299,8 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10867,9 +13311,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencie
 
 static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10884,16 +13334,25 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRemoveDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRemoveDependencies");
@@ -10912,6 +13371,8 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10924,9 +13385,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($m
 
 static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRetainUserObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10936,14 +13403,19 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRetainUserObject");
@@ -10962,6 +13434,8 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10972,9 +13446,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, st
 
 static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphUpload", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphUpload");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10982,10 +13462,15 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphUpload");
@@ -11004,6 +13489,8 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11014,9 +13501,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterIm
 
 static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11025,12 +13518,17 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsEGLRegisterImage];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsEGLRegisterImage");
@@ -11049,6 +13547,8 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11059,21 +13559,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuf
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterBuffer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterBuffer");
@@ -11092,6 +13601,8 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11101,9 +13612,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImag
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11111,14 +13628,17 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterImage];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterImage");
@@ -11137,6 +13657,8 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11146,9 +13668,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($mod
 
 static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsMapResources", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsMapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -11157,12 +13685,17 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsMapResources");
@@ -11181,6 +13714,8 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11191,9 +13726,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsReso
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11203,14 +13744,19 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
@@ -11229,6 +13775,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11239,9 +13787,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphi
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11249,10 +13803,15 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedMipmappedArray");
@@ -11271,6 +13830,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11281,9 +13842,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResou
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11294,12 +13861,19 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedPointer");
@@ -11318,6 +13892,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11329,18 +13905,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSe
 
 static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
@@ -11359,6 +13944,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11368,9 +13955,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubR
 
 static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11380,14 +13973,19 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsSubResourceGetMappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsSubResourceGetMappedArray");
@@ -11406,6 +14004,8 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11416,9 +14016,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources(
 
 static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnmapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -11427,12 +14033,17 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnmapResources");
@@ -11451,6 +14062,8 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11461,15 +14074,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterR
 
 static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnregisterResource");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnregisterResource");
@@ -11488,6 +14110,8 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11497,21 +14121,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDP
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterOutputSurface];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterOutputSurface");
@@ -11530,6 +14163,8 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11539,21 +14174,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPA
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterVideoSurface];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterVideoSurface");
@@ -11572,6 +14216,8 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11581,9 +14227,15 @@ PyDoc_STRVAR(cudart_doc_cudaGreenCtxCreate, "cudaGreenCtxCreate($module, phCtx, 
 
 static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGreenCtxCreate", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGreenCtxCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGreenCtxCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11593,14 +14245,19 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
     b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGreenCtxCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGreenCtxCreate");
@@ -11619,6 +14276,8 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (int)i2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11629,21 +14288,30 @@ PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flag
 
 static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostAlloc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostAlloc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostAlloc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostAlloc");
@@ -11662,6 +14330,8 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11671,9 +14341,15 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($mod
 
 static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetDevicePointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11682,12 +14358,17 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetDevicePointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetDevicePointer");
@@ -11706,6 +14387,8 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11716,9 +14399,15 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHo
 
 static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11726,10 +14415,15 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetFlags");
@@ -11748,6 +14442,8 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11758,21 +14454,30 @@ PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, 
 
 static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostRegister", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostRegister");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostRegister");
@@ -11791,6 +14496,8 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11800,15 +14507,24 @@ PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)
 
 static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostUnregister", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostUnregister");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostUnregister");
@@ -11827,6 +14543,8 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11836,9 +14554,15 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($mod
 
 static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaImportExternalMemory", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11846,10 +14570,15 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 104, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalMemory");
@@ -11868,6 +14597,8 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11878,9 +14609,15 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphor
 
 static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11888,10 +14625,15 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 96, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalSemaphore");
@@ -11910,6 +14652,8 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11920,9 +14664,9 @@ PyDoc_STRVAR(cudart_doc_cudaInitDevice, "cudaInitDevice($module, device, deviceF
 
 static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaInitDevice", nargs, 3) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
@@ -11959,15 +14703,24 @@ PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, d
 
 static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcCloseMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcCloseMemHandle");
@@ -11986,6 +14739,8 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11995,9 +14750,15 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, h
 
 static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcGetEventHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12005,10 +14766,15 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetEventHandle");
@@ -12027,6 +14793,8 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12037,9 +14805,15 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handl
 
 static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcGetMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12047,10 +14821,15 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetMemHandle");
@@ -12069,6 +14848,8 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12079,18 +14860,27 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module,
 
 static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenEventHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenEventHandle");
@@ -12109,6 +14899,8 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12118,21 +14910,30 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, dev
 
 static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenMemHandle");
@@ -12151,6 +14952,8 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12160,9 +14963,15 @@ PyDoc_STRVAR(cudart_doc_cudaKernelSetAttributeForDevice, "cudaKernelSetAttribute
 
 static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaKernelSetAttributeForDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12170,14 +14979,17 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
     unsigned long long u1;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaKernelSetAttributeForDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaKernelSetAttributeForDevice");
@@ -12196,6 +15008,8 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12205,9 +15019,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKerne
 
 static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12221,18 +15041,25 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchCooperativeKernel");
@@ -12251,6 +15078,8 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12262,9 +15091,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream,
 
 static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchHostFunc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchHostFunc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12275,12 +15110,19 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc");
@@ -12299,6 +15141,8 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12310,9 +15154,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc_v2, "cudaLaunchHostFunc_v2($module, s
 
 static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchHostFunc_v2", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchHostFunc_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchHostFunc_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12324,14 +15174,21 @@ static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc_v2");
@@ -12350,6 +15207,8 @@ static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12361,9 +15220,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridD
 
 static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchKernel", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12377,18 +15242,25 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernel");
@@ -12407,6 +15279,8 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12418,9 +15292,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, confi
 
 static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchKernelExC", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernelExC");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12431,12 +15311,19 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 56, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernelExC];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernelExC");
@@ -12455,6 +15342,8 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12466,9 +15355,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryEnumerateKernels, "cudaLibraryEnumerateKernel
 
 static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryEnumerateKernels");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12477,12 +15372,17 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryEnumerateKernels];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryEnumerateKernels");
@@ -12501,6 +15401,8 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12511,9 +15413,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetGlobal, "cudaLibraryGetGlobal($module, dpt
 
 static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetGlobal", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetGlobal", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetGlobal");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12527,14 +15435,23 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetGlobal];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetGlobal");
@@ -12553,6 +15470,8 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12565,9 +15484,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernel, "cudaLibraryGetKernel($module, pKe
 
 static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetKernel", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetKernel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12578,12 +15503,19 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetKernel");
@@ -12602,6 +15534,8 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12613,9 +15547,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernelCount, "cudaLibraryGetKernelCount($m
 
 static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernelCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12623,10 +15563,15 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetKernelCount");
@@ -12645,6 +15590,8 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12655,9 +15602,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetManaged, "cudaLibraryGetManaged($module, d
 
 static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetManaged", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetManaged", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetManaged");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12671,14 +15624,23 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetManaged];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetManaged");
@@ -12697,6 +15659,8 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12709,9 +15673,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetUnifiedFunction, "cudaLibraryGetUnifiedFun
 
 static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetUnifiedFunction");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12722,12 +15692,19 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetUnifiedFunction];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetUnifiedFunction");
@@ -12746,6 +15723,8 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12757,9 +15736,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryLoadData, "cudaLibraryLoadData($module, libra
 
 static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryLoadData", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryLoadData", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadData");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12781,22 +15766,35 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
     Py_buffer b6;
     b6.obj = NULL;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 4, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 4, &a5, &b5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 8, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryLoadData];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryLoadData");
@@ -12815,6 +15813,8 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12829,9 +15829,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryLoadFromFile, "cudaLibraryLoadFromFile($modul
 
 static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadFromFile");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12853,22 +15859,35 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
     Py_buffer b6;
     b6.obj = NULL;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 4, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 4, &a5, &b5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 8, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryLoadFromFile];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryLoadFromFile");
@@ -12887,6 +15906,8 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12901,15 +15922,24 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryUnload, "cudaLibraryUnload($module, library, 
 
 static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryUnload", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryUnload", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryUnload");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryUnload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryUnload");
@@ -12928,6 +15958,8 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12937,18 +15969,27 @@ PyDoc_STRVAR(cudart_doc_cudaLogsCurrent, "cudaLogsCurrent($module, iterator_out,
 
 static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsCurrent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsCurrent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsCurrent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsCurrent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsCurrent");
@@ -12967,6 +16008,8 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12976,9 +16019,15 @@ PyDoc_STRVAR(cudart_doc_cudaLogsDumpToFile, "cudaLogsDumpToFile($module, iterato
 
 static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsDumpToFile", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsDumpToFile", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToFile");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12987,12 +16036,17 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsDumpToFile];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsDumpToFile");
@@ -13011,6 +16065,8 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13021,9 +16077,15 @@ PyDoc_STRVAR(cudart_doc_cudaLogsDumpToMemory, "cudaLogsDumpToMemory($module, ite
 
 static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsDumpToMemory", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsDumpToMemory", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13035,14 +16097,21 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsDumpToMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsDumpToMemory");
@@ -13061,6 +16130,8 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13072,9 +16143,15 @@ PyDoc_STRVAR(cudart_doc_cudaLogsRegisterCallback, "cudaLogsRegisterCallback($mod
 
 static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsRegisterCallback", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsRegisterCallback", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsRegisterCallback");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13085,12 +16162,19 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsRegisterCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsRegisterCallback");
@@ -13109,6 +16193,8 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13120,15 +16206,24 @@ PyDoc_STRVAR(cudart_doc_cudaLogsUnregisterCallback, "cudaLogsUnregisterCallback(
 
 static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsUnregisterCallback");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsUnregisterCallback");
@@ -13147,6 +16242,8 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13156,18 +16253,27 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\
 
 static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc");
@@ -13186,6 +16292,8 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13195,18 +16303,27 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, exte
 
 static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc3D", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3D");
@@ -13225,6 +16342,8 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13234,9 +16353,15 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, de
 
 static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc3DArray", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3DArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13246,14 +16371,19 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3DArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3DArray");
@@ -13272,6 +16402,8 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13282,9 +16414,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, 
 
 static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocArray", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13295,16 +16433,21 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocArray");
@@ -13323,6 +16466,8 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13333,9 +16478,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size,
 
 static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13344,12 +16495,17 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocAsync");
@@ -13368,6 +16524,8 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13378,9 +16536,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($modul
 
 static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocFromPoolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13392,14 +16556,21 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocFromPoolAsync");
@@ -13418,6 +16589,8 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13429,18 +16602,27 @@ PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n
 
 static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocHost", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocHost");
@@ -13459,6 +16641,8 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13468,21 +16652,30 @@ PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, s
 
 static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocManaged", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocManaged");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocManaged];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocManaged");
@@ -13501,6 +16694,8 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13510,9 +16705,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($mod
 
 static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13523,16 +16724,21 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocMipmappedArray");
@@ -13551,6 +16757,8 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13561,9 +16769,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch
 
 static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocPitch", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocPitch");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13573,14 +16787,19 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocPitch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocPitch");
@@ -13599,6 +16818,8 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13609,9 +16830,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, ad
 
 static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemAdvise", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemAdvise");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13619,14 +16846,17 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_by_value(args[3], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &a3) < 0)
+    if (cudart_by_value(args[k++], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &a3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise");
@@ -13645,6 +16875,8 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13654,9 +16886,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemDiscardAndPrefetchBatchAsync, "cudaMemDiscardAndP
 
 static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13676,22 +16914,33 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemDiscardAndPrefetchBatchAsync");
@@ -13710,6 +16959,8 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
 r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13723,9 +16974,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemDiscardBatchAsync, "cudaMemDiscardBatchAsync($mod
 
 static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13738,16 +16995,23 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemDiscardBatchAsync");
@@ -13766,6 +17030,8 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13777,9 +17043,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetDefaultMemPool, "cudaMemGetDefaultMemPool($mod
 
 static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13788,12 +17060,17 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetDefaultMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetDefaultMemPool");
@@ -13812,6 +17089,8 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13822,9 +17101,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)
 
 static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetInfo", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13832,10 +17117,15 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetInfo");
@@ -13854,6 +17144,8 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13864,9 +17156,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetMemPool, "cudaMemGetMemPool($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetMemPool", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13875,12 +17173,17 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetMemPool");
@@ -13899,6 +17202,8 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13909,9 +17214,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolCreate", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13919,10 +17230,15 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolCreate");
@@ -13941,6 +17257,8 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13951,15 +17269,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool
 
 static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolDestroy");
@@ -13978,6 +17305,8 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13987,9 +17316,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($mod
 
 static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolExportPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13997,10 +17332,15 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportPointer");
@@ -14019,6 +17359,8 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14029,9 +17371,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportTo
 
 static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14041,14 +17389,19 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
@@ -14067,6 +17420,8 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14077,9 +17432,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, fla
 
 static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAccess");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14090,12 +17451,19 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAccess");
@@ -14114,6 +17482,8 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14125,9 +17495,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($modul
 
 static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14136,12 +17512,17 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAttribute");
@@ -14160,6 +17541,8 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14170,9 +17553,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImport
 
 static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14182,14 +17571,19 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportFromShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportFromShareableHandle");
@@ -14208,6 +17602,8 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14218,9 +17614,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($mod
 
 static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14231,12 +17633,19 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportPointer");
@@ -14255,6 +17664,8 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14266,9 +17677,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, mem
 
 static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolSetAccess");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14277,12 +17694,17 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 12, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 12, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAccess");
@@ -14301,6 +17723,8 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14311,9 +17735,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($modul
 
 static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14322,12 +17752,17 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAttribute");
@@ -14346,6 +17781,8 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14356,18 +17793,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolTrimTo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolTrimTo");
@@ -14386,6 +17832,8 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14395,9 +17843,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, dev
 
 static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14408,16 +17862,21 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync");
@@ -14436,6 +17895,8 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b4);
@@ -14446,9 +17907,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchBatchAsync, "cudaMemPrefetchBatchAsync($m
 
 static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14468,22 +17935,33 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchBatchAsync");
@@ -14502,6 +17980,8 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14515,9 +17995,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($mod
 
 static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14528,16 +18014,21 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttribute");
@@ -14556,6 +18047,8 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14566,9 +18059,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($m
 
 static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14584,18 +18083,27 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     Py_buffer b4;
     b4.obj = NULL;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttributes");
@@ -14614,6 +18122,8 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14626,9 +18136,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemSetMemPool, "cudaMemSetMemPool($module, location,
 
 static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemSetMemPool", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemSetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemSetMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14637,12 +18153,17 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemSetMemPool");
@@ -14661,6 +18182,8 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14671,9 +18194,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, 
 
 static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14683,14 +18212,19 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy");
@@ -14709,6 +18243,8 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14719,9 +18255,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, s
 
 static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2D", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14734,20 +18276,25 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2D");
@@ -14766,6 +18313,8 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14776,9 +18325,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($mod
 
 static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DArrayToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14793,24 +18348,29 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
@@ -14829,6 +18389,8 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14839,9 +18401,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpit
 
 static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14857,22 +18425,29 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DAsync");
@@ -14891,6 +18466,8 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14902,9 +18479,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, d
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DFromArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14918,22 +18501,27 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArray");
@@ -14952,6 +18540,8 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14962,9 +18552,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync(
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14981,24 +18577,31 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     void *a8;
     Py_buffer b8;
     b8.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if ((spec.outs >> 8) & 1)
+        a8 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
@@ -15017,6 +18620,8 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15028,9 +18633,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15044,22 +18655,27 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArray");
@@ -15078,6 +18694,8 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15088,9 +18706,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($mod
 
 static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15107,24 +18731,31 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     void *a8;
     Py_buffer b8;
     b8.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if ((spec.outs >> 8) & 1)
+        a8 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
@@ -15143,6 +18774,8 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15154,15 +18787,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaEr
 
 static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3D", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 160, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3D");
@@ -15181,6 +18823,8 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15190,9 +18834,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream
 
 static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15200,10 +18850,15 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 160, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DAsync");
@@ -15222,6 +18877,8 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15232,9 +18889,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DBatchAsync, "cudaMemcpy3DBatchAsync($module,
 
 static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DBatchAsync");
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
@@ -15244,14 +18907,19 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
+    if (cudart_unsigned(args[k++], 0, 64, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 112, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 112, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DBatchAsync");
@@ -15270,6 +18938,8 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
 r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b3);
@@ -15280,15 +18950,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n
 
 static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 168, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeer");
@@ -15307,6 +18986,8 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15316,9 +18997,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p
 
 static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DPeerAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15326,10 +19013,15 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 168, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
@@ -15348,6 +19040,8 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15358,9 +19052,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DWithAttributesAsync, "cudaMemcpy3DWithAttrib
 
 static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DWithAttributesAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DWithAttributesAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DWithAttributesAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15369,12 +19069,17 @@ static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 112, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DWithAttributesAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DWithAttributesAsync");
@@ -15393,6 +19098,8 @@ static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15403,9 +19110,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module,
 
 static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyArrayToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15419,22 +19132,27 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyArrayToArray");
@@ -15453,6 +19171,8 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15463,9 +19183,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, cou
 
 static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15478,16 +19204,23 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyAsync");
@@ -15506,6 +19239,8 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15517,9 +19252,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyBatchAsync, "cudaMemcpyBatchAsync($module, dst
 
 static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15541,22 +19282,35 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 8, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyBatchAsync");
@@ -15575,6 +19329,8 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15589,9 +19345,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromArray", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15603,18 +19365,23 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArray");
@@ -15633,6 +19400,8 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15643,9 +19412,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($mod
 
 static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15660,20 +19435,27 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
@@ -15692,6 +19474,8 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15703,9 +19487,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15716,16 +19506,21 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbol");
@@ -15744,6 +19539,8 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15754,9 +19551,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($m
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15770,18 +19573,25 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
@@ -15800,6 +19610,8 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15811,9 +19623,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice,
 
 static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyPeer", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15824,16 +19642,21 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     b2.obj = NULL;
     long long i3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeer");
@@ -15852,6 +19675,8 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15862,9 +19687,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyPeerAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15878,18 +19709,25 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeerAsync");
@@ -15908,6 +19746,8 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15919,9 +19759,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOff
 
 static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToArray", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15933,18 +19779,23 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArray");
@@ -15963,6 +19814,8 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15973,9 +19826,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module,
 
 static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15990,20 +19849,27 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArrayAsync");
@@ -16022,6 +19888,8 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -16033,9 +19901,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol,
 
 static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16046,16 +19920,21 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbol");
@@ -16074,6 +19953,8 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16084,9 +19965,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($modul
 
 static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToSymbolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16100,18 +19987,25 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
@@ -16130,6 +20024,8 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16141,9 +20037,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyWithAttributesAsync, "cudaMemcpyWithAttributes
 
 static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyWithAttributesAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyWithAttributesAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyWithAttributesAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16158,16 +20060,25 @@ static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObjec
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 24, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 24, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyWithAttributesAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyWithAttributesAsync");
@@ -16186,6 +20097,8 @@ static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long)u2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16198,21 +20111,30 @@ PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /
 
 static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset");
@@ -16231,6 +20153,8 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16240,9 +20164,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, valu
 
 static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset2D", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset2D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16251,16 +20181,19 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2D");
@@ -16279,6 +20212,8 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16288,9 +20223,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, p
 
 static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset2DAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset2DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16302,18 +20243,23 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2DAsync");
@@ -16332,6 +20278,8 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b5);
@@ -16342,9 +20290,9 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3D, "cudaMemset3D($module, pitchedDevPtr, valu
 
 static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaMemset3D", nargs, 3) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
@@ -16381,9 +20329,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDe
 
 static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset3DAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset3DAsync");
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
@@ -16391,14 +20345,17 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
+    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3DAsync");
@@ -16417,6 +20374,8 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b3);
     return result;
@@ -16426,9 +20385,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value
 
 static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemsetAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemsetAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16438,14 +20403,19 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemsetAsync");
@@ -16464,6 +20434,8 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -16474,9 +20446,15 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedA
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16485,12 +20463,17 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
@@ -16509,6 +20492,8 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16519,9 +20504,15 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArr
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16529,10 +20520,15 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
@@ -16551,6 +20547,8 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16561,9 +20559,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupanc
 
 static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16573,14 +20577,19 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     b1.obj = NULL;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyAvailableDynamicSMemPerBlock];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyAvailableDynamicSMemPerBlock");
@@ -16599,6 +20608,8 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16609,9 +20620,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccu
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16621,14 +20638,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessor];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -16647,6 +20669,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16657,9 +20681,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16670,16 +20700,21 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
@@ -16698,6 +20733,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16708,9 +20745,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveC
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16721,12 +20764,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveClusters");
@@ -16745,6 +20795,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16756,9 +20808,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxP
 
 static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16769,12 +20827,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxPotentialClusterSize");
@@ -16793,6 +20858,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16835,9 +20902,15 @@ PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($mod
 
 static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaPointerGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaPointerGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16845,10 +20918,15 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 88, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 88, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaPointerGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPointerGetAttributes");
@@ -16867,6 +20945,8 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16939,15 +21019,24 @@ PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, r
 
 static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaRuntimeGetVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaRuntimeGetVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaRuntimeGetVersion");
@@ -16966,6 +21055,8 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16975,9 +21066,9 @@ PyDoc_STRVAR(cudart_doc_cudaSetDevice, "cudaSetDevice($module, device, /)\n--\n\
 
 static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaSetDevice", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -17008,9 +21099,9 @@ PyDoc_STRVAR(cudart_doc_cudaSetDeviceFlags, "cudaSetDeviceFlags($module, flags, 
 
 static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaSetDeviceFlags", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -17041,18 +21132,27 @@ PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, devic
 
 static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSetValidDevices", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetValidDevices");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSetValidDevices];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetValidDevices");
@@ -17071,6 +21171,8 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17080,9 +21182,15 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSe
 
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17094,14 +21202,21 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync");
@@ -17120,6 +21235,8 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17131,9 +21248,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, s
 
 static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamAddCallback", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamAddCallback");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17145,14 +21268,21 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAddCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAddCallback");
@@ -17171,6 +21301,8 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17182,9 +21314,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($mod
 
 static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamAttachMemAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17194,14 +21332,19 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAttachMemAsync");
@@ -17220,6 +21363,8 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17230,18 +21375,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module,
 
 static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamBeginCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCapture");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCapture");
@@ -17260,6 +21414,8 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17269,9 +21425,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCaptureToGraph, "cudaStreamBeginCaptureTo
 
 static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17287,18 +21449,27 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCaptureToGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCaptureToGraph");
@@ -17317,6 +21488,8 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17329,9 +21502,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($mod
 
 static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCopyAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17339,10 +21518,15 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCopyAttributes");
@@ -17361,6 +21545,8 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17371,15 +21557,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)
 
 static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreate", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreate");
@@ -17398,6 +21593,8 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17407,18 +21604,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($m
 
 static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithFlags");
@@ -17437,6 +21643,8 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17446,21 +21654,30 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPrior
 
 static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithPriority");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithPriority];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithPriority");
@@ -17479,6 +21696,8 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17488,15 +21707,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /
 
 static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamDestroy");
@@ -17515,6 +21743,8 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17524,9 +21754,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, str
 
 static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamEndCapture", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamEndCapture");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17534,10 +21770,15 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamEndCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamEndCapture");
@@ -17556,6 +21797,8 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17566,9 +21809,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module,
 
 static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17577,12 +21826,17 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetAttribute");
@@ -17601,6 +21855,8 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -17611,9 +21867,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($mod
 
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[7] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17636,20 +21898,35 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 8, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 8, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetCaptureInfo");
@@ -17668,6 +21945,8 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17683,9 +21962,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetDevResource, "cudaStreamGetDevResource($mod
 
 static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetDevResource", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetDevResource");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17694,12 +21979,17 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetDevResource");
@@ -17718,6 +22008,8 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17728,9 +22020,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetDevice, "cudaStreamGetDevice($module, hStre
 
 static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetDevice", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17738,10 +22036,15 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetDevice");
@@ -17760,6 +22063,8 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17770,9 +22075,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream
 
 static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17780,10 +22091,15 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetFlags");
@@ -17802,6 +22118,8 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17812,9 +22130,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, stre
 
 static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17822,10 +22146,15 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetId");
@@ -17844,6 +22173,8 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17854,9 +22185,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, h
 
 static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetPriority", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetPriority");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17864,10 +22201,15 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetPriority];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetPriority");
@@ -17886,6 +22228,8 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17896,9 +22240,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, s
 
 static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamIsCapturing", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamIsCapturing");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17906,10 +22256,15 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamIsCapturing];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamIsCapturing");
@@ -17928,6 +22283,8 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17938,15 +22295,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n-
 
 static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamQuery");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamQuery");
@@ -17965,6 +22331,8 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17974,9 +22342,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module,
 
 static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17985,12 +22359,17 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSetAttribute");
@@ -18009,6 +22388,8 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -18019,15 +22400,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, s
 
 static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSynchronize");
@@ -18046,6 +22436,8 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -18055,9 +22447,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCa
 
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18070,16 +22468,23 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies");
@@ -18098,6 +22503,8 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18109,9 +22516,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, strea
 
 static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamWaitEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamWaitEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18120,12 +22533,17 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamWaitEvent");
@@ -18144,6 +22562,8 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18154,15 +22574,24 @@ PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchange
 
 static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaThreadExchangeStreamCaptureMode");
@@ -18181,6 +22610,8 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -18190,9 +22621,15 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, obj
 
 static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectCreate", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18205,16 +22642,23 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectCreate");
@@ -18233,6 +22677,8 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18244,18 +22690,27 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, o
 
 static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectRelease", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectRelease");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRelease");
@@ -18274,6 +22729,8 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -18283,18 +22740,27 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, obj
 
 static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectRetain", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectRetain");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRetain");
@@ -18313,6 +22779,8 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -18322,9 +22790,15 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device,
 
 static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18333,12 +22807,17 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUGetDevice");
@@ -18357,6 +22836,8 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -18367,21 +22848,30 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($modul
 
 static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
@@ -18400,6 +22890,8 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -18409,9 +22901,15 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaph
 
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18423,14 +22921,21 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync");
@@ -18449,6 +22954,8 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18856,7 +23363,8 @@ PyMODINIT_FUNC PyInit__fast_13020(void)
     if (!module)
         return NULL;
     if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
-        PyModule_AddIntConstant(module, "CUDA_VERSION", 13020) < 0) {
+        PyModule_AddIntConstant(module, "CUDA_VERSION", 13020) < 0 ||
+        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
         Py_DECREF(module);
         return NULL;
     }

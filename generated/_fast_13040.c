@@ -1928,9 +1928,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, exten
 
 static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetInfo", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1944,14 +1950,23 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 20, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetInfo");
@@ -1970,6 +1985,8 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1982,9 +1999,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequi
 
 static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetMemoryRequirements");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -1993,12 +2016,17 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
@@ -2017,6 +2045,8 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2027,9 +2057,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArr
 
 static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetPlane", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetPlane");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2038,12 +2074,17 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetPlane];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetPlane");
@@ -2062,6 +2103,8 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2072,9 +2115,15 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparsePropert
 
 static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetSparseProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2082,10 +2131,15 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetSparseProperties");
@@ -2104,6 +2158,8 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2114,9 +2170,15 @@ PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, pro
 
 static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaChooseDevice", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaChooseDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2124,10 +2186,15 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 1008, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaChooseDevice");
@@ -2146,6 +2213,8 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2156,9 +2225,9 @@ PyDoc_STRVAR(cudart_doc_cudaCreateChannelDesc, "cudaCreateChannelDesc($module, x
 
 static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaCreateChannelDesc", nargs, 5) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     long long i1;
@@ -2203,9 +2272,15 @@ PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($modul
 
 static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateSurfaceObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2213,10 +2288,15 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateSurfaceObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateSurfaceObject");
@@ -2235,6 +2315,8 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2245,9 +2327,15 @@ PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($modul
 
 static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaCreateTextureObject", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateTextureObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2261,14 +2349,23 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 112, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateTextureObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateTextureObject");
@@ -2287,6 +2384,8 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2330,15 +2429,24 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($m
 
 static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDestroyExternalMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalMemory");
@@ -2357,6 +2465,8 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2366,15 +2476,24 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaph
 
 static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDestroyExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalSemaphore");
@@ -2393,6 +2512,8 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2402,9 +2523,9 @@ PyDoc_STRVAR(cudart_doc_cudaDestroySurfaceObject, "cudaDestroySurfaceObject($mod
 
 static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDestroySurfaceObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
@@ -2435,9 +2556,9 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyTextureObject, "cudaDestroyTextureObject($mod
 
 static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDestroyTextureObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
@@ -2468,9 +2589,15 @@ PyDoc_STRVAR(cudart_doc_cudaDevResourceGenerateDesc, "cudaDevResourceGenerateDes
 
 static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDevResourceGenerateDesc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDevResourceGenerateDesc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDevResourceGenerateDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2479,12 +2606,17 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDevResourceGenerateDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDevResourceGenerateDesc");
@@ -2503,6 +2635,8 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2513,9 +2647,15 @@ PyDoc_STRVAR(cudart_doc_cudaDevSmResourceSplit, "cudaDevSmResourceSplit($module,
 
 static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDevSmResourceSplit", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDevSmResourceSplit", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDevSmResourceSplit");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2531,18 +2671,27 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 144, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 144, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 64, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 64, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDevSmResourceSplit];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDevSmResourceSplit");
@@ -2561,6 +2710,8 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2, a3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -2573,9 +2724,15 @@ PyDoc_STRVAR(cudart_doc_cudaDevSmResourceSplitByCount, "cudaDevSmResourceSplitBy
 
 static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDevSmResourceSplitByCount", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDevSmResourceSplitByCount", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDevSmResourceSplitByCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2591,18 +2748,27 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 144, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 144, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDevSmResourceSplitByCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDevSmResourceSplitByCount");
@@ -2621,6 +2787,8 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
 r = fn(a0, a1, a2, a3, (unsigned int)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2633,21 +2801,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($modul
 
 static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceCanAccessPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceCanAccessPeer");
@@ -2666,6 +2843,8 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2675,9 +2854,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceDisablePeerAccess, "cudaDeviceDisablePeerAcces
 
 static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceDisablePeerAccess", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -2708,9 +2887,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceEnablePeerAccess, "cudaDeviceEnablePeerAccess(
 
 static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceEnablePeerAccess", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
@@ -2744,9 +2923,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceFlushGPUDirectRDMAWrites, "cudaDeviceFlushGPUD
 
 static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceFlushGPUDirectRDMAWrites", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -2780,21 +2959,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module,
 
 static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetAttribute");
@@ -2813,6 +3001,8 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2822,9 +3012,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($modul
 
 static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -2832,10 +3028,15 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetByPCIBusId");
@@ -2854,6 +3055,8 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2864,15 +3067,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetCacheConfig");
@@ -2891,6 +3103,8 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2900,18 +3114,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPoo
 
 static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDefaultMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetDefaultMemPool");
@@ -2930,6 +3153,8 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -2939,21 +3164,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDevResource, "cudaDeviceGetDevResource($mod
 
 static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetDevResource", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDevResource");
     PyObject *result = NULL;
     long long i0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetDevResource");
@@ -2972,6 +3206,8 @@ static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *co
 r = fn((int)i0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -2981,18 +3217,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetExecutionCtx, "cudaDeviceGetExecutionCtx($m
 
 static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetExecutionCtx", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetExecutionCtx", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetExecutionCtx");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetExecutionCtx];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetExecutionCtx");
@@ -3011,6 +3256,8 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3020,21 +3267,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAt
 
 static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
@@ -3053,6 +3309,8 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -3062,9 +3320,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetHostAtomicCapabilities, "cudaDeviceGetHostA
 
 static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetHostAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3074,14 +3338,19 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
     b1.obj = NULL;
     unsigned long long u2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetHostAtomicCapabilities];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetHostAtomicCapabilities");
@@ -3100,6 +3369,8 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
 r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3110,18 +3381,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue,
 
 static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetLimit", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetLimit");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetLimit];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetLimit");
@@ -3140,6 +3420,8 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3149,18 +3431,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, mem
 
 static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetMemPool");
@@ -3179,6 +3470,8 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3188,21 +3481,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyn
 
 static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
@@ -3221,6 +3523,8 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3230,9 +3534,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAtomicCapabilities, "cudaDeviceGetP2PAto
 
 static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3243,16 +3553,21 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
     unsigned long long u2;
     long long i3;
     long long i4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_signed(args[4], 4, 32, &i4) < 0)
+    if (cudart_signed(args[k++], 4, 32, &i4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAtomicCapabilities];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetP2PAtomicCapabilities");
@@ -3271,6 +3586,8 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3281,9 +3598,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($m
 
 static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3291,14 +3614,17 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     unsigned long long u1;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetP2PAttribute");
@@ -3317,6 +3643,8 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3326,21 +3654,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, p
 
 static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetPCIBusId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetPCIBusId");
@@ -3359,6 +3696,8 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3368,15 +3707,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemCon
 
 static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetSharedMemConfig");
@@ -3395,6 +3743,8 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3404,9 +3754,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPr
 
 static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3414,10 +3770,15 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetStreamPriorityRange");
@@ -3436,6 +3797,8 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3446,9 +3809,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetText
 
 static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3457,12 +3826,17 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetTexture1DLinearMaxWidth];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetTexture1DLinearMaxWidth");
@@ -3481,6 +3855,8 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3491,9 +3867,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGraphMemTrim, "cudaDeviceGraphMemTrim($module,
 
 static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceGraphMemTrim", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -3524,9 +3900,15 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceRegisterAsyncNotification, "cudaDeviceRegister
 
 static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -3538,14 +3920,21 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceRegisterAsyncNotification];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceRegisterAsyncNotification");
@@ -3564,6 +3953,8 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
 r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3606,9 +3997,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetCacheConfig, "cudaDeviceSetCacheConfig($mod
 
 static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetCacheConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -3639,21 +4030,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAt
 
 static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
@@ -3672,6 +4072,8 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -3681,9 +4083,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetLimit, "cudaDeviceSetLimit($module, limit, 
 
 static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetLimit", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -3717,18 +4119,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, dev
 
 static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceSetMemPool");
     PyObject *result = NULL;
     long long i0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetMemPool");
@@ -3747,6 +4158,8 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -3756,9 +4169,9 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetSharedMemConfig, "cudaDeviceSetSharedMemCon
 
 static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaDeviceSetSharedMemConfig", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -3820,18 +4233,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceUnregisterAsyncNotification, "cudaDeviceUnregi
 
 static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceUnregisterAsyncNotification");
     PyObject *result = NULL;
     long long i0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
@@ -3850,6 +4272,8 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -3859,15 +4283,24 @@ PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, dri
 
 static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaDriverGetVersion", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDriverGetVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDriverGetVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDriverGetVersion");
@@ -3886,6 +4319,8 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -3895,9 +4330,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsume
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3909,14 +4350,21 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerAcquireFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerAcquireFrame");
@@ -3935,6 +4383,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3946,9 +4396,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConn
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3956,10 +4412,15 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnect");
@@ -3978,6 +4439,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -3988,9 +4451,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamCon
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -3999,12 +4468,17 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnectWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnectWithFlags");
@@ -4023,6 +4497,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4033,15 +4509,24 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerD
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerDisconnect");
@@ -4060,6 +4545,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4069,9 +4556,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsume
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4082,12 +4575,19 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerReleaseFrame");
@@ -4106,6 +4606,8 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4117,9 +4619,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConn
 
 static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerConnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4129,14 +4637,19 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     b1.obj = NULL;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerConnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerConnect");
@@ -4155,6 +4668,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4165,15 +4680,24 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerD
 
 static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerDisconnect");
@@ -4192,6 +4716,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4201,9 +4727,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProduce
 
 static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4212,12 +4744,17 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerPresentFrame");
@@ -4236,6 +4773,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -4246,9 +4785,15 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducer
 
 static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4259,12 +4804,19 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerReturnFrame");
@@ -4283,6 +4835,8 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4294,15 +4848,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--
 
 static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreate", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreate");
@@ -4321,6 +4884,8 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4330,9 +4895,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync(
 
 static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateFromEGLSync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4341,12 +4912,17 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreateFromEGLSync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateFromEGLSync");
@@ -4365,6 +4941,8 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4375,18 +4953,27 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($mod
 
 static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateWithFlags");
@@ -4405,6 +4992,8 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4414,15 +5003,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n
 
 static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventDestroy");
@@ -4441,6 +5039,8 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4450,9 +5050,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms,
 
 static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventElapsedTime", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventElapsedTime");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4463,12 +5069,19 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventElapsedTime");
@@ -4487,6 +5100,8 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4498,15 +5113,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n
 
 static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventQuery");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventQuery");
@@ -4525,6 +5149,8 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4534,9 +5160,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream
 
 static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventRecord", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventRecord");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4544,10 +5176,15 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecord");
@@ -4566,6 +5203,8 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4576,9 +5215,15 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($mod
 
 static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventRecordWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4587,12 +5232,17 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecordWithFlags");
@@ -4611,6 +5261,8 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4621,15 +5273,24 @@ PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, eve
 
 static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaEventSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventSynchronize");
@@ -4648,6 +5309,8 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4657,15 +5320,24 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxDestroy, "cudaExecutionCtxDestroy($modul
 
 static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxDestroy");
@@ -4684,6 +5356,8 @@ static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *con
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4693,9 +5367,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetDevResource, "cudaExecutionCtxGetDevR
 
 static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxGetDevResource", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxGetDevResource");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4704,12 +5384,17 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxGetDevResource");
@@ -4728,6 +5413,8 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4738,9 +5425,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetDevice, "cudaExecutionCtxGetDevice($m
 
 static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxGetDevice", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4748,10 +5441,15 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxGetDevice");
@@ -4770,6 +5468,8 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4780,9 +5480,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetId, "cudaExecutionCtxGetId($module, c
 
 static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxGetId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxGetId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4790,10 +5496,15 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxGetId");
@@ -4812,6 +5523,8 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4822,9 +5535,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxRecordEvent, "cudaExecutionCtxRecordEven
 
 static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxRecordEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxRecordEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxRecordEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4832,10 +5551,15 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxRecordEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxRecordEvent");
@@ -4854,6 +5578,8 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4864,9 +5590,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxStreamCreate, "cudaExecutionCtxStreamCre
 
 static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxStreamCreate", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxStreamCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxStreamCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4876,14 +5608,19 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
     b1.obj = NULL;
     unsigned long long u2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxStreamCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxStreamCreate");
@@ -4902,6 +5639,8 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4912,15 +5651,24 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxSynchronize, "cudaExecutionCtxSynchroniz
 
 static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxSynchronize");
@@ -4939,6 +5687,8 @@ static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -4948,9 +5698,15 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxWaitEvent, "cudaExecutionCtxWaitEvent($m
 
 static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExecutionCtxWaitEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExecutionCtxWaitEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxWaitEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -4958,10 +5714,15 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxWaitEvent");
@@ -4980,6 +5741,8 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4990,9 +5753,15 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGe
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5003,12 +5772,19 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 88, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedBuffer");
@@ -5027,6 +5803,8 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5038,9 +5816,15 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternal
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5051,12 +5835,19 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 128, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedMipmappedArray");
@@ -5075,6 +5866,8 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5086,15 +5879,24 @@ PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError
 
 static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFree", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFree", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFree");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFree];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFree");
@@ -5113,6 +5915,8 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5122,15 +5926,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\n
 
 static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeArray", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeArray");
@@ -5149,6 +5962,8 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5158,9 +5973,15 @@ PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, 
 
 static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5168,10 +5989,15 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeAsync");
@@ -5190,6 +6016,8 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5200,15 +6028,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncuda
 
 static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeHost", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeHost");
@@ -5227,6 +6064,8 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5236,15 +6075,24 @@ PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module,
 
 static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFreeMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeMipmappedArray");
@@ -5263,6 +6111,8 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5272,9 +6122,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, a
 
 static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5282,10 +6138,15 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetAttributes");
@@ -5304,6 +6165,8 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5314,9 +6177,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetName, "cudaFuncGetName($module, name, func, /
 
 static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetName", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetName");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5324,10 +6193,15 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetName];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetName");
@@ -5346,6 +6220,8 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5356,9 +6232,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetParamCount, "cudaFuncGetParamCount($module, f
 
 static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetParamCount", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetParamCount", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetParamCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5366,10 +6248,15 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetParamCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetParamCount");
@@ -5388,6 +6275,8 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5398,9 +6287,15 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetParamInfo, "cudaFuncGetParamInfo($module, fun
 
 static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetParamInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5412,14 +6307,21 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetParamInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetParamInfo");
@@ -5438,6 +6340,8 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -5449,21 +6353,30 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, fun
 
 static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetAttribute");
@@ -5482,6 +6395,8 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5491,18 +6406,27 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module,
 
 static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetCacheConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetCacheConfig");
@@ -5521,6 +6445,8 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5530,18 +6456,27 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig(
 
 static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncSetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
@@ -5560,6 +6495,8 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5569,9 +6506,15 @@ PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDevice
 
 static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLGetDevices", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLGetDevices");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5581,14 +6524,19 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLGetDevices];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLGetDevices");
@@ -5607,6 +6555,8 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5617,18 +6567,27 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, d
 
 static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLMapBufferObject", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObject");
@@ -5647,6 +6606,8 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5656,9 +6617,15 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync(
 
 static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5667,12 +6634,17 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObjectAsync");
@@ -5691,6 +6663,8 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -5701,9 +6675,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLRegisterBufferObject, "cudaGLRegisterBufferObject(
 
 static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLRegisterBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5734,9 +6708,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLSetBufferObjectMapFlags, "cudaGLSetBufferObjectMap
 
 static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLSetBufferObjectMapFlags", nargs, 2) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     unsigned long long u1;
@@ -5770,9 +6744,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLSetGLDevice, "cudaGLSetGLDevice($module, device, /
 
 static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLSetGLDevice", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -5803,9 +6777,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObject, "cudaGLUnmapBufferObject($modul
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLUnmapBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5836,18 +6810,27 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAs
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
+    if (cudart_unsigned(args[k++], 0, 32, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
@@ -5866,6 +6849,8 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     return result;
@@ -5875,9 +6860,9 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnregisterBufferObject, "cudaGLUnregisterBufferObj
 
 static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGLUnregisterBufferObject", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -5908,9 +6893,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, a
 
 static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetChannelDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetChannelDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -5918,10 +6909,15 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 20, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetChannelDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetChannelDesc");
@@ -5940,6 +6936,8 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5950,15 +6948,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\
 
 static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDevice", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDevice");
@@ -5977,6 +6984,8 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -5986,15 +6995,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, 
 
 static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceCount", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceCount");
@@ -6013,6 +7031,8 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6022,15 +7042,24 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, 
 
 static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceFlags", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceFlags");
@@ -6049,6 +7078,8 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6058,18 +7089,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($modul
 
 static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDeviceProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 1008, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1008, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties");
@@ -6088,6 +7128,8 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6097,9 +7139,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($modul
 
 static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPoint");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6111,14 +7159,21 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 4, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 4, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDriverEntryPoint");
@@ -6137,6 +7192,8 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6148,9 +7205,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPointByVersion, "cudaGetDriverEntryPoi
 
 static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPointByVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6163,16 +7226,23 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 4, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 4, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPointByVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDriverEntryPointByVersion");
@@ -6191,6 +7261,8 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
 r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6202,9 +7274,9 @@ PyDoc_STRVAR(cudart_doc_cudaGetErrorName, "cudaGetErrorName($module, error, /)\n
 
 static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGetErrorName", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -6235,9 +7307,9 @@ PyDoc_STRVAR(cudart_doc_cudaGetErrorString, "cudaGetErrorString($module, error, 
 
 static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaGetErrorString", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -6268,9 +7340,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetExportTable, "cudaGetExportTable($module, ppExpor
 
 static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetExportTable", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetExportTable");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6278,10 +7356,15 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetExportTable");
@@ -6300,6 +7383,8 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6310,9 +7395,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, funct
 
 static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetFuncBySymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6320,10 +7411,15 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetFuncBySymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetFuncBySymbol");
@@ -6342,6 +7438,8 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6352,9 +7450,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetKernel, "cudaGetKernel($module, kernelPtr, entryF
 
 static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetKernel", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6362,10 +7466,15 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetKernel");
@@ -6384,6 +7493,8 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6425,9 +7536,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel(
 
 static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6436,12 +7553,17 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetMipmappedArrayLevel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetMipmappedArrayLevel");
@@ -6460,6 +7582,8 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6470,18 +7594,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectR
 
 static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
@@ -6500,6 +7633,8 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6509,9 +7644,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, dev
 
 static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSymbolAddress", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolAddress");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6519,10 +7660,15 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolAddress");
@@ -6541,6 +7687,8 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6551,9 +7699,15 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, sym
 
 static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetSymbolSize", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolSize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6561,10 +7715,15 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolSize");
@@ -6583,6 +7742,8 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6593,18 +7754,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectR
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
@@ -6623,6 +7793,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6632,18 +7804,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObj
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 112, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
@@ -6662,6 +7843,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6671,18 +7854,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTe
 
 static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
@@ -6701,6 +7893,8 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -6710,9 +7904,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode(
 
 static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddChildGraphNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6727,16 +7927,25 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddChildGraphNode");
@@ -6755,6 +7964,8 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6767,9 +7978,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($mod
 
 static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddDependencies", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6784,16 +8001,25 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddDependencies");
@@ -6812,6 +8038,8 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6824,9 +8052,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, p
 
 static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEmptyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6838,14 +8072,21 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEmptyNode");
@@ -6864,6 +8105,8 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6875,9 +8118,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNod
 
 static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventRecordNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6892,16 +8141,25 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventRecordNode");
@@ -6920,6 +8178,8 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6932,9 +8192,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($m
 
 static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventWaitNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -6949,16 +8215,25 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventWaitNode");
@@ -6977,6 +8252,8 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6989,9 +8266,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddE
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7006,16 +8289,25 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresSignalNode");
@@ -7034,6 +8326,8 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7046,9 +8340,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExt
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7063,16 +8363,25 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresWaitNode");
@@ -7091,6 +8400,8 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7103,9 +8414,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGr
 
 static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddHostNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddHostNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7120,16 +8437,25 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 16, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 16, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddHostNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddHostNode");
@@ -7148,6 +8474,8 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7160,9 +8488,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddKernelNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7177,16 +8511,25 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddKernelNode");
@@ -7205,6 +8548,8 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7217,9 +8562,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($mod
 
 static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemAllocNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7234,16 +8585,25 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemAllocNode");
@@ -7262,6 +8622,8 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7274,9 +8636,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($modul
 
 static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemFreeNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7291,16 +8659,25 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemFreeNode");
@@ -7319,6 +8696,8 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7331,9 +8710,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7348,16 +8733,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode");
@@ -7376,6 +8770,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7388,9 +8784,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($mod
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7410,22 +8812,33 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode1D");
@@ -7444,6 +8857,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7457,9 +8872,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNod
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7480,24 +8901,35 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeFromSymbol");
@@ -7516,6 +8948,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7529,9 +8963,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeT
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7552,24 +8992,35 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeToSymbol");
@@ -7588,6 +9039,8 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7601,9 +9054,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module,
 
 static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemsetNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7618,16 +9077,25 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemsetNode");
@@ -7646,6 +9114,8 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7658,9 +9128,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddNode, "cudaGraphAddNode($module, pGraphNode,
 
 static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphAddNode", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphAddNode", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7678,18 +9154,29 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 256, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddNode");
@@ -7708,6 +9195,8 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7721,9 +9210,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNod
 
 static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7731,10 +9226,15 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphChildGraphNodeGetGraph");
@@ -7753,6 +9253,8 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7763,9 +9265,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, or
 
 static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphClone", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphClone");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7773,10 +9281,15 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphClone];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphClone");
@@ -7795,6 +9308,8 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7805,9 +9320,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate, "cudaGraphConditionalH
 
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7817,14 +9338,19 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphConditionalHandleCreate");
@@ -7843,6 +9369,8 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7853,9 +9381,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate_v2, "cudaGraphCondition
 
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphConditionalHandleCreate_v2", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphConditionalHandleCreate_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7868,16 +9402,23 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphConditionalHandleCreate_v2");
@@ -7896,6 +9437,8 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7907,18 +9450,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags
 
 static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphCreate", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphCreate");
@@ -7937,6 +9489,8 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -7946,9 +9500,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module,
 
 static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDebugDotPrint");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -7957,12 +9517,17 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDebugDotPrint");
@@ -7981,6 +9546,8 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7991,15 +9558,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n
 
 static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroy");
@@ -8018,6 +9594,8 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -8027,15 +9605,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, nod
 
 static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphDestroyNode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphDestroyNode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroyNode");
@@ -8054,6 +9641,8 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -8063,9 +9652,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordN
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8073,10 +9668,15 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeGetEvent");
@@ -8095,6 +9695,8 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8105,9 +9707,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordN
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8115,10 +9723,15 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
@@ -8137,6 +9750,8 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8147,9 +9762,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeG
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8157,10 +9778,15 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeGetEvent");
@@ -8179,6 +9805,8 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8189,9 +9817,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeS
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8199,10 +9833,15 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
@@ -8221,6 +9860,8 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8231,9 +9872,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChil
 
 static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8244,12 +9891,19 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
@@ -8268,6 +9922,8 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8279,15 +9935,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, gra
 
 static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecDestroy");
@@ -8306,6 +9971,8 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -8315,9 +9982,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEven
 
 static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8328,12 +10001,19 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
@@ -8352,6 +10032,8 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8363,9 +10045,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventW
 
 static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8376,12 +10064,19 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
@@ -8400,6 +10095,8 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8411,9 +10108,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cud
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8424,12 +10127,19 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
@@ -8448,6 +10158,8 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8459,9 +10171,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaG
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8472,12 +10190,19 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
@@ -8496,6 +10221,8 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8507,9 +10234,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, g
 
 static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8517,10 +10250,15 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecGetFlags");
@@ -8539,6 +10277,8 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8549,9 +10289,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetId, "cudaGraphExecGetId($module, hGraphE
 
 static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecGetId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8559,10 +10305,15 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecGetId");
@@ -8581,6 +10332,8 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8591,9 +10344,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSe
 
 static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8604,12 +10363,19 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 16, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 16, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
@@ -8628,6 +10394,8 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8639,9 +10407,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNo
 
 static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8652,12 +10426,19 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
@@ -8676,6 +10457,8 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8687,9 +10470,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNo
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8700,12 +10489,19 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
@@ -8724,6 +10520,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8735,9 +10533,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpy
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8753,18 +10557,27 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
@@ -8783,6 +10596,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8795,9 +10610,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphEx
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8814,20 +10635,29 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
@@ -8846,6 +10676,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8858,9 +10690,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExec
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8877,20 +10715,29 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
@@ -8909,6 +10756,8 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8921,9 +10770,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNo
 
 static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8934,12 +10789,19 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
@@ -8958,6 +10820,8 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8969,9 +10833,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecNodeSetParams, "cudaGraphExecNodeSetParams(
 
 static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -8982,12 +10852,19 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecNodeSetParams");
@@ -9006,6 +10883,8 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9017,9 +10896,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGrap
 
 static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExecUpdate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecUpdate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9030,12 +10915,19 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecUpdate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecUpdate");
@@ -9054,6 +10946,8 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9065,9 +10959,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGra
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9075,10 +10975,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
@@ -9097,6 +11002,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9107,9 +11014,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGra
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9117,10 +11030,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
@@ -9139,6 +11057,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9149,9 +11069,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraph
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9159,10 +11085,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
@@ -9181,6 +11112,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9191,9 +11124,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraph
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9201,10 +11140,15 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
@@ -9223,6 +11167,8 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9233,9 +11179,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, fr
 
 static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetEdges", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetEdges", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9252,16 +11204,27 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetEdges];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetEdges");
@@ -9280,6 +11243,8 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9293,9 +11258,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetId, "cudaGraphGetId($module, hGraph, graphID
 
 static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9303,10 +11274,15 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetId");
@@ -9325,6 +11301,8 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9335,9 +11313,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, no
 
 static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9348,12 +11332,19 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetNodes");
@@ -9372,6 +11363,8 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9383,9 +11376,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, g
 
 static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetRootNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9396,12 +11395,19 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetRootNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetRootNodes");
@@ -9420,6 +11426,8 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9431,9 +11439,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams(
 
 static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphHostNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9441,10 +11455,15 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeGetParams");
@@ -9463,6 +11482,8 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9473,9 +11494,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams(
 
 static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphHostNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9483,10 +11510,15 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeSetParams");
@@ -9505,6 +11537,8 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9515,9 +11549,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGr
 
 static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiate", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9526,12 +11566,17 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiate");
@@ -9550,6 +11595,8 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9560,9 +11607,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWith
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9571,12 +11624,17 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithFlags");
@@ -9595,6 +11653,8 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9605,9 +11665,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWit
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9618,12 +11684,19 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithParams");
@@ -9642,6 +11715,8 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9653,9 +11728,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeC
 
 static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9663,10 +11744,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
@@ -9685,6 +11771,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9695,9 +11783,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGet
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9706,12 +11800,17 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
@@ -9730,6 +11829,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -9740,9 +11841,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9750,10 +11857,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
@@ -9772,6 +11884,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9782,9 +11896,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSet
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9793,12 +11913,17 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
@@ -9817,6 +11942,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -9827,9 +11954,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphKernelNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9837,10 +11970,15 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
@@ -9859,6 +11997,8 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9869,9 +12009,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, st
 
 static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphLaunch", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphLaunch");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9879,10 +12025,15 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphLaunch");
@@ -9901,6 +12052,8 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9911,9 +12064,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGe
 
 static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9921,10 +12080,15 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
@@ -9943,6 +12107,8 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9953,9 +12119,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetP
 
 static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -9963,10 +12135,15 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
@@ -9985,6 +12162,8 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9995,9 +12174,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10005,10 +12190,15 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
@@ -10027,6 +12217,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10037,9 +12229,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10047,10 +12245,15 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
@@ -10069,6 +12272,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10079,9 +12284,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetP
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10094,16 +12305,23 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
@@ -10122,6 +12340,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10133,9 +12353,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpy
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10149,18 +12375,25 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
@@ -10179,6 +12412,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10190,9 +12425,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNo
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10206,18 +12447,25 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
@@ -10236,6 +12484,8 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10247,9 +12497,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetPar
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10257,10 +12513,15 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
@@ -10279,6 +12540,8 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10289,9 +12552,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetPar
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10299,10 +12568,15 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
@@ -10321,6 +12595,8 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10331,9 +12607,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($mod
 
 static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeFindInClone");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10344,12 +12626,19 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeFindInClone");
@@ -10368,6 +12657,8 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10379,9 +12670,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetContainingGraph, "cudaGraphNodeGetContai
 
 static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetContainingGraph", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetContainingGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetContainingGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10389,10 +12686,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetContainingGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetContainingGraph");
@@ -10411,6 +12713,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10421,9 +12725,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependenc
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10437,14 +12747,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependencies");
@@ -10463,6 +12782,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10475,9 +12796,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDepende
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10491,14 +12818,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependentNodes");
@@ -10517,6 +12853,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10529,9 +12867,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($modul
 
 static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetEnabled");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10542,12 +12886,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetEnabled");
@@ -10566,6 +12917,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10577,9 +12930,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetLocalId, "cudaGraphNodeGetLocalId($modul
 
 static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetLocalId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetLocalId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetLocalId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10587,10 +12946,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetLocalId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetLocalId");
@@ -10609,6 +12973,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10619,9 +12985,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetParams, "cudaGraphNodeGetParams($module,
 
 static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10629,10 +13001,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *cons
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetParams");
@@ -10651,6 +13028,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10661,9 +13040,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetToolsId, "cudaGraphNodeGetToolsId($modul
 
 static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetToolsId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetToolsId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetToolsId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10671,10 +13056,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetToolsId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetToolsId");
@@ -10693,6 +13083,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10703,9 +13095,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, nod
 
 static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeGetType", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetType");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10713,10 +13111,15 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetType];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetType");
@@ -10735,6 +13138,8 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10745,9 +13150,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($modul
 
 static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeSetEnabled");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10756,12 +13167,17 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetEnabled");
@@ -10780,6 +13196,8 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10790,9 +13208,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetParams, "cudaGraphNodeSetParams($module,
 
 static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeSetParams");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10800,10 +13224,15 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetParams");
@@ -10822,6 +13251,8 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10832,9 +13263,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject(
 
 static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphReleaseUserObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10843,12 +13280,17 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphReleaseUserObject");
@@ -10867,6 +13309,8 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10877,9 +13321,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencie
 
 static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10894,16 +13344,25 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRemoveDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRemoveDependencies");
@@ -10922,6 +13381,8 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10934,9 +13395,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($m
 
 static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRetainUserObject");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10946,14 +13413,19 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRetainUserObject");
@@ -10972,6 +13444,8 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10982,9 +13456,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, st
 
 static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphUpload", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphUpload");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -10992,10 +13472,15 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphUpload");
@@ -11014,6 +13499,8 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11024,9 +13511,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterIm
 
 static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11035,12 +13528,17 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsEGLRegisterImage];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsEGLRegisterImage");
@@ -11059,6 +13557,8 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11069,21 +13569,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuf
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterBuffer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterBuffer");
@@ -11102,6 +13611,8 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11111,9 +13622,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImag
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11121,14 +13638,17 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterImage];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterImage");
@@ -11147,6 +13667,8 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11156,9 +13678,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($mod
 
 static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsMapResources", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsMapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -11167,12 +13695,17 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsMapResources");
@@ -11191,6 +13724,8 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11201,9 +13736,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsReso
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11213,14 +13754,19 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
@@ -11239,6 +13785,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11249,9 +13797,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphi
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11259,10 +13813,15 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedMipmappedArray");
@@ -11281,6 +13840,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11291,9 +13852,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResou
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11304,12 +13871,19 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedPointer");
@@ -11328,6 +13902,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11339,18 +13915,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSe
 
 static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
@@ -11369,6 +13954,8 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11378,9 +13965,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubR
 
 static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11390,14 +13983,19 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsSubResourceGetMappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsSubResourceGetMappedArray");
@@ -11416,6 +14014,8 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11426,9 +14026,15 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources(
 
 static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnmapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
@@ -11437,12 +14043,17 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnmapResources");
@@ -11461,6 +14072,8 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11471,15 +14084,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterR
 
 static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnregisterResource");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnregisterResource");
@@ -11498,6 +14120,8 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11507,21 +14131,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDP
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterOutputSurface];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterOutputSurface");
@@ -11540,6 +14173,8 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11549,21 +14184,30 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPA
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterVideoSurface];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterVideoSurface");
@@ -11582,6 +14226,8 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11591,9 +14237,15 @@ PyDoc_STRVAR(cudart_doc_cudaGreenCtxCreate, "cudaGreenCtxCreate($module, phCtx, 
 
 static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaGreenCtxCreate", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaGreenCtxCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGreenCtxCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11603,14 +14255,19 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
     b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGreenCtxCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGreenCtxCreate");
@@ -11629,6 +14286,8 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (int)i2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11639,21 +14298,30 @@ PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flag
 
 static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostAlloc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostAlloc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostAlloc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostAlloc");
@@ -11672,6 +14340,8 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11681,9 +14351,15 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($mod
 
 static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetDevicePointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11692,12 +14368,17 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetDevicePointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetDevicePointer");
@@ -11716,6 +14397,8 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11726,9 +14409,15 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHo
 
 static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11736,10 +14425,15 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetFlags");
@@ -11758,6 +14452,8 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11768,21 +14464,30 @@ PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, 
 
 static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostRegister", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostRegister");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostRegister");
@@ -11801,6 +14506,8 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11810,15 +14517,24 @@ PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)
 
 static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaHostUnregister", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostUnregister");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostUnregister");
@@ -11837,6 +14553,8 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -11846,9 +14564,15 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($mod
 
 static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaImportExternalMemory", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11856,10 +14580,15 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 104, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalMemory");
@@ -11878,6 +14607,8 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11888,9 +14619,15 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphor
 
 static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -11898,10 +14635,15 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 96, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalSemaphore");
@@ -11920,6 +14662,8 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11930,9 +14674,9 @@ PyDoc_STRVAR(cudart_doc_cudaInitDevice, "cudaInitDevice($module, device, deviceF
 
 static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaInitDevice", nargs, 3) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
@@ -11969,15 +14713,24 @@ PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, d
 
 static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcCloseMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcCloseMemHandle");
@@ -11996,6 +14749,8 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12005,9 +14760,15 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, h
 
 static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcGetEventHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12015,10 +14776,15 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetEventHandle");
@@ -12037,6 +14803,8 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12047,9 +14815,15 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handl
 
 static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcGetMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12057,10 +14831,15 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetMemHandle");
@@ -12079,6 +14858,8 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12089,18 +14870,27 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module,
 
 static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenEventHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenEventHandle");
@@ -12119,6 +14909,8 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12128,21 +14920,30 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, dev
 
 static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenMemHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenMemHandle");
@@ -12161,6 +14962,8 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12170,9 +14973,15 @@ PyDoc_STRVAR(cudart_doc_cudaKernelSetAttributeForDevice, "cudaKernelSetAttribute
 
 static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaKernelSetAttributeForDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12180,14 +14989,17 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
     unsigned long long u1;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaKernelSetAttributeForDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaKernelSetAttributeForDevice");
@@ -12206,6 +15018,8 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12215,9 +15029,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKerne
 
 static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12231,18 +15051,25 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchCooperativeKernel");
@@ -12261,6 +15088,8 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12272,9 +15101,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream,
 
 static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchHostFunc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchHostFunc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12285,12 +15120,19 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc");
@@ -12309,6 +15151,8 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12320,9 +15164,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc_v2, "cudaLaunchHostFunc_v2($module, s
 
 static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchHostFunc_v2", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchHostFunc_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchHostFunc_v2");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12334,14 +15184,21 @@ static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc_v2");
@@ -12360,6 +15217,8 @@ static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12371,9 +15230,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridD
 
 static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchKernel", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12387,18 +15252,25 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernel");
@@ -12417,6 +15289,8 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -12428,9 +15302,15 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, confi
 
 static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLaunchKernelExC", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernelExC");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12441,12 +15321,19 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 56, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernelExC];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernelExC");
@@ -12465,6 +15352,8 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12476,9 +15365,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryEnumerateKernels, "cudaLibraryEnumerateKernel
 
 static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryEnumerateKernels");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12487,12 +15382,17 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryEnumerateKernels];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryEnumerateKernels");
@@ -12511,6 +15411,8 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -12521,9 +15423,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetGlobal, "cudaLibraryGetGlobal($module, dpt
 
 static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetGlobal", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetGlobal", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetGlobal");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12537,14 +15445,23 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetGlobal];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetGlobal");
@@ -12563,6 +15480,8 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12575,9 +15494,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernel, "cudaLibraryGetKernel($module, pKe
 
 static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetKernel", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetKernel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernel");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12588,12 +15513,19 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernel];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetKernel");
@@ -12612,6 +15544,8 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12623,9 +15557,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernelCount, "cudaLibraryGetKernelCount($m
 
 static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernelCount");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12633,10 +15573,15 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetKernelCount");
@@ -12655,6 +15600,8 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12665,9 +15612,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetManaged, "cudaLibraryGetManaged($module, d
 
 static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetManaged", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetManaged", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetManaged");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12681,14 +15634,23 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetManaged];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetManaged");
@@ -12707,6 +15669,8 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12719,9 +15683,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetUnifiedFunction, "cudaLibraryGetUnifiedFun
 
 static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetUnifiedFunction");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12732,12 +15702,19 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetUnifiedFunction];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetUnifiedFunction");
@@ -12756,6 +15733,8 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12767,9 +15746,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryLoadData, "cudaLibraryLoadData($module, libra
 
 static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryLoadData", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryLoadData", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadData");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12791,22 +15776,35 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
     Py_buffer b6;
     b6.obj = NULL;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 4, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 4, &a5, &b5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 8, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryLoadData];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryLoadData");
@@ -12825,6 +15823,8 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12839,9 +15839,15 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryLoadFromFile, "cudaLibraryLoadFromFile($modul
 
 static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadFromFile");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12863,22 +15869,35 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
     Py_buffer b6;
     b6.obj = NULL;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 4, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 4, &a5, &b5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 8, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryLoadFromFile];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryLoadFromFile");
@@ -12897,6 +15916,8 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12911,15 +15932,24 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryUnload, "cudaLibraryUnload($module, library, 
 
 static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLibraryUnload", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLibraryUnload", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryUnload");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryUnload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryUnload");
@@ -12938,6 +15968,8 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12947,18 +15979,27 @@ PyDoc_STRVAR(cudart_doc_cudaLogsCurrent, "cudaLogsCurrent($module, iterator_out,
 
 static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsCurrent", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsCurrent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsCurrent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsCurrent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsCurrent");
@@ -12977,6 +16018,8 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -12986,9 +16029,15 @@ PyDoc_STRVAR(cudart_doc_cudaLogsDumpToFile, "cudaLogsDumpToFile($module, iterato
 
 static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsDumpToFile", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsDumpToFile", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToFile");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -12997,12 +16046,17 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsDumpToFile];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsDumpToFile");
@@ -13021,6 +16075,8 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13031,9 +16087,15 @@ PyDoc_STRVAR(cudart_doc_cudaLogsDumpToMemory, "cudaLogsDumpToMemory($module, ite
 
 static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsDumpToMemory", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsDumpToMemory", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToMemory");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13045,14 +16107,21 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsDumpToMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsDumpToMemory");
@@ -13071,6 +16140,8 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13082,9 +16153,15 @@ PyDoc_STRVAR(cudart_doc_cudaLogsRegisterCallback, "cudaLogsRegisterCallback($mod
 
 static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsRegisterCallback", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsRegisterCallback", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsRegisterCallback");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13095,12 +16172,19 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsRegisterCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsRegisterCallback");
@@ -13119,6 +16203,8 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13130,15 +16216,24 @@ PyDoc_STRVAR(cudart_doc_cudaLogsUnregisterCallback, "cudaLogsUnregisterCallback(
 
 static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsUnregisterCallback");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsUnregisterCallback");
@@ -13157,6 +16252,8 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13166,18 +16263,27 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\
 
 static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc");
@@ -13196,6 +16302,8 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13205,18 +16313,27 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, exte
 
 static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc3D", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &a1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3D");
@@ -13235,6 +16352,8 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13244,9 +16363,15 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, de
 
 static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMalloc3DArray", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3DArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13256,14 +16381,19 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3DArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3DArray");
@@ -13282,6 +16412,8 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13292,9 +16424,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, 
 
 static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocArray", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13305,16 +16443,21 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocArray");
@@ -13333,6 +16476,8 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13343,9 +16488,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size,
 
 static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13354,12 +16505,17 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocAsync");
@@ -13378,6 +16534,8 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13388,9 +16546,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($modul
 
 static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocFromPoolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13402,14 +16566,21 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocFromPoolAsync");
@@ -13428,6 +16599,8 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13439,18 +16612,27 @@ PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n
 
 static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocHost", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocHost");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocHost");
@@ -13469,6 +16651,8 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13478,21 +16662,30 @@ PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, s
 
 static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocManaged", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocManaged");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocManaged];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocManaged");
@@ -13511,6 +16704,8 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13520,9 +16715,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($mod
 
 static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocMipmappedArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13533,16 +16734,21 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocMipmappedArray");
@@ -13561,6 +16767,8 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13571,9 +16779,15 @@ PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch
 
 static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMallocPitch", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocPitch");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13583,14 +16797,19 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocPitch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocPitch");
@@ -13609,6 +16828,8 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13619,9 +16840,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, ad
 
 static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemAdvise", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemAdvise");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13629,14 +16856,17 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_by_value(args[3], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &a3) < 0)
+    if (cudart_by_value(args[k++], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &a3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise");
@@ -13655,6 +16885,8 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -13664,9 +16896,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemDiscardAndPrefetchBatchAsync, "cudaMemDiscardAndP
 
 static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13686,22 +16924,33 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemDiscardAndPrefetchBatchAsync");
@@ -13720,6 +16969,8 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
 r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13733,9 +16984,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemDiscardBatchAsync, "cudaMemDiscardBatchAsync($mod
 
 static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13748,16 +17005,23 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemDiscardBatchAsync");
@@ -13776,6 +17040,8 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13787,9 +17053,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetDefaultMemPool, "cudaMemGetDefaultMemPool($mod
 
 static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13798,12 +17070,17 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetDefaultMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetDefaultMemPool");
@@ -13822,6 +17099,8 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13832,9 +17111,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)
 
 static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetInfo", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13842,10 +17127,15 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetInfo");
@@ -13864,6 +17154,8 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13874,9 +17166,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetLocationInfo, "cudaMemGetLocationInfo($module,
 
 static PyObject *cudart_fn_cudaMemGetLocationInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetLocationInfo", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetLocationInfo", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x10ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetLocationInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13887,16 +17185,21 @@ static PyObject *cudart_fn_cudaMemGetLocationInfo(PyObject *self, PyObject *cons
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetLocationInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetLocationInfo");
@@ -13915,6 +17218,8 @@ static PyObject *cudart_fn_cudaMemGetLocationInfo(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b4);
@@ -13925,9 +17230,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetMemPool, "cudaMemGetMemPool($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemGetMemPool", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemGetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13936,12 +17247,17 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetMemPool");
@@ -13960,6 +17276,8 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13970,9 +17288,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolCreate", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -13980,10 +17304,15 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolCreate");
@@ -14002,6 +17331,8 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14012,15 +17343,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool
 
 static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolDestroy");
@@ -14039,6 +17379,8 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14048,9 +17390,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($mod
 
 static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolExportPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14058,10 +17406,15 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportPointer");
@@ -14080,6 +17433,8 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14090,9 +17445,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportTo
 
 static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14102,14 +17463,19 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
@@ -14128,6 +17494,8 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14138,9 +17506,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, fla
 
 static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAccess");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14151,12 +17525,19 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAccess");
@@ -14175,6 +17556,8 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14186,9 +17569,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($modul
 
 static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14197,12 +17586,17 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAttribute");
@@ -14221,6 +17615,8 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14231,9 +17627,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImport
 
 static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14243,14 +17645,19 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportFromShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportFromShareableHandle");
@@ -14269,6 +17676,8 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14279,9 +17688,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($mod
 
 static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportPointer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14292,12 +17707,19 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportPointer");
@@ -14316,6 +17738,8 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14327,9 +17751,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, mem
 
 static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolSetAccess");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14338,12 +17768,17 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 12, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 12, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAccess");
@@ -14362,6 +17797,8 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14372,9 +17809,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($modul
 
 static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14383,12 +17826,17 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAttribute");
@@ -14407,6 +17855,8 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14417,18 +17867,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, 
 
 static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolTrimTo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolTrimTo");
@@ -14447,6 +17906,8 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -14456,9 +17917,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, dev
 
 static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14469,16 +17936,21 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync");
@@ -14497,6 +17969,8 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b4);
@@ -14507,9 +17981,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchBatchAsync, "cudaMemPrefetchBatchAsync($m
 
 static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[5] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14529,22 +18009,33 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchBatchAsync");
@@ -14563,6 +18054,8 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14576,9 +18069,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($mod
 
 static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14589,16 +18088,21 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     Py_buffer b3;
     b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttribute");
@@ -14617,6 +18121,8 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14627,9 +18133,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($m
 
 static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14645,18 +18157,27 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     Py_buffer b4;
     b4.obj = NULL;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 4, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttributes");
@@ -14675,6 +18196,8 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14687,9 +18210,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemSetMemPool, "cudaMemSetMemPool($module, location,
 
 static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemSetMemPool", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemSetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemSetMemPool");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14698,12 +18227,17 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemSetMemPool");
@@ -14722,6 +18256,8 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14732,9 +18268,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, 
 
 static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14744,14 +18286,19 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy");
@@ -14770,6 +18317,8 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14780,9 +18329,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, s
 
 static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2D", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14795,20 +18350,25 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2D");
@@ -14827,6 +18387,8 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14837,9 +18399,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($mod
 
 static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DArrayToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14854,24 +18422,29 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
@@ -14890,6 +18463,8 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14900,9 +18475,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpit
 
 static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14918,22 +18499,29 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DAsync");
@@ -14952,6 +18540,8 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14963,9 +18553,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, d
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DFromArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -14979,22 +18575,27 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArray");
@@ -15013,6 +18614,8 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15023,9 +18626,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync(
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15042,24 +18651,31 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     void *a8;
     Py_buffer b8;
     b8.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if ((spec.outs >> 8) & 1)
+        a8 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
@@ -15078,6 +18694,8 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15089,9 +18707,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15105,22 +18729,27 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArray");
@@ -15139,6 +18768,8 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15149,9 +18780,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($mod
 
 static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15168,24 +18805,31 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     void *a8;
     Py_buffer b8;
     b8.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if ((spec.outs >> 8) & 1)
+        a8 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
@@ -15204,6 +18848,8 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15215,15 +18861,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaEr
 
 static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3D", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 160, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3D");
@@ -15242,6 +18897,8 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15251,9 +18908,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream
 
 static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15261,10 +18924,15 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 160, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DAsync");
@@ -15283,6 +18951,8 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15293,9 +18963,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DBatchAsync, "cudaMemcpy3DBatchAsync($module,
 
 static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DBatchAsync");
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
@@ -15305,14 +18981,19 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
+    if (cudart_unsigned(args[k++], 0, 64, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 112, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 112, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DBatchAsync");
@@ -15331,6 +19012,8 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
 r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b1);
     cudart_release(&b3);
@@ -15341,15 +19024,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n
 
 static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 168, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeer");
@@ -15368,6 +19060,8 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -15377,9 +19071,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p
 
 static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DPeerAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15387,10 +19087,15 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 168, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
@@ -15409,6 +19114,8 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15419,9 +19126,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DWithAttributesAsync, "cudaMemcpy3DWithAttrib
 
 static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpy3DWithAttributesAsync", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpy3DWithAttributesAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpy3DWithAttributesAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15430,12 +19143,17 @@ static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObj
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 112, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DWithAttributesAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DWithAttributesAsync");
@@ -15454,6 +19172,8 @@ static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15464,9 +19184,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module,
 
 static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyArrayToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15480,22 +19206,27 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyArrayToArray");
@@ -15514,6 +19245,8 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15524,9 +19257,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, cou
 
 static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15539,16 +19278,23 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyAsync");
@@ -15567,6 +19313,8 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15578,9 +19326,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyBatchAsync, "cudaMemcpyBatchAsync($module, dst
 
 static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[6] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyBatchAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15602,22 +19356,35 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
     void *a7;
     Py_buffer b7;
     b7.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 8, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
         goto done;
-    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if ((spec.outs >> 7) & 1)
+        a7 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyBatchAsync");
@@ -15636,6 +19403,8 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15650,9 +19419,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromArray", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15664,18 +19439,23 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArray");
@@ -15694,6 +19474,8 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15704,9 +19486,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($mod
 
 static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15721,20 +19509,27 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
@@ -15753,6 +19548,8 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15764,9 +19561,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15777,16 +19580,21 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbol");
@@ -15805,6 +19613,8 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15815,9 +19625,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($m
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15831,18 +19647,25 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
@@ -15861,6 +19684,8 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15872,9 +19697,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice,
 
 static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyPeer", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyPeer");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15885,16 +19716,21 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     b2.obj = NULL;
     long long i3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeer");
@@ -15913,6 +19749,8 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15923,9 +19761,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, 
 
 static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyPeerAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15939,18 +19783,25 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeerAsync");
@@ -15969,6 +19820,8 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15980,9 +19833,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOff
 
 static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToArray", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToArray");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -15994,18 +19853,23 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArray");
@@ -16024,6 +19888,8 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -16034,9 +19900,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module,
 
 static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToArrayAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16051,20 +19923,27 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArrayAsync");
@@ -16083,6 +19962,8 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -16094,9 +19975,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol,
 
 static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToSymbol");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16107,16 +19994,21 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbol");
@@ -16135,6 +20027,8 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16145,9 +20039,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($modul
 
 static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyToSymbolAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16161,18 +20061,25 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
@@ -16191,6 +20098,8 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16202,9 +20111,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyWithAttributesAsync, "cudaMemcpyWithAttributes
 
 static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemcpyWithAttributesAsync", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemcpyWithAttributesAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyWithAttributesAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16219,16 +20134,25 @@ static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObjec
     void *a4;
     Py_buffer b4;
     b4.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 24, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 24, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyWithAttributesAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyWithAttributesAsync");
@@ -16247,6 +20171,8 @@ static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long)u2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16259,21 +20185,30 @@ PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /
 
 static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset");
@@ -16292,6 +20227,8 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16301,9 +20238,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, valu
 
 static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset2D", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset2D");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16312,16 +20255,19 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2D");
@@ -16340,6 +20286,8 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -16349,9 +20297,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, p
 
 static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset2DAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset2DAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16363,18 +20317,23 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     void *a5;
     Py_buffer b5;
     b5.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2DAsync");
@@ -16393,6 +20352,8 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b5);
@@ -16403,9 +20364,9 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3D, "cudaMemset3D($module, pitchedDevPtr, valu
 
 static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaMemset3D", nargs, 3) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
@@ -16442,9 +20403,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDe
 
 static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemset3DAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemset3DAsync");
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
@@ -16452,14 +20419,17 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
+    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3DAsync");
@@ -16478,6 +20448,8 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b3);
     return result;
@@ -16487,9 +20459,15 @@ PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value
 
 static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMemsetAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemsetAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16499,14 +20477,19 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemsetAsync");
@@ -16525,6 +20508,8 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -16535,9 +20520,15 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedA
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16546,12 +20537,17 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     Py_buffer b1;
     b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
@@ -16570,6 +20566,8 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16580,9 +20578,15 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArr
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16590,10 +20594,15 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
@@ -16612,6 +20621,8 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16622,9 +20633,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupanc
 
 static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16634,14 +20651,19 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     b1.obj = NULL;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[3], 3, 32, &i3) < 0)
+    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyAvailableDynamicSMemPerBlock];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyAvailableDynamicSMemPerBlock");
@@ -16660,6 +20682,8 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16670,9 +20694,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccu
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16682,14 +20712,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessor];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -16708,6 +20743,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16718,9 +20755,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16731,16 +20774,21 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
@@ -16759,6 +20807,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16769,9 +20819,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveC
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16782,12 +20838,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveClusters");
@@ -16806,6 +20869,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16817,9 +20882,15 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxP
 
 static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16830,12 +20901,19 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxPotentialClusterSize");
@@ -16854,6 +20932,8 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16896,9 +20976,15 @@ PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($mod
 
 static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaPointerGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaPointerGetAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -16906,10 +20992,15 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 88, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 88, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaPointerGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPointerGetAttributes");
@@ -16928,6 +21019,8 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17000,15 +21093,24 @@ PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, r
 
 static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaRuntimeGetVersion");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaRuntimeGetVersion];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaRuntimeGetVersion");
@@ -17027,6 +21129,8 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17036,9 +21140,9 @@ PyDoc_STRVAR(cudart_doc_cudaSetDevice, "cudaSetDevice($module, device, /)\n--\n\
 
 static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaSetDevice", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
@@ -17069,9 +21173,9 @@ PyDoc_STRVAR(cudart_doc_cudaSetDeviceFlags, "cudaSetDeviceFlags($module, flags, 
 
 static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("cudaSetDeviceFlags", nargs, 1) < 0)
         return NULL;
-    (void)self;
     PyObject *result = NULL;
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
@@ -17102,18 +21206,27 @@ PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, devic
 
 static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSetValidDevices", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetValidDevices");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[1], 1, 32, &i1) < 0)
+    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSetValidDevices];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetValidDevices");
@@ -17132,6 +21245,8 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17141,9 +21256,15 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSe
 
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17155,14 +21276,21 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync");
@@ -17181,6 +21309,8 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17192,9 +21322,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, s
 
 static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamAddCallback", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamAddCallback");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17206,14 +21342,21 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     Py_buffer b2;
     b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAddCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAddCallback");
@@ -17232,6 +21375,8 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17243,9 +21388,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($mod
 
 static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamAttachMemAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17255,14 +21406,19 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAttachMemAsync");
@@ -17281,6 +21437,8 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17291,18 +21449,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module,
 
 static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamBeginCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCapture");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCapture");
@@ -17321,6 +21488,8 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17330,9 +21499,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCaptureToGraph, "cudaStreamBeginCaptureTo
 
 static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[4] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17348,18 +21523,27 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCaptureToGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCaptureToGraph");
@@ -17378,6 +21562,8 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17390,9 +21576,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginRecaptureToGraph, "cudaStreamBeginRecaptu
 
 static PyObject *cudart_fn_cudaStreamBeginRecaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamBeginRecaptureToGraph", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamBeginRecaptureToGraph", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginRecaptureToGraph");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17404,14 +21596,21 @@ static PyObject *cudart_fn_cudaStreamBeginRecaptureToGraph(PyObject *self, PyObj
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 16, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 16, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginRecaptureToGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginRecaptureToGraph");
@@ -17430,6 +21629,8 @@ static PyObject *cudart_fn_cudaStreamBeginRecaptureToGraph(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -17441,9 +21642,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($mod
 
 static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCopyAttributes");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17451,10 +21658,15 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCopyAttributes");
@@ -17473,6 +21685,8 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17483,15 +21697,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)
 
 static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreate", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreate");
@@ -17510,6 +21733,8 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17519,18 +21744,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($m
 
 static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithFlags");
@@ -17549,6 +21783,8 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17558,21 +21794,30 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPrior
 
 static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithPriority");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[2], 2, 32, &i2) < 0)
+    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithPriority];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithPriority");
@@ -17591,6 +21836,8 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17600,15 +21847,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /
 
 static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamDestroy");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamDestroy");
@@ -17627,6 +21883,8 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -17636,9 +21894,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, str
 
 static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamEndCapture", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamEndCapture");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17646,10 +21910,15 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamEndCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamEndCapture");
@@ -17668,6 +21937,8 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17678,9 +21949,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module,
 
 static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17689,12 +21966,17 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetAttribute");
@@ -17713,6 +21995,8 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -17723,9 +22007,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($mod
 
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[7] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17748,20 +22038,35 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     void *a6;
     Py_buffer b6;
     b6.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 8, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if ((spec.outs >> 4) & 1)
+        a4 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((storage >> 5) & 1), 8, &a5, &b5) < 0)
+    if ((spec.outs >> 5) & 1)
+        a5 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((storage >> 6) & 1), 8, &a6, &b6) < 0)
+    if ((spec.outs >> 6) & 1)
+        a6 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetCaptureInfo");
@@ -17780,6 +22085,8 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17795,9 +22102,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetDevResource, "cudaStreamGetDevResource($mod
 
 static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetDevResource", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetDevResource");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17806,12 +22119,17 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetDevResource");
@@ -17830,6 +22148,8 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17840,9 +22160,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetDevice, "cudaStreamGetDevice($module, hStre
 
 static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetDevice", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17850,10 +22176,15 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetDevice");
@@ -17872,6 +22203,8 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17882,9 +22215,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream
 
 static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetFlags", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetFlags");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17892,10 +22231,15 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetFlags");
@@ -17914,6 +22258,8 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17924,9 +22270,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, stre
 
 static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetId", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetId");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17934,10 +22286,15 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetId");
@@ -17956,6 +22313,8 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17966,9 +22325,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, h
 
 static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamGetPriority", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetPriority");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -17976,10 +22341,15 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetPriority];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetPriority");
@@ -17998,6 +22368,8 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18008,9 +22380,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, s
 
 static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamIsCapturing", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamIsCapturing");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18018,10 +22396,15 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     void *a1;
     Py_buffer b1;
     b1.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 4, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamIsCapturing];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamIsCapturing");
@@ -18040,6 +22423,8 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18050,15 +22435,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n-
 
 static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamQuery");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamQuery");
@@ -18077,6 +22471,8 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -18086,9 +22482,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module,
 
 static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamSetAttribute");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18097,12 +22499,17 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSetAttribute");
@@ -18121,6 +22528,8 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -18131,15 +22540,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, s
 
 static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamSynchronize");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSynchronize");
@@ -18158,6 +22576,8 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -18167,9 +22587,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCa
 
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18182,16 +22608,23 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies");
@@ -18210,6 +22643,8 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18221,9 +22656,15 @@ PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, strea
 
 static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaStreamWaitEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamWaitEvent");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18232,12 +22673,17 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     Py_buffer b1;
     b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamWaitEvent");
@@ -18256,6 +22702,8 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18266,15 +22714,24 @@ PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchange
 
 static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaThreadExchangeStreamCaptureMode");
@@ -18293,6 +22750,8 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -18302,9 +22761,15 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, obj
 
 static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectCreate", nargs, 5) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectCreate");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18317,16 +22782,23 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectCreate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectCreate");
@@ -18345,6 +22817,8 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18356,18 +22830,27 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, o
 
 static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectRelease", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectRelease");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRelease");
@@ -18386,6 +22869,8 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -18395,18 +22880,27 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, obj
 
 static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaUserObjectRetain", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectRetain");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
     b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRetain");
@@ -18425,6 +22919,8 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     return result;
@@ -18434,9 +22930,15 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device,
 
 static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[2] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUGetDevice");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18445,12 +22947,17 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 4, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUGetDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUGetDevice");
@@ -18469,6 +22976,8 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -18479,21 +22988,30 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($modul
 
 static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[1] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
     Py_buffer b2;
     b2.obj = NULL;
-    if (cudart_signed(args[0], 0, 32, &i0) < 0)
+    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if ((spec.outs >> 2) & 1)
+        a2 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
@@ -18512,6 +23030,8 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b2);
     return result;
@@ -18521,9 +23041,15 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaph
 
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4) < 0)
+    /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
+    cudart_spec spec = cudart_spec_of(self);
+    unsigned long long out_slots[3] = {0};
+    int outs = 0;
+    Py_ssize_t k = 0;
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    unsigned long storage = cudart_storage_mask(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
     Py_buffer b0;
@@ -18535,14 +23061,21 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_pointer(args[0], 0, (int)((storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if ((spec.outs >> 0) & 1)
+        a0 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if ((spec.outs >> 1) & 1)
+        a1 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if ((spec.outs >> 3) & 1)
+        a3 = &out_slots[outs++];
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
+    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync");
@@ -18561,6 +23094,8 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    if (spec.outs && result)
+        result = cudart_with_outputs(result, &spec, out_slots);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18970,7 +23505,8 @@ PyMODINIT_FUNC PyInit__fast_13040(void)
     if (!module)
         return NULL;
     if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
-        PyModule_AddIntConstant(module, "CUDA_VERSION", 13040) < 0) {
+        PyModule_AddIntConstant(module, "CUDA_VERSION", 13040) < 0 ||
+        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -459,6 +459,7 @@ if TYPE_CHECKING:
     _cudaArrayGetPlane: _Callable[..., int]
     _cudaArrayGetSparseProperties: _Callable[..., int]
     _cudaChooseDevice: _Callable[..., int]
+    _cudaChooseDevice_out: _Callable[..., tuple[int, int]]
     _cudaCreateChannelDesc: _Callable[..., cudaChannelFormatDesc]
     _cudaCreateSurfaceObject: _Callable[..., int]
     _cudaCreateTextureObject: _Callable[..., int]
@@ -468,22 +469,31 @@ if TYPE_CHECKING:
     _cudaDestroySurfaceObject: _Callable[..., int]
     _cudaDestroyTextureObject: _Callable[..., int]
     _cudaDeviceCanAccessPeer: _Callable[..., int]
+    _cudaDeviceCanAccessPeer_out: _Callable[..., tuple[int, int]]
     _cudaDeviceDisablePeerAccess: _Callable[..., int]
     _cudaDeviceEnablePeerAccess: _Callable[..., int]
     _cudaDeviceFlushGPUDirectRDMAWrites: _Callable[..., int]
     _cudaDeviceGetAttribute: _Callable[..., int]
+    _cudaDeviceGetAttribute_out: _Callable[..., tuple[int, int]]
     _cudaDeviceGetByPCIBusId: _Callable[..., int]
+    _cudaDeviceGetByPCIBusId_out: _Callable[..., tuple[int, int]]
     _cudaDeviceGetCacheConfig: _Callable[..., int]
+    _cudaDeviceGetCacheConfig_out: _Callable[..., tuple[int, int]]
     _cudaDeviceGetDefaultMemPool: _Callable[..., int]
     _cudaDeviceGetGraphMemAttribute: _Callable[..., int]
     _cudaDeviceGetLimit: _Callable[..., int]
+    _cudaDeviceGetLimit_out: _Callable[..., tuple[int, int]]
     _cudaDeviceGetMemPool: _Callable[..., int]
     _cudaDeviceGetNvSciSyncAttributes: _Callable[..., int]
     _cudaDeviceGetP2PAttribute: _Callable[..., int]
+    _cudaDeviceGetP2PAttribute_out: _Callable[..., tuple[int, int]]
     _cudaDeviceGetPCIBusId: _Callable[..., int]
     _cudaDeviceGetSharedMemConfig: _Callable[..., int]
+    _cudaDeviceGetSharedMemConfig_out: _Callable[..., tuple[int, int]]
     _cudaDeviceGetStreamPriorityRange: _Callable[..., int]
+    _cudaDeviceGetStreamPriorityRange_out: _Callable[..., tuple[int, int, int]]
     _cudaDeviceGetTexture1DLinearMaxWidth: _Callable[..., int]
+    _cudaDeviceGetTexture1DLinearMaxWidth_out: _Callable[..., tuple[int, int]]
     _cudaDeviceGraphMemTrim: _Callable[..., int]
     _cudaDeviceReset: _Callable[..., int]
     _cudaDeviceSetCacheConfig: _Callable[..., int]
@@ -493,6 +503,7 @@ if TYPE_CHECKING:
     _cudaDeviceSetSharedMemConfig: _Callable[..., int]
     _cudaDeviceSynchronize: _Callable[..., int]
     _cudaDriverGetVersion: _Callable[..., int]
+    _cudaDriverGetVersion_out: _Callable[..., tuple[int, int]]
     _cudaEGLStreamConsumerAcquireFrame: _Callable[..., int]
     _cudaEGLStreamConsumerConnect: _Callable[..., int]
     _cudaEGLStreamConsumerConnectWithFlags: _Callable[..., int]
@@ -507,11 +518,13 @@ if TYPE_CHECKING:
     _cudaEventCreateWithFlags: _Callable[..., int]
     _cudaEventDestroy: _Callable[..., int]
     _cudaEventElapsedTime: _Callable[..., int]
+    _cudaEventElapsedTime_out: _Callable[..., tuple[int, float]]
     _cudaEventQuery: _Callable[..., int]
     _cudaEventRecord: _Callable[..., int]
     _cudaEventRecordWithFlags: _Callable[..., int]
     _cudaEventSynchronize: _Callable[..., int]
     _cudaExternalMemoryGetMappedBuffer: _Callable[..., int]
+    _cudaExternalMemoryGetMappedBuffer_out: _Callable[..., tuple[int, int | None]]
     _cudaExternalMemoryGetMappedMipmappedArray: _Callable[..., int]
     _cudaFree: _Callable[..., int]
     _cudaFreeArray: _Callable[..., int]
@@ -524,7 +537,9 @@ if TYPE_CHECKING:
     _cudaFuncSetSharedMemConfig: _Callable[..., int]
     _cudaGLGetDevices: _Callable[..., int]
     _cudaGLMapBufferObject: _Callable[..., int]
+    _cudaGLMapBufferObject_out: _Callable[..., tuple[int, int | None]]
     _cudaGLMapBufferObjectAsync: _Callable[..., int]
+    _cudaGLMapBufferObjectAsync_out: _Callable[..., tuple[int, int | None]]
     _cudaGLRegisterBufferObject: _Callable[..., int]
     _cudaGLSetBufferObjectMapFlags: _Callable[..., int]
     _cudaGLSetGLDevice: _Callable[..., int]
@@ -533,21 +548,28 @@ if TYPE_CHECKING:
     _cudaGLUnregisterBufferObject: _Callable[..., int]
     _cudaGetChannelDesc: _Callable[..., int]
     _cudaGetDevice: _Callable[..., int]
+    _cudaGetDevice_out: _Callable[..., tuple[int, int]]
     _cudaGetDeviceCount: _Callable[..., int]
+    _cudaGetDeviceCount_out: _Callable[..., tuple[int, int]]
     _cudaGetDeviceFlags: _Callable[..., int]
+    _cudaGetDeviceFlags_out: _Callable[..., tuple[int, int]]
     _cudaGetDeviceProperties: _Callable[..., int]
     _cudaGetDeviceProperties_v2: _Callable[..., int]
     _cudaGetDriverEntryPoint: _Callable[..., int]
+    _cudaGetDriverEntryPoint_out: _Callable[..., tuple[int, int | None, int]]
     _cudaGetErrorName: _Callable[..., bytes | None]
     _cudaGetErrorString: _Callable[..., bytes | None]
     _cudaGetExportTable: _Callable[..., int]
+    _cudaGetExportTable_out: _Callable[..., tuple[int, int | None]]
     _cudaGetFuncBySymbol: _Callable[..., int]
     _cudaGetKernel: _Callable[..., int]
     _cudaGetLastError: _Callable[..., int]
     _cudaGetMipmappedArrayLevel: _Callable[..., int]
     _cudaGetSurfaceObjectResourceDesc: _Callable[..., int]
     _cudaGetSymbolAddress: _Callable[..., int]
+    _cudaGetSymbolAddress_out: _Callable[..., tuple[int, int | None]]
     _cudaGetSymbolSize: _Callable[..., int]
+    _cudaGetSymbolSize_out: _Callable[..., tuple[int, int]]
     _cudaGetTextureObjectResourceDesc: _Callable[..., int]
     _cudaGetTextureObjectResourceViewDesc: _Callable[..., int]
     _cudaGetTextureObjectTextureDesc: _Callable[..., int]
@@ -584,6 +606,7 @@ if TYPE_CHECKING:
     _cudaGraphExecExternalSemaphoresSignalNodeSetParams: _Callable[..., int]
     _cudaGraphExecExternalSemaphoresWaitNodeSetParams: _Callable[..., int]
     _cudaGraphExecGetFlags: _Callable[..., int]
+    _cudaGraphExecGetFlags_out: _Callable[..., tuple[int, int]]
     _cudaGraphExecHostNodeSetParams: _Callable[..., int]
     _cudaGraphExecKernelNodeSetParams: _Callable[..., int]
     _cudaGraphExecMemcpyNodeSetParams: _Callable[..., int]
@@ -612,6 +635,7 @@ if TYPE_CHECKING:
     _cudaGraphLaunch: _Callable[..., int]
     _cudaGraphMemAllocNodeGetParams: _Callable[..., int]
     _cudaGraphMemFreeNodeGetParams: _Callable[..., int]
+    _cudaGraphMemFreeNodeGetParams_out: _Callable[..., tuple[int, int | None]]
     _cudaGraphMemcpyNodeGetParams: _Callable[..., int]
     _cudaGraphMemcpyNodeSetParams: _Callable[..., int]
     _cudaGraphMemcpyNodeSetParams1D: _Callable[..., int]
@@ -623,7 +647,9 @@ if TYPE_CHECKING:
     _cudaGraphNodeGetDependencies: _Callable[..., int]
     _cudaGraphNodeGetDependentNodes: _Callable[..., int]
     _cudaGraphNodeGetEnabled: _Callable[..., int]
+    _cudaGraphNodeGetEnabled_out: _Callable[..., tuple[int, int]]
     _cudaGraphNodeGetType: _Callable[..., int]
+    _cudaGraphNodeGetType_out: _Callable[..., tuple[int, int]]
     _cudaGraphNodeSetEnabled: _Callable[..., int]
     _cudaGraphReleaseUserObject: _Callable[..., int]
     _cudaGraphRemoveDependencies: _Callable[..., int]
@@ -636,6 +662,7 @@ if TYPE_CHECKING:
     _cudaGraphicsResourceGetMappedEglFrame: _Callable[..., int]
     _cudaGraphicsResourceGetMappedMipmappedArray: _Callable[..., int]
     _cudaGraphicsResourceGetMappedPointer: _Callable[..., int]
+    _cudaGraphicsResourceGetMappedPointer_out: _Callable[..., tuple[int, int | None, int]]
     _cudaGraphicsResourceSetMapFlags: _Callable[..., int]
     _cudaGraphicsSubResourceGetMappedArray: _Callable[..., int]
     _cudaGraphicsUnmapResources: _Callable[..., int]
@@ -645,6 +672,7 @@ if TYPE_CHECKING:
     _cudaHostAlloc: _Callable[..., int]
     _cudaHostGetDevicePointer: _Callable[..., int]
     _cudaHostGetFlags: _Callable[..., int]
+    _cudaHostGetFlags_out: _Callable[..., tuple[int, int]]
     _cudaHostRegister: _Callable[..., int]
     _cudaHostUnregister: _Callable[..., int]
     _cudaImportExternalMemory: _Callable[..., int]
@@ -655,31 +683,39 @@ if TYPE_CHECKING:
     _cudaIpcGetMemHandle: _Callable[..., int]
     _cudaIpcOpenEventHandle: _Callable[..., int]
     _cudaIpcOpenMemHandle: _Callable[..., int]
+    _cudaIpcOpenMemHandle_out: _Callable[..., tuple[int, int | None]]
     _cudaLaunchCooperativeKernel: _Callable[..., int]
     _cudaLaunchCooperativeKernelMultiDevice: _Callable[..., int]
     _cudaLaunchHostFunc: _Callable[..., int]
     _cudaLaunchKernel: _Callable[..., int]
     _cudaLaunchKernelExC: _Callable[..., int]
     _cudaMalloc: _Callable[..., int]
+    _cudaMalloc_out: _Callable[..., tuple[int, int | None]]
     _cudaMalloc3D: _Callable[..., int]
     _cudaMalloc3DArray: _Callable[..., int]
     _cudaMallocArray: _Callable[..., int]
     _cudaMallocAsync: _Callable[..., int]
+    _cudaMallocAsync_out: _Callable[..., tuple[int, int | None]]
     _cudaMallocFromPoolAsync: _Callable[..., int]
+    _cudaMallocFromPoolAsync_out: _Callable[..., tuple[int, int | None]]
     _cudaMallocHost: _Callable[..., int]
     _cudaMallocManaged: _Callable[..., int]
     _cudaMallocMipmappedArray: _Callable[..., int]
     _cudaMallocPitch: _Callable[..., int]
+    _cudaMallocPitch_out: _Callable[..., tuple[int, int | None, int]]
     _cudaMemAdvise: _Callable[..., int]
     _cudaMemGetInfo: _Callable[..., int]
+    _cudaMemGetInfo_out: _Callable[..., tuple[int, int, int]]
     _cudaMemPoolCreate: _Callable[..., int]
     _cudaMemPoolDestroy: _Callable[..., int]
     _cudaMemPoolExportPointer: _Callable[..., int]
     _cudaMemPoolExportToShareableHandle: _Callable[..., int]
     _cudaMemPoolGetAccess: _Callable[..., int]
+    _cudaMemPoolGetAccess_out: _Callable[..., tuple[int, int]]
     _cudaMemPoolGetAttribute: _Callable[..., int]
     _cudaMemPoolImportFromShareableHandle: _Callable[..., int]
     _cudaMemPoolImportPointer: _Callable[..., int]
+    _cudaMemPoolImportPointer_out: _Callable[..., tuple[int, int | None]]
     _cudaMemPoolSetAccess: _Callable[..., int]
     _cudaMemPoolSetAttribute: _Callable[..., int]
     _cudaMemPoolTrimTo: _Callable[..., int]
@@ -719,15 +755,21 @@ if TYPE_CHECKING:
     _cudaMipmappedArrayGetMemoryRequirements: _Callable[..., int]
     _cudaMipmappedArrayGetSparseProperties: _Callable[..., int]
     _cudaOccupancyAvailableDynamicSMemPerBlock: _Callable[..., int]
+    _cudaOccupancyAvailableDynamicSMemPerBlock_out: _Callable[..., tuple[int, int]]
     _cudaOccupancyMaxActiveBlocksPerMultiprocessor: _Callable[..., int]
+    _cudaOccupancyMaxActiveBlocksPerMultiprocessor_out: _Callable[..., tuple[int, int]]
     _cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags: _Callable[..., int]
+    _cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_out: _Callable[..., tuple[int, int]]
     _cudaOccupancyMaxActiveClusters: _Callable[..., int]
+    _cudaOccupancyMaxActiveClusters_out: _Callable[..., tuple[int, int]]
     _cudaOccupancyMaxPotentialClusterSize: _Callable[..., int]
+    _cudaOccupancyMaxPotentialClusterSize_out: _Callable[..., tuple[int, int]]
     _cudaPeekAtLastError: _Callable[..., int]
     _cudaPointerGetAttributes: _Callable[..., int]
     _cudaProfilerStart: _Callable[..., int]
     _cudaProfilerStop: _Callable[..., int]
     _cudaRuntimeGetVersion: _Callable[..., int]
+    _cudaRuntimeGetVersion_out: _Callable[..., tuple[int, int]]
     _cudaSetDevice: _Callable[..., int]
     _cudaSetDeviceFlags: _Callable[..., int]
     _cudaSetDoubleForDevice: _Callable[..., int]
@@ -748,9 +790,13 @@ if TYPE_CHECKING:
     _cudaStreamGetCaptureInfo: _Callable[..., int]
     _cudaStreamGetCaptureInfo_v2: _Callable[..., int]
     _cudaStreamGetFlags: _Callable[..., int]
+    _cudaStreamGetFlags_out: _Callable[..., tuple[int, int]]
     _cudaStreamGetId: _Callable[..., int]
+    _cudaStreamGetId_out: _Callable[..., tuple[int, int]]
     _cudaStreamGetPriority: _Callable[..., int]
+    _cudaStreamGetPriority_out: _Callable[..., tuple[int, int]]
     _cudaStreamIsCapturing: _Callable[..., int]
+    _cudaStreamIsCapturing_out: _Callable[..., tuple[int, int]]
     _cudaStreamQuery: _Callable[..., int]
     _cudaStreamSetAttribute: _Callable[..., int]
     _cudaStreamSynchronize: _Callable[..., int]
@@ -759,7 +805,9 @@ if TYPE_CHECKING:
     _cudaThreadExchangeStreamCaptureMode: _Callable[..., int]
     _cudaThreadExit: _Callable[..., int]
     _cudaThreadGetCacheConfig: _Callable[..., int]
+    _cudaThreadGetCacheConfig_out: _Callable[..., tuple[int, int]]
     _cudaThreadGetLimit: _Callable[..., int]
+    _cudaThreadGetLimit_out: _Callable[..., tuple[int, int]]
     _cudaThreadSetCacheConfig: _Callable[..., int]
     _cudaThreadSetLimit: _Callable[..., int]
     _cudaThreadSynchronize: _Callable[..., int]
@@ -767,12 +815,16 @@ if TYPE_CHECKING:
     _cudaUserObjectRelease: _Callable[..., int]
     _cudaUserObjectRetain: _Callable[..., int]
     _cudaVDPAUGetDevice: _Callable[..., int]
+    _cudaVDPAUGetDevice_out: _Callable[..., tuple[int, int]]
     _cudaVDPAUSetVDPAUDevice: _Callable[..., int]
     _cudaWaitExternalSemaphoresAsync: _Callable[..., int]
     _cudaWaitExternalSemaphoresAsync_v2: _Callable[..., int]
 
 CUDA_VERSION = 12010
 _ArgumentError = _c.ArgumentError
+# Whether the compiled backend calls C (cudart._backend): then the `_<name>_out`
+# functions provide scalar outputs themselves.
+_compiled = _c.compiled(_lib)
 _error = _c.error
 
 # Per attribute enum, each attribute's value type (generator/attributes.py decided them
@@ -858,8 +910,9 @@ def __getattr__(name: str) -> type[CudaError]:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Name -> (restype, argtypes) of the ctypes functions the checked functions call, each
-# bound to the loaded libcudart on its first call (as `_<name>`), under the raw
+# Name -> (restype, argtypes[, outputs]) of the functions the checked functions call,
+# each bound to the loaded libcudart on its first call (as `_<name>`, and `_<name>_out`
+# where the compiled backend provides the outputs at those positions), under the raw
 # module's symbol for that name. Outputs are POINTER(storage) here, c_void_p there.
 _c.bind_on_first_call(
     globals(),
@@ -875,7 +928,7 @@ _c.bind_on_first_call(
         ),
         "cudaArrayGetPlane": (c_uint, (POINTER(cudaArray_t), c_void_p, c_uint)),
         "cudaArrayGetSparseProperties": (c_uint, (POINTER(cudaArraySparseProperties), c_void_p)),
-        "cudaChooseDevice": (c_uint, (POINTER(c_int), c_void_p)),
+        "cudaChooseDevice": (c_uint, (POINTER(c_int), c_void_p), (0,)),
         "cudaCreateChannelDesc": (cudaChannelFormatDesc, (c_int, c_int, c_int, c_int, c_uint)),
         "cudaCreateSurfaceObject": (c_uint, (POINTER(cudaSurfaceObject_t), c_void_p)),
         "cudaCreateTextureObject": (
@@ -887,23 +940,27 @@ _c.bind_on_first_call(
         "cudaDestroyExternalSemaphore": (c_uint, (c_void_p,)),
         "cudaDestroySurfaceObject": (c_uint, (cudaSurfaceObject_t,)),
         "cudaDestroyTextureObject": (c_uint, (cudaTextureObject_t,)),
-        "cudaDeviceCanAccessPeer": (c_uint, (POINTER(c_int), c_int, c_int)),
+        "cudaDeviceCanAccessPeer": (c_uint, (POINTER(c_int), c_int, c_int), (0,)),
         "cudaDeviceDisablePeerAccess": (c_uint, (c_int,)),
         "cudaDeviceEnablePeerAccess": (c_uint, (c_int, c_uint)),
         "cudaDeviceFlushGPUDirectRDMAWrites": (c_uint, (c_uint, c_uint)),
-        "cudaDeviceGetAttribute": (c_uint, (POINTER(c_int), c_uint, c_int)),
-        "cudaDeviceGetByPCIBusId": (c_uint, (POINTER(c_int), c_void_p)),
-        "cudaDeviceGetCacheConfig": (c_uint, (POINTER(c_uint),)),
+        "cudaDeviceGetAttribute": (c_uint, (POINTER(c_int), c_uint, c_int), (0,)),
+        "cudaDeviceGetByPCIBusId": (c_uint, (POINTER(c_int), c_void_p), (0,)),
+        "cudaDeviceGetCacheConfig": (c_uint, (POINTER(c_uint),), (0,)),
         "cudaDeviceGetDefaultMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
         "cudaDeviceGetGraphMemAttribute": (c_uint, (c_int, c_uint, c_void_p)),
-        "cudaDeviceGetLimit": (c_uint, (POINTER(c_size_t), c_uint)),
+        "cudaDeviceGetLimit": (c_uint, (POINTER(c_size_t), c_uint), (0,)),
         "cudaDeviceGetMemPool": (c_uint, (POINTER(cudaMemPool_t), c_int)),
         "cudaDeviceGetNvSciSyncAttributes": (c_uint, (c_void_p, c_int, c_int)),
-        "cudaDeviceGetP2PAttribute": (c_uint, (POINTER(c_int), c_uint, c_int, c_int)),
+        "cudaDeviceGetP2PAttribute": (c_uint, (POINTER(c_int), c_uint, c_int, c_int), (0,)),
         "cudaDeviceGetPCIBusId": (c_uint, (c_void_p, c_int, c_int)),
-        "cudaDeviceGetSharedMemConfig": (c_uint, (POINTER(c_uint),)),
-        "cudaDeviceGetStreamPriorityRange": (c_uint, (POINTER(c_int), POINTER(c_int))),
-        "cudaDeviceGetTexture1DLinearMaxWidth": (c_uint, (POINTER(c_size_t), c_void_p, c_int)),
+        "cudaDeviceGetSharedMemConfig": (c_uint, (POINTER(c_uint),), (0,)),
+        "cudaDeviceGetStreamPriorityRange": (c_uint, (POINTER(c_int), POINTER(c_int)), (0, 1)),
+        "cudaDeviceGetTexture1DLinearMaxWidth": (
+            c_uint,
+            (POINTER(c_size_t), c_void_p, c_int),
+            (0,),
+        ),
         "cudaDeviceGraphMemTrim": (c_uint, (c_int,)),
         "cudaDeviceReset": (c_uint, ()),
         "cudaDeviceSetCacheConfig": (c_uint, (c_uint,)),
@@ -912,7 +969,7 @@ _c.bind_on_first_call(
         "cudaDeviceSetMemPool": (c_uint, (c_int, c_void_p)),
         "cudaDeviceSetSharedMemConfig": (c_uint, (c_uint,)),
         "cudaDeviceSynchronize": (c_uint, ()),
-        "cudaDriverGetVersion": (c_uint, (POINTER(c_int),)),
+        "cudaDriverGetVersion": (c_uint, (POINTER(c_int),), (0,)),
         "cudaEGLStreamConsumerAcquireFrame": (c_uint, (c_void_p, c_void_p, c_void_p, c_uint)),
         "cudaEGLStreamConsumerConnect": (c_uint, (POINTER(cudaEglStreamConnection), c_void_p)),
         "cudaEGLStreamConsumerConnectWithFlags": (
@@ -935,12 +992,16 @@ _c.bind_on_first_call(
         "cudaEventCreateFromEGLSync": (c_uint, (POINTER(cudaEvent_t), c_void_p, c_uint)),
         "cudaEventCreateWithFlags": (c_uint, (POINTER(cudaEvent_t), c_uint)),
         "cudaEventDestroy": (c_uint, (c_void_p,)),
-        "cudaEventElapsedTime": (c_uint, (POINTER(c_float), c_void_p, c_void_p)),
+        "cudaEventElapsedTime": (c_uint, (POINTER(c_float), c_void_p, c_void_p), (0,)),
         "cudaEventQuery": (c_uint, (c_void_p,)),
         "cudaEventRecord": (c_uint, (c_void_p, c_void_p)),
         "cudaEventRecordWithFlags": (c_uint, (c_void_p, c_void_p, c_uint)),
         "cudaEventSynchronize": (c_uint, (c_void_p,)),
-        "cudaExternalMemoryGetMappedBuffer": (c_uint, (POINTER(c_void_p), c_void_p, c_void_p)),
+        "cudaExternalMemoryGetMappedBuffer": (
+            c_uint,
+            (POINTER(c_void_p), c_void_p, c_void_p),
+            (0,),
+        ),
         "cudaExternalMemoryGetMappedMipmappedArray": (
             c_uint,
             (POINTER(cudaMipmappedArray_t), c_void_p, c_void_p),
@@ -955,8 +1016,8 @@ _c.bind_on_first_call(
         "cudaFuncSetCacheConfig": (c_uint, (c_void_p, c_uint)),
         "cudaFuncSetSharedMemConfig": (c_uint, (c_void_p, c_uint)),
         "cudaGLGetDevices": (c_uint, (POINTER(c_uint), c_void_p, c_uint, c_uint)),
-        "cudaGLMapBufferObject": (c_uint, (POINTER(c_void_p), GLuint)),
-        "cudaGLMapBufferObjectAsync": (c_uint, (POINTER(c_void_p), GLuint, c_void_p)),
+        "cudaGLMapBufferObject": (c_uint, (POINTER(c_void_p), GLuint), (0,)),
+        "cudaGLMapBufferObjectAsync": (c_uint, (POINTER(c_void_p), GLuint, c_void_p), (0,)),
         "cudaGLRegisterBufferObject": (c_uint, (GLuint,)),
         "cudaGLSetBufferObjectMapFlags": (c_uint, (GLuint, c_uint)),
         "cudaGLSetGLDevice": (c_uint, (c_int,)),
@@ -964,18 +1025,19 @@ _c.bind_on_first_call(
         "cudaGLUnmapBufferObjectAsync": (c_uint, (GLuint, c_void_p)),
         "cudaGLUnregisterBufferObject": (c_uint, (GLuint,)),
         "cudaGetChannelDesc": (c_uint, (POINTER(cudaChannelFormatDesc), c_void_p)),
-        "cudaGetDevice": (c_uint, (POINTER(c_int),)),
-        "cudaGetDeviceCount": (c_uint, (POINTER(c_int),)),
-        "cudaGetDeviceFlags": (c_uint, (POINTER(c_uint),)),
+        "cudaGetDevice": (c_uint, (POINTER(c_int),), (0,)),
+        "cudaGetDeviceCount": (c_uint, (POINTER(c_int),), (0,)),
+        "cudaGetDeviceFlags": (c_uint, (POINTER(c_uint),), (0,)),
         "cudaGetDeviceProperties": (c_uint, (POINTER(cudaDeviceProp), c_int)),
         "cudaGetDeviceProperties_v2": (c_uint, (POINTER(cudaDeviceProp), c_int)),
         "cudaGetDriverEntryPoint": (
             c_uint,
             (c_void_p, POINTER(c_void_p), c_ulonglong, POINTER(c_uint)),
+            (1, 3),
         ),
         "cudaGetErrorName": (c_char_p, (c_uint,)),
         "cudaGetErrorString": (c_char_p, (c_uint,)),
-        "cudaGetExportTable": (c_uint, (POINTER(c_void_p), c_void_p)),
+        "cudaGetExportTable": (c_uint, (POINTER(c_void_p), c_void_p), (0,)),
         "cudaGetFuncBySymbol": (c_uint, (POINTER(cudaFunction_t), c_void_p)),
         "cudaGetKernel": (c_uint, (POINTER(cudaKernel_t), c_void_p)),
         "cudaGetLastError": (c_uint, ()),
@@ -984,8 +1046,8 @@ _c.bind_on_first_call(
             c_uint,
             (POINTER(cudaResourceDesc), cudaSurfaceObject_t),
         ),
-        "cudaGetSymbolAddress": (c_uint, (POINTER(c_void_p), c_void_p)),
-        "cudaGetSymbolSize": (c_uint, (POINTER(c_size_t), c_void_p)),
+        "cudaGetSymbolAddress": (c_uint, (POINTER(c_void_p), c_void_p), (0,)),
+        "cudaGetSymbolSize": (c_uint, (POINTER(c_size_t), c_void_p), (0,)),
         "cudaGetTextureObjectResourceDesc": (
             c_uint,
             (POINTER(cudaResourceDesc), cudaTextureObject_t),
@@ -1107,7 +1169,7 @@ _c.bind_on_first_call(
             c_uint,
             (c_void_p, c_void_p, c_void_p),
         ),
-        "cudaGraphExecGetFlags": (c_uint, (c_void_p, POINTER(c_ulonglong))),
+        "cudaGraphExecGetFlags": (c_uint, (c_void_p, POINTER(c_ulonglong)), (1,)),
         "cudaGraphExecHostNodeSetParams": (c_uint, (c_void_p, c_void_p, c_void_p)),
         "cudaGraphExecKernelNodeSetParams": (c_uint, (c_void_p, c_void_p, c_void_p)),
         "cudaGraphExecMemcpyNodeSetParams": (c_uint, (c_void_p, c_void_p, c_void_p)),
@@ -1156,7 +1218,7 @@ _c.bind_on_first_call(
         "cudaGraphKernelNodeSetParams": (c_uint, (c_void_p, c_void_p)),
         "cudaGraphLaunch": (c_uint, (c_void_p, c_void_p)),
         "cudaGraphMemAllocNodeGetParams": (c_uint, (c_void_p, POINTER(cudaMemAllocNodeParams))),
-        "cudaGraphMemFreeNodeGetParams": (c_uint, (c_void_p, POINTER(c_void_p))),
+        "cudaGraphMemFreeNodeGetParams": (c_uint, (c_void_p, POINTER(c_void_p)), (1,)),
         "cudaGraphMemcpyNodeGetParams": (c_uint, (c_void_p, POINTER(cudaMemcpy3DParms))),
         "cudaGraphMemcpyNodeSetParams": (c_uint, (c_void_p, c_void_p)),
         "cudaGraphMemcpyNodeSetParams1D": (
@@ -1176,8 +1238,8 @@ _c.bind_on_first_call(
         "cudaGraphNodeFindInClone": (c_uint, (POINTER(cudaGraphNode_t), c_void_p, c_void_p)),
         "cudaGraphNodeGetDependencies": (c_uint, (c_void_p, c_void_p, POINTER(c_size_t))),
         "cudaGraphNodeGetDependentNodes": (c_uint, (c_void_p, c_void_p, POINTER(c_size_t))),
-        "cudaGraphNodeGetEnabled": (c_uint, (c_void_p, c_void_p, POINTER(c_uint))),
-        "cudaGraphNodeGetType": (c_uint, (c_void_p, POINTER(c_uint))),
+        "cudaGraphNodeGetEnabled": (c_uint, (c_void_p, c_void_p, POINTER(c_uint)), (2,)),
+        "cudaGraphNodeGetType": (c_uint, (c_void_p, POINTER(c_uint)), (1,)),
         "cudaGraphNodeSetEnabled": (c_uint, (c_void_p, c_void_p, c_uint)),
         "cudaGraphReleaseUserObject": (c_uint, (c_void_p, c_void_p, c_uint)),
         "cudaGraphRemoveDependencies": (c_uint, (c_void_p, c_void_p, c_void_p, c_size_t)),
@@ -1204,6 +1266,7 @@ _c.bind_on_first_call(
         "cudaGraphicsResourceGetMappedPointer": (
             c_uint,
             (POINTER(c_void_p), POINTER(c_size_t), c_void_p),
+            (0, 1),
         ),
         "cudaGraphicsResourceSetMapFlags": (c_uint, (c_void_p, c_uint)),
         "cudaGraphicsSubResourceGetMappedArray": (
@@ -1222,7 +1285,7 @@ _c.bind_on_first_call(
         ),
         "cudaHostAlloc": (c_uint, (POINTER(c_void_p), c_size_t, c_uint)),
         "cudaHostGetDevicePointer": (c_uint, (POINTER(c_void_p), c_void_p, c_uint)),
-        "cudaHostGetFlags": (c_uint, (POINTER(c_uint), c_void_p)),
+        "cudaHostGetFlags": (c_uint, (POINTER(c_uint), c_void_p), (0,)),
         "cudaHostRegister": (c_uint, (c_void_p, c_size_t, c_uint)),
         "cudaHostUnregister": (c_uint, (c_void_p,)),
         "cudaImportExternalMemory": (c_uint, (POINTER(cudaExternalMemory_t), c_void_p)),
@@ -1232,7 +1295,7 @@ _c.bind_on_first_call(
         "cudaIpcGetEventHandle": (c_uint, (POINTER(cudaIpcEventHandle_t), c_void_p)),
         "cudaIpcGetMemHandle": (c_uint, (POINTER(cudaIpcMemHandle_t), c_void_p)),
         "cudaIpcOpenEventHandle": (c_uint, (POINTER(cudaEvent_t), cudaIpcEventHandle_t)),
-        "cudaIpcOpenMemHandle": (c_uint, (POINTER(c_void_p), cudaIpcMemHandle_t, c_uint)),
+        "cudaIpcOpenMemHandle": (c_uint, (POINTER(c_void_p), cudaIpcMemHandle_t, c_uint), (0,)),
         "cudaLaunchCooperativeKernel": (
             c_uint,
             (c_void_p, dim3, dim3, c_void_p, c_size_t, c_void_p),
@@ -1241,32 +1304,40 @@ _c.bind_on_first_call(
         "cudaLaunchHostFunc": (c_uint, (c_void_p, c_void_p, c_void_p)),
         "cudaLaunchKernel": (c_uint, (c_void_p, dim3, dim3, c_void_p, c_size_t, c_void_p)),
         "cudaLaunchKernelExC": (c_uint, (c_void_p, c_void_p, c_void_p)),
-        "cudaMalloc": (c_uint, (POINTER(c_void_p), c_size_t)),
+        "cudaMalloc": (c_uint, (POINTER(c_void_p), c_size_t), (0,)),
         "cudaMalloc3D": (c_uint, (POINTER(cudaPitchedPtr), cudaExtent)),
         "cudaMalloc3DArray": (c_uint, (POINTER(cudaArray_t), c_void_p, cudaExtent, c_uint)),
         "cudaMallocArray": (c_uint, (POINTER(cudaArray_t), c_void_p, c_size_t, c_size_t, c_uint)),
-        "cudaMallocAsync": (c_uint, (POINTER(c_void_p), c_size_t, c_void_p)),
-        "cudaMallocFromPoolAsync": (c_uint, (POINTER(c_void_p), c_size_t, c_void_p, c_void_p)),
+        "cudaMallocAsync": (c_uint, (POINTER(c_void_p), c_size_t, c_void_p), (0,)),
+        "cudaMallocFromPoolAsync": (
+            c_uint,
+            (POINTER(c_void_p), c_size_t, c_void_p, c_void_p),
+            (0,),
+        ),
         "cudaMallocHost": (c_uint, (POINTER(c_void_p), c_size_t)),
         "cudaMallocManaged": (c_uint, (POINTER(c_void_p), c_size_t, c_uint)),
         "cudaMallocMipmappedArray": (
             c_uint,
             (POINTER(cudaMipmappedArray_t), c_void_p, cudaExtent, c_uint, c_uint),
         ),
-        "cudaMallocPitch": (c_uint, (POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_size_t)),
+        "cudaMallocPitch": (
+            c_uint,
+            (POINTER(c_void_p), POINTER(c_size_t), c_size_t, c_size_t),
+            (0, 1),
+        ),
         "cudaMemAdvise": (c_uint, (c_void_p, c_size_t, c_uint, c_int)),
-        "cudaMemGetInfo": (c_uint, (POINTER(c_size_t), POINTER(c_size_t))),
+        "cudaMemGetInfo": (c_uint, (POINTER(c_size_t), POINTER(c_size_t)), (0, 1)),
         "cudaMemPoolCreate": (c_uint, (POINTER(cudaMemPool_t), c_void_p)),
         "cudaMemPoolDestroy": (c_uint, (c_void_p,)),
         "cudaMemPoolExportPointer": (c_uint, (POINTER(cudaMemPoolPtrExportData), c_void_p)),
         "cudaMemPoolExportToShareableHandle": (c_uint, (c_void_p, c_void_p, c_uint, c_uint)),
-        "cudaMemPoolGetAccess": (c_uint, (POINTER(c_uint), c_void_p, c_void_p)),
+        "cudaMemPoolGetAccess": (c_uint, (POINTER(c_uint), c_void_p, c_void_p), (0,)),
         "cudaMemPoolGetAttribute": (c_uint, (c_void_p, c_uint, c_void_p)),
         "cudaMemPoolImportFromShareableHandle": (
             c_uint,
             (POINTER(cudaMemPool_t), c_void_p, c_uint, c_uint),
         ),
-        "cudaMemPoolImportPointer": (c_uint, (POINTER(c_void_p), c_void_p, c_void_p)),
+        "cudaMemPoolImportPointer": (c_uint, (POINTER(c_void_p), c_void_p, c_void_p), (0,)),
         "cudaMemPoolSetAccess": (c_uint, (c_void_p, c_void_p, c_size_t)),
         "cudaMemPoolSetAttribute": (c_uint, (c_void_p, c_uint, c_void_p)),
         "cudaMemPoolTrimTo": (c_uint, (c_void_p, c_size_t)),
@@ -1383,22 +1454,29 @@ _c.bind_on_first_call(
         "cudaOccupancyAvailableDynamicSMemPerBlock": (
             c_uint,
             (POINTER(c_size_t), c_void_p, c_int, c_int),
+            (0,),
         ),
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor": (
             c_uint,
             (POINTER(c_int), c_void_p, c_int, c_size_t),
+            (0,),
         ),
         "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": (
             c_uint,
             (POINTER(c_int), c_void_p, c_int, c_size_t, c_uint),
+            (0,),
         ),
-        "cudaOccupancyMaxActiveClusters": (c_uint, (POINTER(c_int), c_void_p, c_void_p)),
-        "cudaOccupancyMaxPotentialClusterSize": (c_uint, (POINTER(c_int), c_void_p, c_void_p)),
+        "cudaOccupancyMaxActiveClusters": (c_uint, (POINTER(c_int), c_void_p, c_void_p), (0,)),
+        "cudaOccupancyMaxPotentialClusterSize": (
+            c_uint,
+            (POINTER(c_int), c_void_p, c_void_p),
+            (0,),
+        ),
         "cudaPeekAtLastError": (c_uint, ()),
         "cudaPointerGetAttributes": (c_uint, (POINTER(cudaPointerAttributes), c_void_p)),
         "cudaProfilerStart": (c_uint, ()),
         "cudaProfilerStop": (c_uint, ()),
-        "cudaRuntimeGetVersion": (c_uint, (POINTER(c_int),)),
+        "cudaRuntimeGetVersion": (c_uint, (POINTER(c_int),), (0,)),
         "cudaSetDevice": (c_uint, (c_int,)),
         "cudaSetDeviceFlags": (c_uint, (c_uint,)),
         "cudaSetDoubleForDevice": (c_uint, (c_void_p,)),
@@ -1438,10 +1516,10 @@ _c.bind_on_first_call(
                 POINTER(c_size_t),
             ),
         ),
-        "cudaStreamGetFlags": (c_uint, (c_void_p, POINTER(c_uint))),
-        "cudaStreamGetId": (c_uint, (c_void_p, POINTER(c_ulonglong))),
-        "cudaStreamGetPriority": (c_uint, (c_void_p, POINTER(c_int))),
-        "cudaStreamIsCapturing": (c_uint, (c_void_p, POINTER(c_uint))),
+        "cudaStreamGetFlags": (c_uint, (c_void_p, POINTER(c_uint)), (1,)),
+        "cudaStreamGetId": (c_uint, (c_void_p, POINTER(c_ulonglong)), (1,)),
+        "cudaStreamGetPriority": (c_uint, (c_void_p, POINTER(c_int)), (1,)),
+        "cudaStreamIsCapturing": (c_uint, (c_void_p, POINTER(c_uint)), (1,)),
         "cudaStreamQuery": (c_uint, (c_void_p,)),
         "cudaStreamSetAttribute": (c_uint, (c_void_p, c_uint, c_void_p)),
         "cudaStreamSynchronize": (c_uint, (c_void_p,)),
@@ -1449,8 +1527,8 @@ _c.bind_on_first_call(
         "cudaStreamWaitEvent": (c_uint, (c_void_p, c_void_p, c_uint)),
         "cudaThreadExchangeStreamCaptureMode": (c_uint, (POINTER(c_uint),)),
         "cudaThreadExit": (c_uint, ()),
-        "cudaThreadGetCacheConfig": (c_uint, (POINTER(c_uint),)),
-        "cudaThreadGetLimit": (c_uint, (POINTER(c_size_t), c_uint)),
+        "cudaThreadGetCacheConfig": (c_uint, (POINTER(c_uint),), (0,)),
+        "cudaThreadGetLimit": (c_uint, (POINTER(c_size_t), c_uint), (0,)),
         "cudaThreadSetCacheConfig": (c_uint, (c_uint,)),
         "cudaThreadSetLimit": (c_uint, (c_uint, c_size_t)),
         "cudaThreadSynchronize": (c_uint, ()),
@@ -1460,7 +1538,7 @@ _c.bind_on_first_call(
         ),
         "cudaUserObjectRelease": (c_uint, (c_void_p, c_uint)),
         "cudaUserObjectRetain": (c_uint, (c_void_p, c_uint)),
-        "cudaVDPAUGetDevice": (c_uint, (POINTER(c_int), VdpDevice, c_void_p)),
+        "cudaVDPAUGetDevice": (c_uint, (POINTER(c_int), VdpDevice, c_void_p), (0,)),
         "cudaVDPAUSetVDPAUDevice": (c_uint, (c_int, VdpDevice, c_void_p)),
         "cudaWaitExternalSemaphoresAsync": (c_uint, (c_void_p, c_void_p, c_uint, c_void_p)),
         "cudaWaitExternalSemaphoresAsync_v2": (c_uint, (c_void_p, c_void_p, c_uint, c_void_p)),
@@ -2021,14 +2099,18 @@ def cudaChooseDevice(prop: _PointerLike) -> int:
         prop = _c.ref(prop, cudaDeviceProp, "prop", False, 1, "cudaChooseDevice: the record")
     elif prop >> 64 or 0 < prop < 65536:
         raise _c.address_error(prop, "cudaChooseDevice", "prop", "cudaDeviceProp")
-    device = c_int()
     try:
-        err = _cudaChooseDevice(device, prop)
+        if _compiled:
+            err, device = _cudaChooseDevice_out(prop)
+        else:
+            device_ = c_int()
+            err = _cudaChooseDevice(device_, prop)
+            device = device_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaChooseDevice", ("device", "prop")) from None
     if err:
         raise _error(err, _lib)
-    return device.value
+    return device
 
 
 def cudaCreateChannelDesc(
@@ -2287,16 +2369,20 @@ def cudaDeviceCanAccessPeer(device: int, peerDevice: int) -> int:
         device = _c.integer(device, _range_int, "cudaDeviceCanAccessPeer", "device")
     if peerDevice.__class__ is not int or not -2147483648 <= peerDevice <= 2147483647:
         peerDevice = _c.integer(peerDevice, _range_int, "cudaDeviceCanAccessPeer", "peerDevice")
-    canAccessPeer = c_int()
     try:
-        err = _cudaDeviceCanAccessPeer(canAccessPeer, device, peerDevice)
+        if _compiled:
+            err, canAccessPeer = _cudaDeviceCanAccessPeer_out(device, peerDevice)
+        else:
+            canAccessPeer_ = c_int()
+            err = _cudaDeviceCanAccessPeer(canAccessPeer_, device, peerDevice)
+            canAccessPeer = canAccessPeer_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaDeviceCanAccessPeer", ("canAccessPeer", "device", "peerDevice")
         ) from None
     if err:
         raise _error(err, _lib)
-    return canAccessPeer.value
+    return canAccessPeer
 
 
 def cudaDeviceDisablePeerAccess(peerDevice: int) -> None:
@@ -2413,16 +2499,20 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> int:
         attr = _c.enum_argument(attr, _range_cudaDeviceAttr, "cudaDeviceGetAttribute", "attr")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceGetAttribute", "device")
-    value = c_int()
     try:
-        err = _cudaDeviceGetAttribute(value, attr, device)
+        if _compiled:
+            err, value = _cudaDeviceGetAttribute_out(attr, device)
+        else:
+            value_ = c_int()
+            err = _cudaDeviceGetAttribute(value_, attr, device)
+            value = value_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaDeviceGetAttribute", ("value", "attr", "device")
         ) from None
     if err:
         raise _error(err, _lib)
-    return value.value
+    return value
 
 
 def cudaDeviceGetByPCIBusId(pciBusId: str | bytes | None) -> int:
@@ -2442,14 +2532,18 @@ def cudaDeviceGetByPCIBusId(pciBusId: str | bytes | None) -> int:
     """
     if pciBusId.__class__ is not bytes:
         pciBusId = _c.cstring(pciBusId, "pciBusId")
-    device = c_int()
     try:
-        err = _cudaDeviceGetByPCIBusId(device, pciBusId)
+        if _compiled:
+            err, device = _cudaDeviceGetByPCIBusId_out(pciBusId)
+        else:
+            device_ = c_int()
+            err = _cudaDeviceGetByPCIBusId(device_, pciBusId)
+            device = device_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaDeviceGetByPCIBusId", ("device", "pciBusId")) from None
     if err:
         raise _error(err, _lib)
-    return device.value
+    return device
 
 
 def cudaDeviceGetCacheConfig() -> cudaFuncCache:
@@ -2462,14 +2556,18 @@ def cudaDeviceGetCacheConfig() -> cudaFuncCache:
 
     C: cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)
     """
-    pCacheConfig = c_uint()
     try:
-        err = _cudaDeviceGetCacheConfig(pCacheConfig)
+        if _compiled:
+            err, pCacheConfig = _cudaDeviceGetCacheConfig_out()
+        else:
+            pCacheConfig_ = c_uint()
+            err = _cudaDeviceGetCacheConfig(pCacheConfig_)
+            pCacheConfig = pCacheConfig_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaDeviceGetCacheConfig", ("pCacheConfig",)) from None
     if err:
         raise _error(err, _lib)
-    return _c.enum_value(cudaFuncCache, pCacheConfig.value)
+    return _c.enum_value(cudaFuncCache, pCacheConfig)
 
 
 def cudaDeviceGetDefaultMemPool(device: int) -> cudaMemPool_t:
@@ -2561,14 +2659,18 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
         limit.__class__ is not int or limit not in _cudaLimit_members
     ):
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceGetLimit", "limit")
-    pValue = c_size_t()
     try:
-        err = _cudaDeviceGetLimit(pValue, limit)
+        if _compiled:
+            err, pValue = _cudaDeviceGetLimit_out(limit)
+        else:
+            pValue_ = c_size_t()
+            err = _cudaDeviceGetLimit(pValue_, limit)
+            pValue = pValue_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaDeviceGetLimit", ("pValue", "limit")) from None
     if err:
         raise _error(err, _lib)
-    return pValue.value
+    return pValue
 
 
 def cudaDeviceGetMemPool(device: int) -> cudaMemPool_t:
@@ -2654,16 +2756,20 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
         srcDevice = _c.integer(srcDevice, _range_int, "cudaDeviceGetP2PAttribute", "srcDevice")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
         dstDevice = _c.integer(dstDevice, _range_int, "cudaDeviceGetP2PAttribute", "dstDevice")
-    value = c_int()
     try:
-        err = _cudaDeviceGetP2PAttribute(value, attr, srcDevice, dstDevice)
+        if _compiled:
+            err, value = _cudaDeviceGetP2PAttribute_out(attr, srcDevice, dstDevice)
+        else:
+            value_ = c_int()
+            err = _cudaDeviceGetP2PAttribute(value_, attr, srcDevice, dstDevice)
+            value = value_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaDeviceGetP2PAttribute", ("value", "attr", "srcDevice", "dstDevice")
         ) from None
     if err:
         raise _error(err, _lib)
-    return value.value
+    return value
 
 
 def cudaDeviceGetPCIBusId(len: int, device: int) -> str:
@@ -2710,14 +2816,18 @@ def cudaDeviceGetSharedMemConfig() -> cudaSharedMemConfig:
 
     C: cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig)
     """
-    pConfig = c_uint()
     try:
-        err = _cudaDeviceGetSharedMemConfig(pConfig)
+        if _compiled:
+            err, pConfig = _cudaDeviceGetSharedMemConfig_out()
+        else:
+            pConfig_ = c_uint()
+            err = _cudaDeviceGetSharedMemConfig(pConfig_)
+            pConfig = pConfig_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaDeviceGetSharedMemConfig", ("pConfig",)) from None
     if err:
         raise _error(err, _lib)
-    return _c.enum_value(cudaSharedMemConfig, pConfig.value)
+    return _c.enum_value(cudaSharedMemConfig, pConfig)
 
 
 def cudaDeviceGetStreamPriorityRange() -> tuple[int, int]:
@@ -2731,17 +2841,22 @@ def cudaDeviceGetStreamPriorityRange() -> tuple[int, int]:
 
     C: cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
     """
-    leastPriority = c_int()
-    greatestPriority = c_int()
     try:
-        err = _cudaDeviceGetStreamPriorityRange(leastPriority, greatestPriority)
+        if _compiled:
+            err, leastPriority, greatestPriority = _cudaDeviceGetStreamPriorityRange_out()
+        else:
+            leastPriority_ = c_int()
+            greatestPriority_ = c_int()
+            err = _cudaDeviceGetStreamPriorityRange(leastPriority_, greatestPriority_)
+            leastPriority = leastPriority_.value
+            greatestPriority = greatestPriority_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaDeviceGetStreamPriorityRange", ("leastPriority", "greatestPriority")
         ) from None
     if err:
         raise _error(err, _lib)
-    return leastPriority.value, greatestPriority.value
+    return leastPriority, greatestPriority
 
 
 def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> int:
@@ -2774,16 +2889,20 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
         )
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceGetTexture1DLinearMaxWidth", "device")
-    maxWidthInElements = c_size_t()
     try:
-        err = _cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device)
+        if _compiled:
+            err, maxWidthInElements = _cudaDeviceGetTexture1DLinearMaxWidth_out(fmtDesc, device)
+        else:
+            maxWidthInElements_ = c_size_t()
+            err = _cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements_, fmtDesc, device)
+            maxWidthInElements = maxWidthInElements_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaDeviceGetTexture1DLinearMaxWidth", ("maxWidthInElements", "fmtDesc", "device")
         ) from None
     if err:
         raise _error(err, _lib)
-    return maxWidthInElements.value
+    return maxWidthInElements
 
 
 def cudaDeviceGraphMemTrim(device: int) -> None:
@@ -2993,14 +3112,18 @@ def cudaDriverGetVersion() -> int:
 
     C: cudaError_t cudaDriverGetVersion(int *driverVersion)
     """
-    driverVersion = c_int()
     try:
-        err = _cudaDriverGetVersion(driverVersion)
+        if _compiled:
+            err, driverVersion = _cudaDriverGetVersion_out()
+        else:
+            driverVersion_ = c_int()
+            err = _cudaDriverGetVersion(driverVersion_)
+            driverVersion = driverVersion_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaDriverGetVersion", ("driverVersion",)) from None
     if err:
         raise _error(err, _lib)
-    return driverVersion.value
+    return driverVersion
 
 
 def cudaEGLStreamConsumerAcquireFrame(
@@ -3497,14 +3620,18 @@ def cudaEventElapsedTime(start: cudaEvent_t | _HandleLike, end: cudaEvent_t | _H
         start = _c.handle(start, cudaEvent_t, "start")
     if end.__class__ is not cudaEvent_t:
         end = _c.handle(end, cudaEvent_t, "end")
-    ms = c_float()
     try:
-        err = _cudaEventElapsedTime(ms, start, end)
+        if _compiled:
+            err, ms = _cudaEventElapsedTime_out(start, end)
+        else:
+            ms_ = c_float()
+            err = _cudaEventElapsedTime(ms_, start, end)
+            ms = ms_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaEventElapsedTime", ("ms", "start", "end")) from None
     if err:
         raise _error(err, _lib)
-    return ms.value
+    return ms
 
 
 def cudaEventQuery(event: cudaEvent_t | _HandleLike) -> bool:
@@ -3651,16 +3778,20 @@ def cudaExternalMemoryGetMappedBuffer(
             "bufferDesc",
             "cudaExternalMemoryBufferDesc",
         )
-    devPtr = c_void_p()
     try:
-        err = _cudaExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc)
+        if _compiled:
+            err, devPtr = _cudaExternalMemoryGetMappedBuffer_out(extMem, bufferDesc)
+        else:
+            devPtr_ = c_void_p()
+            err = _cudaExternalMemoryGetMappedBuffer(devPtr_, extMem, bufferDesc)
+            devPtr = devPtr_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaExternalMemoryGetMappedBuffer", ("devPtr", "extMem", "bufferDesc")
         ) from None
     if err:
         raise _error(err, _lib)
-    return devPtr.value or 0
+    return devPtr or 0
 
 
 def cudaExternalMemoryGetMappedMipmappedArray(
@@ -4029,14 +4160,18 @@ def cudaGLMapBufferObject(bufObj: int) -> int:
     _c.deprecated("cudaGLMapBufferObject", None)
     if bufObj.__class__ is not int or bufObj >> 32:
         bufObj = _c.integer(bufObj, _range_GLuint_unsigned_int, "cudaGLMapBufferObject", "bufObj")
-    devPtr = c_void_p()
     try:
-        err = _cudaGLMapBufferObject(devPtr, bufObj)
+        if _compiled:
+            err, devPtr = _cudaGLMapBufferObject_out(bufObj)
+        else:
+            devPtr_ = c_void_p()
+            err = _cudaGLMapBufferObject(devPtr_, bufObj)
+            devPtr = devPtr_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGLMapBufferObject", ("devPtr", "bufObj")) from None
     if err:
         raise _error(err, _lib)
-    return devPtr.value or 0
+    return devPtr or 0
 
 
 def cudaGLMapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike) -> int:
@@ -4064,16 +4199,20 @@ def cudaGLMapBufferObjectAsync(bufObj: int, stream: cudaStream_t | _HandleLike) 
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
-    devPtr = c_void_p()
     try:
-        err = _cudaGLMapBufferObjectAsync(devPtr, bufObj, stream)
+        if _compiled:
+            err, devPtr = _cudaGLMapBufferObjectAsync_out(bufObj, stream)
+        else:
+            devPtr_ = c_void_p()
+            err = _cudaGLMapBufferObjectAsync(devPtr_, bufObj, stream)
+            devPtr = devPtr_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaGLMapBufferObjectAsync", ("devPtr", "bufObj", "stream")
         ) from None
     if err:
         raise _error(err, _lib)
-    return devPtr.value or 0
+    return devPtr or 0
 
 
 def cudaGLRegisterBufferObject(bufObj: int) -> None:
@@ -4277,14 +4416,18 @@ def cudaGetDevice() -> int:
 
     C: cudaError_t cudaGetDevice(int *device)
     """
-    device = c_int()
     try:
-        err = _cudaGetDevice(device)
+        if _compiled:
+            err, device = _cudaGetDevice_out()
+        else:
+            device_ = c_int()
+            err = _cudaGetDevice(device_)
+            device = device_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGetDevice", ("device",)) from None
     if err:
         raise _error(err, _lib)
-    return device.value
+    return device
 
 
 def cudaGetDeviceCount() -> int:
@@ -4297,14 +4440,18 @@ def cudaGetDeviceCount() -> int:
 
     C: cudaError_t cudaGetDeviceCount(int *count)
     """
-    count = c_int()
     try:
-        err = _cudaGetDeviceCount(count)
+        if _compiled:
+            err, count = _cudaGetDeviceCount_out()
+        else:
+            count_ = c_int()
+            err = _cudaGetDeviceCount(count_)
+            count = count_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGetDeviceCount", ("count",)) from None
     if err:
         raise _error(err, _lib)
-    return count.value
+    return count
 
 
 def cudaGetDeviceFlags() -> int:
@@ -4319,14 +4466,18 @@ def cudaGetDeviceFlags() -> int:
 
     C: cudaError_t cudaGetDeviceFlags(unsigned int *flags)
     """
-    flags = c_uint()
     try:
-        err = _cudaGetDeviceFlags(flags)
+        if _compiled:
+            err, flags = _cudaGetDeviceFlags_out()
+        else:
+            flags_ = c_uint()
+            err = _cudaGetDeviceFlags(flags_)
+            flags = flags_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGetDeviceFlags", ("flags",)) from None
     if err:
         raise _error(err, _lib)
-    return flags.value
+    return flags
 
 
 def cudaGetDeviceProperties(device: int) -> cudaDeviceProp:
@@ -4406,17 +4557,22 @@ def cudaGetDriverEntryPoint(
         symbol = _c.cstring(symbol, "symbol")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cudaGetDriverEntryPoint", "flags")
-    funcPtr = c_void_p()
-    driverStatus = c_uint()
     try:
-        err = _cudaGetDriverEntryPoint(symbol, funcPtr, flags, driverStatus)
+        if _compiled:
+            err, funcPtr, driverStatus = _cudaGetDriverEntryPoint_out(symbol, flags)
+        else:
+            funcPtr_ = c_void_p()
+            driverStatus_ = c_uint()
+            err = _cudaGetDriverEntryPoint(symbol, funcPtr_, flags, driverStatus_)
+            funcPtr = funcPtr_.value
+            driverStatus = driverStatus_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaGetDriverEntryPoint", ("symbol", "funcPtr", "flags", "driverStatus")
         ) from None
     if err:
         raise _error(err, _lib)
-    return funcPtr.value or 0, _c.enum_value(cudaDriverEntryPointQueryResult, driverStatus.value)
+    return funcPtr or 0, _c.enum_value(cudaDriverEntryPointQueryResult, driverStatus)
 
 
 def cudaGetErrorName(error: cudaError | int) -> str:
@@ -4473,16 +4629,20 @@ def cudaGetExportTable(pExportTableId: _PointerLike) -> int:
         )
     elif pExportTableId >> 64 or 0 < pExportTableId < 65536:
         raise _c.address_error(pExportTableId, "cudaGetExportTable", "pExportTableId", "cudaUUID_t")
-    ppExportTable = c_void_p()
     try:
-        err = _cudaGetExportTable(ppExportTable, pExportTableId)
+        if _compiled:
+            err, ppExportTable = _cudaGetExportTable_out(pExportTableId)
+        else:
+            ppExportTable_ = c_void_p()
+            err = _cudaGetExportTable(ppExportTable_, pExportTableId)
+            ppExportTable = ppExportTable_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaGetExportTable", ("ppExportTable", "pExportTableId")
         ) from None
     if err:
         raise _error(err, _lib)
-    return ppExportTable.value or 0
+    return ppExportTable or 0
 
 
 def cudaGetFuncBySymbol(symbolPtr: _PointerLike) -> cudaFunction_t:
@@ -4637,14 +4797,18 @@ def cudaGetSymbolAddress(symbol: _PointerLike) -> int:
         symbol = _c.pointer(symbol, "symbol", False)
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGetSymbolAddress", "symbol")
-    devPtr = c_void_p()
     try:
-        err = _cudaGetSymbolAddress(devPtr, symbol)
+        if _compiled:
+            err, devPtr = _cudaGetSymbolAddress_out(symbol)
+        else:
+            devPtr_ = c_void_p()
+            err = _cudaGetSymbolAddress(devPtr_, symbol)
+            devPtr = devPtr_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGetSymbolAddress", ("devPtr", "symbol")) from None
     if err:
         raise _error(err, _lib)
-    return devPtr.value or 0
+    return devPtr or 0
 
 
 def cudaGetSymbolSize(symbol: _PointerLike) -> int:
@@ -4666,14 +4830,18 @@ def cudaGetSymbolSize(symbol: _PointerLike) -> int:
         symbol = _c.pointer(symbol, "symbol", False)
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGetSymbolSize", "symbol")
-    size = c_size_t()
     try:
-        err = _cudaGetSymbolSize(size, symbol)
+        if _compiled:
+            err, size = _cudaGetSymbolSize_out(symbol)
+        else:
+            size_ = c_size_t()
+            err = _cudaGetSymbolSize(size_, symbol)
+            size = size_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGetSymbolSize", ("size", "symbol")) from None
     if err:
         raise _error(err, _lib)
-    return size.value
+    return size
 
 
 def cudaGetTextureObjectResourceDesc(texObject: int) -> cudaResourceDesc:
@@ -6397,14 +6565,18 @@ def cudaGraphExecGetFlags(graphExec: cudaGraphExec_t | _HandleLike) -> int:
     """
     if graphExec.__class__ is not cudaGraphExec_t:
         graphExec = _c.handle(graphExec, cudaGraphExec_t, "graphExec")
-    flags = c_ulonglong()
     try:
-        err = _cudaGraphExecGetFlags(graphExec, flags)
+        if _compiled:
+            err, flags = _cudaGraphExecGetFlags_out(graphExec)
+        else:
+            flags_ = c_ulonglong()
+            err = _cudaGraphExecGetFlags(graphExec, flags_)
+            flags = flags_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGraphExecGetFlags", ("graphExec", "flags")) from None
     if err:
         raise _error(err, _lib)
-    return flags.value
+    return flags
 
 
 def cudaGraphExecHostNodeSetParams(
@@ -7544,16 +7716,20 @@ def cudaGraphMemFreeNodeGetParams(node: cudaGraphNode_t | _HandleLike) -> int:
     """
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
-    dptr_out = c_void_p()
     try:
-        err = _cudaGraphMemFreeNodeGetParams(node, dptr_out)
+        if _compiled:
+            err, dptr_out = _cudaGraphMemFreeNodeGetParams_out(node)
+        else:
+            dptr_out_ = c_void_p()
+            err = _cudaGraphMemFreeNodeGetParams(node, dptr_out_)
+            dptr_out = dptr_out_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaGraphMemFreeNodeGetParams", ("node", "dptr_out")
         ) from None
     if err:
         raise _error(err, _lib)
-    return dptr_out.value or 0
+    return dptr_out or 0
 
 
 def cudaGraphMemcpyNodeGetParams(node: cudaGraphNode_t | _HandleLike) -> cudaMemcpy3DParms:
@@ -7992,16 +8168,20 @@ def cudaGraphNodeGetEnabled(
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if hNode.__class__ is not cudaGraphNode_t:
         hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
-    isEnabled = c_uint()
     try:
-        err = _cudaGraphNodeGetEnabled(hGraphExec, hNode, isEnabled)
+        if _compiled:
+            err, isEnabled = _cudaGraphNodeGetEnabled_out(hGraphExec, hNode)
+        else:
+            isEnabled_ = c_uint()
+            err = _cudaGraphNodeGetEnabled(hGraphExec, hNode, isEnabled_)
+            isEnabled = isEnabled_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaGraphNodeGetEnabled", ("hGraphExec", "hNode", "isEnabled")
         ) from None
     if err:
         raise _error(err, _lib)
-    return isEnabled.value
+    return isEnabled
 
 
 def cudaGraphNodeGetType(node: cudaGraphNode_t | _HandleLike) -> cudaGraphNodeType:
@@ -8021,14 +8201,18 @@ def cudaGraphNodeGetType(node: cudaGraphNode_t | _HandleLike) -> cudaGraphNodeTy
     """
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
-    pType = c_uint()
     try:
-        err = _cudaGraphNodeGetType(node, pType)
+        if _compiled:
+            err, pType = _cudaGraphNodeGetType_out(node)
+        else:
+            pType_ = c_uint()
+            err = _cudaGraphNodeGetType(node, pType_)
+            pType = pType_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaGraphNodeGetType", ("node", "pType")) from None
     if err:
         raise _error(err, _lib)
-    return _c.enum_value(cudaGraphNodeType, pType.value)
+    return _c.enum_value(cudaGraphNodeType, pType)
 
 
 def cudaGraphNodeSetEnabled(
@@ -8459,17 +8643,22 @@ def cudaGraphicsResourceGetMappedPointer(
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
-    devPtr = c_void_p()
-    size = c_size_t()
     try:
-        err = _cudaGraphicsResourceGetMappedPointer(devPtr, size, resource)
+        if _compiled:
+            err, devPtr, size = _cudaGraphicsResourceGetMappedPointer_out(resource)
+        else:
+            devPtr_ = c_void_p()
+            size_ = c_size_t()
+            err = _cudaGraphicsResourceGetMappedPointer(devPtr_, size_, resource)
+            devPtr = devPtr_.value
+            size = size_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaGraphicsResourceGetMappedPointer", ("devPtr", "size", "resource")
         ) from None
     if err:
         raise _error(err, _lib)
-    return devPtr.value or 0, size.value
+    return devPtr or 0, size
 
 
 def cudaGraphicsResourceSetMapFlags(
@@ -8771,14 +8960,18 @@ def cudaHostGetFlags(pHost: _PointerLike) -> int:
         pHost = _c.pointer(pHost, "pHost", True)
     elif pHost >> 64:
         raise _c.address_error(pHost, "cudaHostGetFlags", "pHost")
-    pFlags = c_uint()
     try:
-        err = _cudaHostGetFlags(pFlags, pHost)
+        if _compiled:
+            err, pFlags = _cudaHostGetFlags_out(pHost)
+        else:
+            pFlags_ = c_uint()
+            err = _cudaHostGetFlags(pFlags_, pHost)
+            pFlags = pFlags_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaHostGetFlags", ("pFlags", "pHost")) from None
     if err:
         raise _error(err, _lib)
-    return pFlags.value
+    return pFlags
 
 
 def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
@@ -9072,16 +9265,20 @@ def cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: int) -> int:
     """
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaIpcOpenMemHandle", "flags")
-    devPtr = c_void_p()
     try:
-        err = _cudaIpcOpenMemHandle(devPtr, handle, flags)
+        if _compiled:
+            err, devPtr = _cudaIpcOpenMemHandle_out(handle, flags)
+        else:
+            devPtr_ = c_void_p()
+            err = _cudaIpcOpenMemHandle(devPtr_, handle, flags)
+            devPtr = devPtr_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaIpcOpenMemHandle", ("devPtr", "handle", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
-    return devPtr.value or 0
+    return devPtr or 0
 
 
 def cudaLaunchCooperativeKernel(
@@ -9317,14 +9514,18 @@ def cudaMalloc(size: int) -> int:
     """
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cudaMalloc", "size")
-    devPtr = c_void_p()
     try:
-        err = _cudaMalloc(devPtr, size)
+        if _compiled:
+            err, devPtr = _cudaMalloc_out(size)
+        else:
+            devPtr_ = c_void_p()
+            err = _cudaMalloc(devPtr_, size)
+            devPtr = devPtr_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaMalloc", ("devPtr", "size")) from None
     if err:
         raise _error(err, _lib)
-    return devPtr.value or 0
+    return devPtr or 0
 
 
 def cudaMalloc3D(extent: cudaExtent) -> cudaPitchedPtr:
@@ -9449,14 +9650,18 @@ def cudaMallocAsync(size: int, hStream: cudaStream_t | _HandleLike) -> int:
         size = _c.integer(size, _range_size_t, "cudaMallocAsync", "size")
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
-    devPtr = c_void_p()
     try:
-        err = _cudaMallocAsync(devPtr, size, hStream)
+        if _compiled:
+            err, devPtr = _cudaMallocAsync_out(size, hStream)
+        else:
+            devPtr_ = c_void_p()
+            err = _cudaMallocAsync(devPtr_, size, hStream)
+            devPtr = devPtr_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaMallocAsync", ("devPtr", "size", "hStream")) from None
     if err:
         raise _error(err, _lib)
-    return devPtr.value or 0
+    return devPtr or 0
 
 
 def cudaMallocFromPoolAsync(
@@ -9484,16 +9689,20 @@ def cudaMallocFromPoolAsync(
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
-    ptr = c_void_p()
     try:
-        err = _cudaMallocFromPoolAsync(ptr, size, memPool, stream)
+        if _compiled:
+            err, ptr = _cudaMallocFromPoolAsync_out(size, memPool, stream)
+        else:
+            ptr_ = c_void_p()
+            err = _cudaMallocFromPoolAsync(ptr_, size, memPool, stream)
+            ptr = ptr_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaMallocFromPoolAsync", ("ptr", "size", "memPool", "stream")
         ) from None
     if err:
         raise _error(err, _lib)
-    return ptr.value or 0
+    return ptr or 0
 
 
 def cudaMallocHost(size: int) -> _HostMemory:
@@ -9620,17 +9829,22 @@ def cudaMallocPitch(width: int, height: int) -> tuple[int, int]:
         width = _c.integer(width, _range_size_t, "cudaMallocPitch", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMallocPitch", "height")
-    devPtr = c_void_p()
-    pitch = c_size_t()
     try:
-        err = _cudaMallocPitch(devPtr, pitch, width, height)
+        if _compiled:
+            err, devPtr, pitch = _cudaMallocPitch_out(width, height)
+        else:
+            devPtr_ = c_void_p()
+            pitch_ = c_size_t()
+            err = _cudaMallocPitch(devPtr_, pitch_, width, height)
+            devPtr = devPtr_.value
+            pitch = pitch_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaMallocPitch", ("devPtr", "pitch", "width", "height")
         ) from None
     if err:
         raise _error(err, _lib)
-    return devPtr.value or 0, pitch.value
+    return devPtr or 0, pitch
 
 
 def cudaMemAdvise(
@@ -9685,15 +9899,20 @@ def cudaMemGetInfo() -> tuple[int, int]:
 
     C: cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
     """
-    free = c_size_t()
-    total = c_size_t()
     try:
-        err = _cudaMemGetInfo(free, total)
+        if _compiled:
+            err, free, total = _cudaMemGetInfo_out()
+        else:
+            free_ = c_size_t()
+            total_ = c_size_t()
+            err = _cudaMemGetInfo(free_, total_)
+            free = free_.value
+            total = total_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaMemGetInfo", ("free", "total")) from None
     if err:
         raise _error(err, _lib)
-    return free.value, total.value
+    return free, total
 
 
 def cudaMemPoolCreate(poolProps: _PointerLike) -> cudaMemPool_t:
@@ -9852,16 +10071,20 @@ def cudaMemPoolGetAccess(
         )
     elif location >> 64 or 0 < location < 65536:
         raise _c.address_error(location, "cudaMemPoolGetAccess", "location", "cudaMemLocation")
-    flags = c_uint()
     try:
-        err = _cudaMemPoolGetAccess(flags, memPool, location)
+        if _compiled:
+            err, flags = _cudaMemPoolGetAccess_out(memPool, location)
+        else:
+            flags_ = c_uint()
+            err = _cudaMemPoolGetAccess(flags_, memPool, location)
+            flags = flags_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaMemPoolGetAccess", ("flags", "memPool", "location")
         ) from None
     if err:
         raise _error(err, _lib)
-    return _c.enum_value(cudaMemAccessFlags, flags.value)
+    return _c.enum_value(cudaMemAccessFlags, flags)
 
 
 def cudaMemPoolGetAttribute(
@@ -9993,16 +10216,20 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | _HandleLike, exportData: _
         raise _c.address_error(
             exportData, "cudaMemPoolImportPointer", "exportData", "cudaMemPoolPtrExportData"
         )
-    ptr = c_void_p()
     try:
-        err = _cudaMemPoolImportPointer(ptr, memPool, exportData)
+        if _compiled:
+            err, ptr = _cudaMemPoolImportPointer_out(memPool, exportData)
+        else:
+            ptr_ = c_void_p()
+            err = _cudaMemPoolImportPointer(ptr_, memPool, exportData)
+            ptr = ptr_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaMemPoolImportPointer", ("ptr", "memPool", "exportData")
         ) from None
     if err:
         raise _error(err, _lib)
-    return ptr.value or 0
+    return ptr or 0
 
 
 def cudaMemPoolSetAccess(
@@ -11892,11 +12119,17 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
         blockSize = _c.integer(
             blockSize, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "blockSize"
         )
-    dynamicSmemSize = c_size_t()
     try:
-        err = _cudaOccupancyAvailableDynamicSMemPerBlock(
-            dynamicSmemSize, func, numBlocks, blockSize
-        )
+        if _compiled:
+            err, dynamicSmemSize = _cudaOccupancyAvailableDynamicSMemPerBlock_out(
+                func, numBlocks, blockSize
+            )
+        else:
+            dynamicSmemSize_ = c_size_t()
+            err = _cudaOccupancyAvailableDynamicSMemPerBlock(
+                dynamicSmemSize_, func, numBlocks, blockSize
+            )
+            dynamicSmemSize = dynamicSmemSize_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -11905,7 +12138,7 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
         ) from None
     if err:
         raise _error(err, _lib)
-    return dynamicSmemSize.value
+    return dynamicSmemSize
 
 
 def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -11942,11 +12175,17 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
             "dynamicSMemSize",
         )
-    numBlocks = c_int()
     try:
-        err = _cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            numBlocks, func, blockSize, dynamicSMemSize
-        )
+        if _compiled:
+            err, numBlocks = _cudaOccupancyMaxActiveBlocksPerMultiprocessor_out(
+                func, blockSize, dynamicSMemSize
+            )
+        else:
+            numBlocks_ = c_int()
+            err = _cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                numBlocks_, func, blockSize, dynamicSMemSize
+            )
+            numBlocks = numBlocks_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -11955,7 +12194,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         ) from None
     if err:
         raise _error(err, _lib)
-    return numBlocks.value
+    return numBlocks
 
 
 def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
@@ -12005,11 +12244,17 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
             "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             "flags",
         )
-    numBlocks = c_int()
     try:
-        err = _cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
-            numBlocks, func, blockSize, dynamicSMemSize, flags
-        )
+        if _compiled:
+            err, numBlocks = _cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_out(
+                func, blockSize, dynamicSMemSize, flags
+            )
+        else:
+            numBlocks_ = c_int()
+            err = _cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+                numBlocks_, func, blockSize, dynamicSMemSize, flags
+            )
+            numBlocks = numBlocks_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -12018,7 +12263,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
         ) from None
     if err:
         raise _error(err, _lib)
-    return numBlocks.value
+    return numBlocks
 
 
 def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLike) -> int:
@@ -12054,16 +12299,20 @@ def cudaOccupancyMaxActiveClusters(func: _PointerLike, launchConfig: _PointerLik
         raise _c.address_error(
             launchConfig, "cudaOccupancyMaxActiveClusters", "launchConfig", "cudaLaunchConfig_t"
         )
-    numClusters = c_int()
     try:
-        err = _cudaOccupancyMaxActiveClusters(numClusters, func, launchConfig)
+        if _compiled:
+            err, numClusters = _cudaOccupancyMaxActiveClusters_out(func, launchConfig)
+        else:
+            numClusters_ = c_int()
+            err = _cudaOccupancyMaxActiveClusters(numClusters_, func, launchConfig)
+            numClusters = numClusters_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaOccupancyMaxActiveClusters", ("numClusters", "func", "launchConfig")
         ) from None
     if err:
         raise _error(err, _lib)
-    return numClusters.value
+    return numClusters
 
 
 def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _PointerLike) -> int:
@@ -12102,16 +12351,20 @@ def cudaOccupancyMaxPotentialClusterSize(func: _PointerLike, launchConfig: _Poin
             "launchConfig",
             "cudaLaunchConfig_t",
         )
-    clusterSize = c_int()
     try:
-        err = _cudaOccupancyMaxPotentialClusterSize(clusterSize, func, launchConfig)
+        if _compiled:
+            err, clusterSize = _cudaOccupancyMaxPotentialClusterSize_out(func, launchConfig)
+        else:
+            clusterSize_ = c_int()
+            err = _cudaOccupancyMaxPotentialClusterSize(clusterSize_, func, launchConfig)
+            clusterSize = clusterSize_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaOccupancyMaxPotentialClusterSize", ("clusterSize", "func", "launchConfig")
         ) from None
     if err:
         raise _error(err, _lib)
-    return clusterSize.value
+    return clusterSize
 
 
 def cudaPeekAtLastError() -> None:
@@ -12202,14 +12455,18 @@ def cudaRuntimeGetVersion() -> int:
 
     C: cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
     """
-    runtimeVersion = c_int()
     try:
-        err = _cudaRuntimeGetVersion(runtimeVersion)
+        if _compiled:
+            err, runtimeVersion = _cudaRuntimeGetVersion_out()
+        else:
+            runtimeVersion_ = c_int()
+            err = _cudaRuntimeGetVersion(runtimeVersion_)
+            runtimeVersion = runtimeVersion_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaRuntimeGetVersion", ("runtimeVersion",)) from None
     if err:
         raise _error(err, _lib)
-    return runtimeVersion.value
+    return runtimeVersion
 
 
 def cudaSetDevice(device: int) -> None:
@@ -12911,14 +13168,18 @@ def cudaStreamGetFlags(hStream: cudaStream_t | _HandleLike) -> int:
     """
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
-    flags = c_uint()
     try:
-        err = _cudaStreamGetFlags(hStream, flags)
+        if _compiled:
+            err, flags = _cudaStreamGetFlags_out(hStream)
+        else:
+            flags_ = c_uint()
+            err = _cudaStreamGetFlags(hStream, flags_)
+            flags = flags_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaStreamGetFlags", ("hStream", "flags")) from None
     if err:
         raise _error(err, _lib)
-    return flags.value
+    return flags
 
 
 def cudaStreamGetId(hStream: cudaStream_t | _HandleLike) -> int:
@@ -12938,14 +13199,18 @@ def cudaStreamGetId(hStream: cudaStream_t | _HandleLike) -> int:
     """
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
-    streamId = c_ulonglong()
     try:
-        err = _cudaStreamGetId(hStream, streamId)
+        if _compiled:
+            err, streamId = _cudaStreamGetId_out(hStream)
+        else:
+            streamId_ = c_ulonglong()
+            err = _cudaStreamGetId(hStream, streamId_)
+            streamId = streamId_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaStreamGetId", ("hStream", "streamId")) from None
     if err:
         raise _error(err, _lib)
-    return streamId.value
+    return streamId
 
 
 def cudaStreamGetPriority(hStream: cudaStream_t | _HandleLike) -> int:
@@ -12965,14 +13230,18 @@ def cudaStreamGetPriority(hStream: cudaStream_t | _HandleLike) -> int:
     """
     if hStream.__class__ is not cudaStream_t:
         hStream = _c.handle(hStream, cudaStream_t, "hStream")
-    priority = c_int()
     try:
-        err = _cudaStreamGetPriority(hStream, priority)
+        if _compiled:
+            err, priority = _cudaStreamGetPriority_out(hStream)
+        else:
+            priority_ = c_int()
+            err = _cudaStreamGetPriority(hStream, priority_)
+            priority = priority_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaStreamGetPriority", ("hStream", "priority")) from None
     if err:
         raise _error(err, _lib)
-    return priority.value
+    return priority
 
 
 def cudaStreamIsCapturing(stream: cudaStream_t | _HandleLike) -> cudaStreamCaptureStatus:
@@ -12992,16 +13261,20 @@ def cudaStreamIsCapturing(stream: cudaStream_t | _HandleLike) -> cudaStreamCaptu
     """
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
-    pCaptureStatus = c_uint()
     try:
-        err = _cudaStreamIsCapturing(stream, pCaptureStatus)
+        if _compiled:
+            err, pCaptureStatus = _cudaStreamIsCapturing_out(stream)
+        else:
+            pCaptureStatus_ = c_uint()
+            err = _cudaStreamIsCapturing(stream, pCaptureStatus_)
+            pCaptureStatus = pCaptureStatus_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaStreamIsCapturing", ("stream", "pCaptureStatus")
         ) from None
     if err:
         raise _error(err, _lib)
-    return _c.enum_value(cudaStreamCaptureStatus, pCaptureStatus.value)
+    return _c.enum_value(cudaStreamCaptureStatus, pCaptureStatus)
 
 
 def cudaStreamQuery(stream: cudaStream_t | _HandleLike) -> bool:
@@ -13248,14 +13521,18 @@ def cudaThreadGetCacheConfig() -> cudaFuncCache:
     C: cudaError_t cudaThreadGetCacheConfig(enum cudaFuncCache *pCacheConfig)
     """
     _c.deprecated("cudaThreadGetCacheConfig", "cudaDeviceGetCacheConfig")
-    pCacheConfig = c_uint()
     try:
-        err = _cudaThreadGetCacheConfig(pCacheConfig)
+        if _compiled:
+            err, pCacheConfig = _cudaThreadGetCacheConfig_out()
+        else:
+            pCacheConfig_ = c_uint()
+            err = _cudaThreadGetCacheConfig(pCacheConfig_)
+            pCacheConfig = pCacheConfig_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaThreadGetCacheConfig", ("pCacheConfig",)) from None
     if err:
         raise _error(err, _lib)
-    return _c.enum_value(cudaFuncCache, pCacheConfig.value)
+    return _c.enum_value(cudaFuncCache, pCacheConfig)
 
 
 def cudaThreadGetLimit(limit: cudaLimit | int) -> int:
@@ -13280,14 +13557,18 @@ def cudaThreadGetLimit(limit: cudaLimit | int) -> int:
         limit.__class__ is not int or limit not in _cudaLimit_members
     ):
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaThreadGetLimit", "limit")
-    pValue = c_size_t()
     try:
-        err = _cudaThreadGetLimit(pValue, limit)
+        if _compiled:
+            err, pValue = _cudaThreadGetLimit_out(limit)
+        else:
+            pValue_ = c_size_t()
+            err = _cudaThreadGetLimit(pValue_, limit)
+            pValue = pValue_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cudaThreadGetLimit", ("pValue", "limit")) from None
     if err:
         raise _error(err, _lib)
-    return pValue.value
+    return pValue
 
 
 def cudaThreadSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
@@ -13482,16 +13763,20 @@ def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
         vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
     elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUGetDevice", "vdpGetProcAddress")
-    device = c_int()
     try:
-        err = _cudaVDPAUGetDevice(device, vdpDevice, vdpGetProcAddress)
+        if _compiled:
+            err, device = _cudaVDPAUGetDevice_out(vdpDevice, vdpGetProcAddress)
+        else:
+            device_ = c_int()
+            err = _cudaVDPAUGetDevice(device_, vdpDevice, vdpGetProcAddress)
+            device = device_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaVDPAUGetDevice", ("device", "vdpDevice", "vdpGetProcAddress")
         ) from None
     if err:
         raise _error(err, _lib)
-    return device.value
+    return device
 
 
 def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _PointerLike) -> None:

@@ -91,27 +91,39 @@ if TYPE_CHECKING:
     _nvrtcDestroyProgram: _Callable[..., int]
     _nvrtcGetCUBIN: _Callable[..., int]
     _nvrtcGetCUBINSize: _Callable[..., int]
+    _nvrtcGetCUBINSize_out: _Callable[..., tuple[int, int]]
     _nvrtcGetErrorString: _Callable[..., bytes | None]
     _nvrtcGetLTOIR: _Callable[..., int]
     _nvrtcGetLTOIRSize: _Callable[..., int]
+    _nvrtcGetLTOIRSize_out: _Callable[..., tuple[int, int]]
     _nvrtcGetLoweredName: _Callable[..., int]
     _nvrtcGetNumSupportedArchs: _Callable[..., int]
+    _nvrtcGetNumSupportedArchs_out: _Callable[..., tuple[int, int]]
     _nvrtcGetOptiXIR: _Callable[..., int]
     _nvrtcGetOptiXIRSize: _Callable[..., int]
+    _nvrtcGetOptiXIRSize_out: _Callable[..., tuple[int, int]]
     _nvrtcGetPCHCreateStatus: _Callable[..., int]
     _nvrtcGetPCHHeapSize: _Callable[..., int]
+    _nvrtcGetPCHHeapSize_out: _Callable[..., tuple[int, int]]
     _nvrtcGetPCHHeapSizeRequired: _Callable[..., int]
+    _nvrtcGetPCHHeapSizeRequired_out: _Callable[..., tuple[int, int]]
     _nvrtcGetPTX: _Callable[..., int]
     _nvrtcGetPTXSize: _Callable[..., int]
+    _nvrtcGetPTXSize_out: _Callable[..., tuple[int, int]]
     _nvrtcGetProgramLog: _Callable[..., int]
     _nvrtcGetProgramLogSize: _Callable[..., int]
+    _nvrtcGetProgramLogSize_out: _Callable[..., tuple[int, int]]
     _nvrtcGetSupportedArchs: _Callable[..., int]
     _nvrtcSetFlowCallback: _Callable[..., int]
     _nvrtcSetPCHHeapSize: _Callable[..., int]
     _nvrtcVersion: _Callable[..., int]
+    _nvrtcVersion_out: _Callable[..., tuple[int, int, int]]
 
 CUDA_VERSION = 13000
 _ArgumentError = _c.ArgumentError
+# Whether the compiled backend calls C (cudart._backend): then the `_<name>_out`
+# functions provide scalar outputs themselves.
+_compiled = _c.compiled(_lib)
 _error = _c.status_error(_lib.nvrtcResult, NvrtcError, "nvrtcGetErrorString")
 
 
@@ -122,8 +134,9 @@ def __getattr__(name: str) -> type[NvrtcError]:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Name -> (restype, argtypes) of the ctypes functions the checked functions call, each
-# bound to the loaded libcudart on its first call (as `_<name>`), under the raw
+# Name -> (restype, argtypes[, outputs]) of the functions the checked functions call,
+# each bound to the loaded libcudart on its first call (as `_<name>`, and `_<name>_out`
+# where the compiled backend provides the outputs at those positions), under the raw
 # module's symbol for that name. Outputs are POINTER(storage) here, c_void_p there.
 _c.bind_on_first_call(
     globals(),
@@ -137,25 +150,25 @@ _c.bind_on_first_call(
         ),
         "nvrtcDestroyProgram": (c_uint, (c_void_p,)),
         "nvrtcGetCUBIN": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetCUBINSize": (c_uint, (c_void_p, POINTER(c_size_t))),
+        "nvrtcGetCUBINSize": (c_uint, (c_void_p, POINTER(c_size_t)), (1,)),
         "nvrtcGetErrorString": (c_char_p, (c_uint,)),
         "nvrtcGetLTOIR": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetLTOIRSize": (c_uint, (c_void_p, POINTER(c_size_t))),
+        "nvrtcGetLTOIRSize": (c_uint, (c_void_p, POINTER(c_size_t)), (1,)),
         "nvrtcGetLoweredName": (c_uint, (c_void_p, c_void_p, POINTER(c_char_p))),
-        "nvrtcGetNumSupportedArchs": (c_uint, (POINTER(c_int),)),
+        "nvrtcGetNumSupportedArchs": (c_uint, (POINTER(c_int),), (0,)),
         "nvrtcGetOptiXIR": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetOptiXIRSize": (c_uint, (c_void_p, POINTER(c_size_t))),
+        "nvrtcGetOptiXIRSize": (c_uint, (c_void_p, POINTER(c_size_t)), (1,)),
         "nvrtcGetPCHCreateStatus": (c_uint, (c_void_p,)),
-        "nvrtcGetPCHHeapSize": (c_uint, (POINTER(c_size_t),)),
-        "nvrtcGetPCHHeapSizeRequired": (c_uint, (c_void_p, POINTER(c_size_t))),
+        "nvrtcGetPCHHeapSize": (c_uint, (POINTER(c_size_t),), (0,)),
+        "nvrtcGetPCHHeapSizeRequired": (c_uint, (c_void_p, POINTER(c_size_t)), (1,)),
         "nvrtcGetPTX": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetPTXSize": (c_uint, (c_void_p, POINTER(c_size_t))),
+        "nvrtcGetPTXSize": (c_uint, (c_void_p, POINTER(c_size_t)), (1,)),
         "nvrtcGetProgramLog": (c_uint, (c_void_p, c_void_p)),
-        "nvrtcGetProgramLogSize": (c_uint, (c_void_p, POINTER(c_size_t))),
+        "nvrtcGetProgramLogSize": (c_uint, (c_void_p, POINTER(c_size_t)), (1,)),
         "nvrtcGetSupportedArchs": (c_uint, (c_void_p,)),
         "nvrtcSetFlowCallback": (c_uint, (c_void_p, c_void_p, c_void_p)),
         "nvrtcSetPCHHeapSize": (c_uint, (c_size_t,)),
-        "nvrtcVersion": (c_uint, (POINTER(c_int), POINTER(c_int))),
+        "nvrtcVersion": (c_uint, (POINTER(c_int), POINTER(c_int)), (0, 1)),
     },
 )
 
@@ -353,14 +366,18 @@ def nvrtcGetCUBINSize(prog: nvrtcProgram | _HandleLike) -> int:
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    cubinSizeRet = c_size_t()
     try:
-        err = _nvrtcGetCUBINSize(prog, cubinSizeRet)
+        if _compiled:
+            err, cubinSizeRet = _nvrtcGetCUBINSize_out(prog)
+        else:
+            cubinSizeRet_ = c_size_t()
+            err = _nvrtcGetCUBINSize(prog, cubinSizeRet_)
+            cubinSizeRet = cubinSizeRet_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetCUBINSize", ("prog", "cubinSizeRet")) from None
     if err:
         raise _error(err, _lib)
-    return cubinSizeRet.value
+    return cubinSizeRet
 
 
 def nvrtcGetErrorString(result: nvrtcResult | int) -> str:
@@ -427,14 +444,18 @@ def nvrtcGetLTOIRSize(prog: nvrtcProgram | _HandleLike) -> int:
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    LTOIRSizeRet = c_size_t()
     try:
-        err = _nvrtcGetLTOIRSize(prog, LTOIRSizeRet)
+        if _compiled:
+            err, LTOIRSizeRet = _nvrtcGetLTOIRSize_out(prog)
+        else:
+            LTOIRSizeRet_ = c_size_t()
+            err = _nvrtcGetLTOIRSize(prog, LTOIRSizeRet_)
+            LTOIRSizeRet = LTOIRSizeRet_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetLTOIRSize", ("prog", "LTOIRSizeRet")) from None
     if err:
         raise _error(err, _lib)
-    return LTOIRSizeRet.value
+    return LTOIRSizeRet
 
 
 def nvrtcGetLoweredName(
@@ -483,14 +504,18 @@ def nvrtcGetNumSupportedArchs() -> int:
 
     C: nvrtcResult nvrtcGetNumSupportedArchs(int *numArchs)
     """
-    numArchs = c_int()
     try:
-        err = _nvrtcGetNumSupportedArchs(numArchs)
+        if _compiled:
+            err, numArchs = _nvrtcGetNumSupportedArchs_out()
+        else:
+            numArchs_ = c_int()
+            err = _nvrtcGetNumSupportedArchs(numArchs_)
+            numArchs = numArchs_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetNumSupportedArchs", ("numArchs",)) from None
     if err:
         raise _error(err, _lib)
-    return numArchs.value
+    return numArchs
 
 
 def nvrtcGetOptiXIR(prog: nvrtcProgram | _HandleLike, optixir: _PointerLike) -> None:
@@ -537,14 +562,18 @@ def nvrtcGetOptiXIRSize(prog: nvrtcProgram | _HandleLike) -> int:
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    optixirSizeRet = c_size_t()
     try:
-        err = _nvrtcGetOptiXIRSize(prog, optixirSizeRet)
+        if _compiled:
+            err, optixirSizeRet = _nvrtcGetOptiXIRSize_out(prog)
+        else:
+            optixirSizeRet_ = c_size_t()
+            err = _nvrtcGetOptiXIRSize(prog, optixirSizeRet_)
+            optixirSizeRet = optixirSizeRet_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetOptiXIRSize", ("prog", "optixirSizeRet")) from None
     if err:
         raise _error(err, _lib)
-    return optixirSizeRet.value
+    return optixirSizeRet
 
 
 def nvrtcGetPCHCreateStatus(prog: nvrtcProgram | _HandleLike) -> None:
@@ -581,14 +610,18 @@ def nvrtcGetPCHHeapSize() -> int:
 
     C: nvrtcResult nvrtcGetPCHHeapSize(size_t *ret)
     """
-    ret = c_size_t()
     try:
-        err = _nvrtcGetPCHHeapSize(ret)
+        if _compiled:
+            err, ret = _nvrtcGetPCHHeapSize_out()
+        else:
+            ret_ = c_size_t()
+            err = _nvrtcGetPCHHeapSize(ret_)
+            ret = ret_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetPCHHeapSize", ("ret",)) from None
     if err:
         raise _error(err, _lib)
-    return ret.value
+    return ret
 
 
 def nvrtcGetPCHHeapSizeRequired(prog: nvrtcProgram | _HandleLike) -> int:
@@ -608,14 +641,18 @@ def nvrtcGetPCHHeapSizeRequired(prog: nvrtcProgram | _HandleLike) -> int:
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    size = c_size_t()
     try:
-        err = _nvrtcGetPCHHeapSizeRequired(prog, size)
+        if _compiled:
+            err, size = _nvrtcGetPCHHeapSizeRequired_out(prog)
+        else:
+            size_ = c_size_t()
+            err = _nvrtcGetPCHHeapSizeRequired(prog, size_)
+            size = size_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetPCHHeapSizeRequired", ("prog", "size")) from None
     if err:
         raise _error(err, _lib)
-    return size.value
+    return size
 
 
 def nvrtcGetPTX(prog: nvrtcProgram | _HandleLike, ptx: _PointerLike) -> None:
@@ -662,14 +699,18 @@ def nvrtcGetPTXSize(prog: nvrtcProgram | _HandleLike) -> int:
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    ptxSizeRet = c_size_t()
     try:
-        err = _nvrtcGetPTXSize(prog, ptxSizeRet)
+        if _compiled:
+            err, ptxSizeRet = _nvrtcGetPTXSize_out(prog)
+        else:
+            ptxSizeRet_ = c_size_t()
+            err = _nvrtcGetPTXSize(prog, ptxSizeRet_)
+            ptxSizeRet = ptxSizeRet_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetPTXSize", ("prog", "ptxSizeRet")) from None
     if err:
         raise _error(err, _lib)
-    return ptxSizeRet.value
+    return ptxSizeRet
 
 
 def nvrtcGetProgramLog(prog: nvrtcProgram | _HandleLike, log: _PointerLike) -> None:
@@ -716,14 +757,18 @@ def nvrtcGetProgramLogSize(prog: nvrtcProgram | _HandleLike) -> int:
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    logSizeRet = c_size_t()
     try:
-        err = _nvrtcGetProgramLogSize(prog, logSizeRet)
+        if _compiled:
+            err, logSizeRet = _nvrtcGetProgramLogSize_out(prog)
+        else:
+            logSizeRet_ = c_size_t()
+            err = _nvrtcGetProgramLogSize(prog, logSizeRet_)
+            logSizeRet = logSizeRet_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcGetProgramLogSize", ("prog", "logSizeRet")) from None
     if err:
         raise _error(err, _lib)
-    return logSizeRet.value
+    return logSizeRet
 
 
 def nvrtcGetSupportedArchs(supportedArchs: _PointerLike) -> None:
@@ -821,12 +866,17 @@ def nvrtcVersion() -> tuple[int, int]:
 
     C: nvrtcResult nvrtcVersion(int *major, int *minor)
     """
-    major = c_int()
-    minor = c_int()
     try:
-        err = _nvrtcVersion(major, minor)
+        if _compiled:
+            err, major, minor = _nvrtcVersion_out()
+        else:
+            major_ = c_int()
+            minor_ = c_int()
+            err = _nvrtcVersion(major_, minor_)
+            major = major_.value
+            minor = minor_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "nvrtcVersion", ("major", "minor")) from None
     if err:
         raise _error(err, _lib)
-    return major.value, minor.value
+    return major, minor

@@ -65,6 +65,11 @@ class CheckedFunction:
     returns: str  # what it returns, for type checkers
     argtypes: str  # a tuple literal: outputs are POINTER(storage), inputs the raw argtypes
     code: str  # the whole `def`, docstring included
+    # The compiled backend's outputs (`_<name>_out`, cudart._backend.spec): the C
+    # parameters it provides and returns after the status, as a tuple literal ("" none),
+    # and what that call returns, for type checkers.
+    outputs: str = ""
+    out_returns: str = ""
 
 
 # The CUDA runtime's error base: its modules keep cudart._checked.error (see error_factory).
@@ -505,6 +510,27 @@ class _Output:
     import_annotation: bool = False  # the annotation names raw-module classes
 
 
+# Outputs the compiled backend provides itself (CheckedFunction.outputs): their kinds,
+# and the storage argtypes an 8-byte slot holds, with what reading one gives.
+_SLOT_KINDS = frozenset({ParamKind.SCALAR, ParamKind.ENUM, ParamKind.ADDRESS})
+_OUTPUT_PYTHON_TYPES = {
+    f"POINTER({ctype})": python
+    for ctype, python in [
+        ("c_int", "int"),
+        ("c_uint", "int"),
+        ("c_long", "int"),
+        ("c_ulong", "int"),
+        ("c_longlong", "int"),
+        ("c_ulonglong", "int"),
+        ("c_size_t", "int"),
+        ("c_short", "int"),
+        ("c_ushort", "int"),
+        ("c_float", "float"),
+        ("c_double", "float"),
+        ("c_void_p", "int | None"),
+    ]
+}
+
 _OUTPUTS: dict[ParamKind, _Output] = {
     ParamKind.SCALAR: _Output("{n}.value"),
     ParamKind.ENUM: _Output("_c.enum_value({py_type}, {n}.value)", import_annotation=True),
@@ -785,7 +811,8 @@ class _Function:
             replacement = f'"{plan.replacement}"' if plan.replacement else "None"
             body.append(f'_c.deprecated("{name}", {replacement})')
         body += [line for q in parts for line in q.convert]
-        body += [q.storage for q in parts if q.storage]
+        slots = self.output_slots(parts)
+        body += [q.storage for i, q in enumerate(parts) if q.storage and i not in slots]
         if plan.result in (ResultKind.STRING, ResultKind.STRUCT, ResultKind.VALUE, ResultKind.VOID):
             value = plan.result is not ResultKind.VOID
             keep = ("result = " if result else "return ") if value else ""
@@ -795,6 +822,33 @@ class _Function:
             body += ["try:", f"    {keep}{called}", *catch]
             if result:
                 body.append(f"return {'result, ' if value else ''}{result}")
+        elif slots:
+            # The compiled backend provides these outputs itself (no ctypes storage);
+            # the ctypes one fills storage objects and reads them.
+            # (The storage objects are `<name>_`: the name itself holds the value.)
+            names_out = [parts[i].call for i in slots]
+            inputs = ", ".join(q.call for i, q in enumerate(parts) if i not in slots)
+            stored = ", ".join(q.call + ("_" if i in slots else "") for i, q in enumerate(parts))
+            body += [
+                "try:",
+                "    if _compiled:",
+                f"        err, {', '.join(names_out)} = _{name}_out({inputs})",
+                "    else:",
+                *[
+                    f"        {parts[i].call}_{(parts[i].storage or '')[len(parts[i].call):]}"
+                    for i in slots
+                ],
+                f"        err = _{name}({stored})",
+                *[f"        {n} = {n}_.value" for n in names_out],
+                *catch,
+                *raise_error,
+                *afters,
+            ]
+            if result:
+                unwrapped = result
+                for n in names_out:
+                    unwrapped = unwrapped.replace(f"{n}.value", n)
+                body.append(f"return {unwrapped}")
         else:
             arrays = [q.array for q in parts if q.array]
             if arrays:
@@ -820,7 +874,28 @@ class _Function:
         restype = self.v.ctype(self.v.types.result_type(plan.function.result))
         raw_returns = self.v.types.result_annotation(plan.function.result)
         argtypes = tuple_literal([q.argtype for q in parts])
-        return CheckedFunction(name, restype, raw_returns, argtypes, code)
+        outputs = tuple_literal([str(i) for i in slots]) if slots else ""
+        out_types = [_OUTPUT_PYTHON_TYPES[parts[i].argtype] for i in slots]
+        out_returns = f"tuple[int, {', '.join(out_types)}]" if slots else ""
+        return CheckedFunction(name, restype, raw_returns, argtypes, code, outputs, out_returns)
+
+    def output_slots(self, parts: list[_Param]) -> list[int]:
+        """The C parameters the compiled backend can provide as outputs: every output of
+        a function that returns a cudaError_t, when each is a scalar, enum or address
+        written through a pointer to a ctypes scalar (an 8-byte slot holds it)."""
+        plan = self.plan
+        if plan.result is not ResultKind.ERROR:
+            return []
+        slots = []
+        for i, p in enumerate(plan.params):
+            if p.role is Role.IN:
+                continue
+            if p.role is not Role.OUT or p.kind not in _SLOT_KINDS:
+                return []
+            if parts[i].argtype not in _OUTPUT_PYTHON_TYPES or parts[i].array:
+                return []
+            slots.append(i)
+        return slots
 
     def attribute_doc(self) -> list[str]:
         """What each attribute's value is, where an attribute argument types the value."""

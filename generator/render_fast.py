@@ -73,6 +73,16 @@ class FastFunction:
     declaration: str = ""  # a pointer type to it, spelled as the model reads the header
 
     @property
+    def output_slots(self) -> str:
+        """The parameters a variant may make outputs (an 8-byte slot of the call's own):
+        pointers to a scalar of 1 to 8 bytes, as a bit mask."""
+        mask = 0
+        for p in self.params:
+            if p.conversion == "pointer" and p.need in (1, 2, 4, 8):
+                mask |= 1 << p.index
+        return f"{mask:#x}"
+
+    @property
     def text_signature(self) -> str:
         names = ", ".join(["$module", *[p.name for p in self.params], "/"][: len(self.params) + 2])
         return f"{self.name}({names})" if self.params else f"{self.name}($module)"

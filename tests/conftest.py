@@ -71,10 +71,12 @@ def run_python(
     code: str, env: dict[str, str] | None = None, python: str = sys.executable, check: bool = True
 ) -> subprocess.CompletedProcess:
     """Run code in a fresh interpreter that imports this checkout's packages."""
+    # The backend switch is the suite's own (`make test-ctypes` runs it all on ctypes);
+    # every other CUDART_ setting is the test's to give.
     full_env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("CUDART_", "CUDA_HOME", "CUDA_PATH"))
+        if not k.startswith(("CUDART_", "CUDA_HOME", "CUDA_PATH")) or k == "CUDART_BACKEND"
     }
     full_env["PYTHONPATH"] = str(REPO)
     full_env.update(env or {})

@@ -281,6 +281,7 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
     warnings.simplefilter("ignore")
     checked = importlib.import_module(f"cudart.checked_{module}")
     raw = importlib.import_module(f"cudart.sys_{module}")
+    from cudart._backend import compiled_module
     from cudart._contract import unpack
 
     spec = json.loads(Path(spec_file).read_text())
@@ -294,7 +295,12 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
         "by_reason": {},
         "range_mismatches": [],
     }
+    # This pass calls through ctypes storage (the recorder converts as ctypes would),
+    # whichever backend is built; the compiled one is _compiled_grid's.
+    vars(checked)["_compiled"] = False
     case = -1
+    outcomes: dict[int, str] = {}  # case -> "reached" or the refusal's exception class
+    grid: list[tuple[dict, dict, str, object, int]] = []
     for f in spec:
         fn = getattr(checked, f["name"])
         unbound = vars(checked)["_" + f["name"]]
@@ -311,6 +317,7 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
                 if case in skip:
                     continue
                 os.pwrite(progress, str(case).encode().ljust(12), 0)
+                grid.append((f, fillers, p["py"], label, case))
                 figures["checked"]["cases"] += 1
                 recorder.calls.clear()
                 try:
@@ -318,6 +325,7 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
                     error = None
                 except Exception as exc:  # a refusal, or a failure after the recorder
                     error = exc
+                outcomes[case] = "reached" if recorder.calls else type(error).__name__
                 if recorder.calls:
                     figures["checked"]["reached"] += 1
                     args = recorder.calls[0]
@@ -341,8 +349,105 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
                     )
         vars(checked)["_" + f["name"]] = unbound
     _raw_layer(raw, spec, figures["raw"], unpack, figures["range_mismatches"])
+    fast = compiled_module(raw.CUDA_VERSION)
+    if fast is not None:
+        figures["compiled"] = _compiled_grid(checked, raw, fast, grid, outcomes)
+        figures["compiled_raw"] = _compiled_raw_layer(raw, fast, spec, unpack)
     os.close(progress)
     return figures
+
+
+def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, str]) -> dict:
+    """The same cases with the compiled backend in C's place (its recorder: the
+    arguments as converted for C, kept instead of calling it), each outcome compared
+    with the ctypes backend's: reached C, or refused with the same exception class."""
+    from cudart._backend import spec
+
+    result: dict = {"cases": 0, "same": 0, "reached": 0, "refused": 0, "differences": []}
+    namespace = vars(checked)
+    namespace["_compiled"] = True
+    fast.record(True)
+    try:
+        for f, fillers, name, label, case in grid:
+            # As cudart._checked binds them: a variant under the checked argtypes' spec,
+            # and the one providing the outputs where the function has one.
+            unbound = namespace["_" + f["name"]]
+            namespace["_" + f["name"]] = fast.variant(f["name"], spec(unbound.argtypes))
+            out = namespace.get("_" + f["name"] + "_out")
+            if out is not None:
+                namespace["_" + f["name"] + "_out"] = fast.variant(
+                    f["name"], spec(out.argtypes, out.outputs)
+                )
+            value = _bad_values(raw, _check_of(f, name))[label]
+            fast.recorded().clear()
+            try:
+                getattr(checked, f["name"])(**{**fillers, name: value})
+                error = None
+            except Exception as exc:
+                error = exc
+            namespace["_" + f["name"]] = unbound
+            if out is not None:
+                namespace["_" + f["name"] + "_out"] = out
+            outcome = "reached" if fast.recorded() else type(error).__name__
+            result["cases"] += 1
+            result["reached" if outcome == "reached" else "refused"] += 1
+            if outcome == outcomes[case]:
+                result["same"] += 1
+            else:
+                result["differences"].append(
+                    f"{f['name']}({name}={label}): ctypes {outcomes[case]}, compiled {outcome}"
+                    + (f" ({error})" if error is not None else "")
+                )
+    finally:
+        fast.record(False)
+        namespace["_compiled"] = False
+    return result
+
+
+def _check_of(f: dict, py_name: str) -> dict:
+    return next(p["check"] for p in f["params"] if p["py"] == py_name)
+
+
+def _compiled_raw_layer(raw, fast, spec: list[dict], unpack) -> dict:
+    """The raw layer's grid through the compiled functions (recording, not calling C):
+    each parameter given each bad value, the others a legal raw value."""
+    figures: dict = {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0, "by_reason": {}}
+    table = vars(raw)["_FUNCTIONS"]
+    fast.record(True)
+    try:
+        for f in spec:
+            if f["name"] != f["symbol"] or f["name"] not in table:
+                continue
+            fn = getattr(fast, f["name"])
+            legal = [_raw_filler(raw, q) for q in f["params"]]
+            for i, p in enumerate(f["params"]):
+                for value in _bad_values(raw, p["check"]).values():
+                    figures["cases"] += 1
+                    fast.recorded().clear()
+                    try:
+                        fn(*legal[:i], value, *legal[i + 1 :])
+                    except Exception:
+                        figures["refused"] += 1
+                        continue
+                    figures["reached"] += 1
+                    why = nonsense(value, p["check"])
+                    if why:
+                        figures["nonsense"] += 1
+                        figures["by_reason"][why] = figures["by_reason"].get(why, 0) + 1
+    finally:
+        fast.record(False)
+    return figures
+
+
+def _raw_filler(raw, p: dict):
+    check = p["check"]
+    if check["t"] == "int":
+        return 0
+    if check["t"] == "struct":
+        return getattr(raw, check["cls"])()
+    if check["t"] == "other":
+        return 0.0
+    return None
 
 
 def _raw_layer(raw, spec: list[dict], figures: dict, unpack, mismatches: list) -> None:

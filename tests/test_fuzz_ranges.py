@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import version_keys
+from fast_support import skip_or_fail_missing
 from fuzz_ranges import figures_for, table
 
 
@@ -46,3 +47,38 @@ def test_the_raw_layer_lets_nonsense_through(figures):
     # For the record, and so the classification is seen to find what it looks for.
     for r in figures.values():
         assert r["raw"]["nonsense"] > 1000
+
+
+@pytest.mark.parametrize("key", version_keys())
+def test_the_compiled_backend_refuses_what_the_ctypes_backend_refuses(figures, key):
+    # Issue 13: the same grid with the compiled backend's conversions in C's place
+    # (recording what C would get); each case reaches C or is refused with the same
+    # exception class as through ctypes.
+    r = figures[key]
+    if "compiled" not in r:
+        skip_or_fail_missing()
+    c = r["compiled"]
+    assert c["cases"] == r["checked"]["cases"] > 0
+    assert c["differences"] == []
+    assert c["same"] == c["cases"]
+
+
+@pytest.mark.parametrize("key", version_keys())
+def test_the_compiled_raw_layer_refuses_what_c_cannot_take(figures, key):
+    # The raw layer passes what C's types allow; compiled, what they hold: nothing out
+    # of an integer's range, no negative or too large address, no buffer smaller than
+    # the record a typed pointer points to. What still reaches C is what C's types
+    # cannot tell apart (a handle of another kind, a non-member enum value, a small int
+    # as a record's address).
+    r = figures[key]
+    if "compiled_raw" not in r:
+        skip_or_fail_missing()
+    reasons = r["compiled_raw"]["by_reason"]
+    for why in (
+        "out of range",
+        "pointer out of range",
+        "handle out of range",
+        "buffer smaller than the record",
+    ):
+        assert why not in reasons, (why, reasons)
+    assert r["compiled_raw"]["nonsense"] < r["raw"]["nonsense"]

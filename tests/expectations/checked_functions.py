@@ -65,6 +65,9 @@ if TYPE_CHECKING:
 
 CUDA_VERSION = 12050
 _ArgumentError = _c.ArgumentError
+# Whether the compiled backend calls C (cudart._backend): then the `_<name>_out`
+# functions provide scalar outputs themselves.
+_compiled = _c.compiled(_lib)
 _error = _c.error
 
 
@@ -75,8 +78,9 @@ def __getattr__(name: str) -> type[CudaError]:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Name -> (restype, argtypes) of the ctypes functions the checked functions call, each
-# bound to the loaded libcudart on its first call (as `_<name>`), under the raw
+# Name -> (restype, argtypes[, outputs]) of the functions the checked functions call,
+# each bound to the loaded libcudart on its first call (as `_<name>`, and `_<name>_out`
+# where the compiled backend provides the outputs at those positions), under the raw
 # module's symbol for that name. Outputs are POINTER(storage) here, c_void_p there.
 _c.bind_on_first_call(
     globals(),
