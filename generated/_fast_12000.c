@@ -1721,9 +1721,9 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -1781,9 +1781,9 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1839,9 +1839,9 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1894,9 +1894,9 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1949,9 +1949,9 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2051,9 +2051,9 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2120,9 +2120,9 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2201,9 +2201,9 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2248,9 +2248,9 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2367,9 +2367,9 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2525,9 +2525,9 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2579,9 +2579,9 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2627,9 +2627,9 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2677,9 +2677,9 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2730,9 +2730,9 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -2780,9 +2780,9 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2830,9 +2830,9 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2883,9 +2883,9 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2939,9 +2939,9 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2992,9 +2992,9 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3039,9 +3039,9 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3093,9 +3093,9 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3151,9 +3151,9 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3302,9 +3302,9 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -3388,9 +3388,9 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -3499,9 +3499,9 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3563,9 +3563,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3619,9 +3619,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3677,9 +3677,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3725,9 +3725,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3786,9 +3786,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3848,9 +3848,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3896,9 +3896,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3953,9 +3953,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -4015,9 +4015,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4064,9 +4064,9 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4121,9 +4121,9 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4172,9 +4172,9 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4219,9 +4219,9 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4280,9 +4280,9 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4329,9 +4329,9 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4383,9 +4383,9 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4441,9 +4441,9 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4489,9 +4489,9 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4550,9 +4550,9 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4613,9 +4613,9 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4662,9 +4662,9 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4709,9 +4709,9 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4763,9 +4763,9 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4811,9 +4811,9 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4858,9 +4858,9 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4912,9 +4912,9 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4966,9 +4966,9 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5016,9 +5016,9 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5066,9 +5066,9 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5126,9 +5126,9 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5177,9 +5177,9 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5234,9 +5234,9 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -5420,9 +5420,9 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -5507,9 +5507,9 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5555,9 +5555,9 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5602,9 +5602,9 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5649,9 +5649,9 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5699,9 +5699,9 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5749,9 +5749,9 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5813,9 +5813,9 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -5935,9 +5935,9 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5990,9 +5990,9 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6079,9 +6079,9 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6130,9 +6130,9 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6184,9 +6184,9 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6239,9 +6239,9 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6290,9 +6290,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6340,9 +6340,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6390,9 +6390,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6461,9 +6461,9 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6528,9 +6528,9 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6594,9 +6594,9 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6667,9 +6667,9 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6741,9 +6741,9 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6815,9 +6815,9 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6889,9 +6889,9 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6963,9 +6963,9 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7037,9 +7037,9 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7111,9 +7111,9 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7185,9 +7185,9 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7259,9 +7259,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7346,9 +7346,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7437,9 +7437,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7528,9 +7528,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7603,9 +7603,9 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7660,9 +7660,9 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7715,9 +7715,9 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7766,9 +7766,9 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -7823,9 +7823,9 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7871,9 +7871,9 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -7918,9 +7918,9 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -7972,9 +7972,9 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8027,9 +8027,9 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8082,9 +8082,9 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8137,9 +8137,9 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8199,9 +8199,9 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8248,9 +8248,9 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8309,9 +8309,9 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8372,9 +8372,9 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8435,9 +8435,9 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8498,9 +8498,9 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8554,9 +8554,9 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8616,9 +8616,9 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8679,9 +8679,9 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8742,9 +8742,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8818,9 +8818,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8898,9 +8898,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8978,9 +8978,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9042,9 +9042,9 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9105,9 +9105,9 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9161,9 +9161,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9216,9 +9216,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9271,9 +9271,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9326,9 +9326,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9395,9 +9395,9 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9459,9 +9459,9 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9522,9 +9522,9 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9578,9 +9578,9 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9633,9 +9633,9 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9691,9 +9691,9 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9749,9 +9749,9 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9811,9 +9811,9 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9867,9 +9867,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9925,9 +9925,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -9980,9 +9980,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10038,9 +10038,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10093,9 +10093,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10148,9 +10148,9 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10203,9 +10203,9 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10258,9 +10258,9 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10313,9 +10313,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10368,9 +10368,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10436,9 +10436,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10508,9 +10508,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10580,9 +10580,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10636,9 +10636,9 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10691,9 +10691,9 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10753,9 +10753,9 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10816,9 +10816,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10879,9 +10879,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10942,9 +10942,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10998,9 +10998,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11056,9 +11056,9 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11114,9 +11114,9 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11179,9 +11179,9 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11241,9 +11241,9 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11296,9 +11296,9 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11354,9 +11354,9 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11408,9 +11408,9 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -11464,9 +11464,9 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -11521,9 +11521,9 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -11582,9 +11582,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11637,9 +11637,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11699,9 +11699,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11751,9 +11751,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -11811,9 +11811,9 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11869,9 +11869,9 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -11917,9 +11917,9 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -11970,9 +11970,9 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12023,9 +12023,9 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12076,9 +12076,9 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12133,9 +12133,9 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12188,9 +12188,9 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12242,9 +12242,9 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12289,9 +12289,9 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12343,9 +12343,9 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12398,9 +12398,9 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12485,9 +12485,9 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12539,9 +12539,9 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12594,9 +12594,9 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12645,9 +12645,9 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12698,9 +12698,9 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12768,9 +12768,9 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -12823,9 +12823,9 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12884,9 +12884,9 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12956,9 +12956,9 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -13019,9 +13019,9 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13071,9 +13071,9 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13121,9 +13121,9 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13181,9 +13181,9 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13245,9 +13245,9 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13303,9 +13303,9 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -13368,9 +13368,9 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -13420,9 +13420,9 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13473,9 +13473,9 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13536,9 +13536,9 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13597,9 +13597,9 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13654,9 +13654,9 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13708,9 +13708,9 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13763,9 +13763,9 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13811,9 +13811,9 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13865,9 +13865,9 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13926,9 +13926,9 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13988,9 +13988,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14047,9 +14047,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14108,9 +14108,9 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14170,9 +14170,9 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14229,9 +14229,9 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14287,9 +14287,9 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14338,9 +14338,9 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14398,9 +14398,9 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, (int)i2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -14462,9 +14462,9 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -14537,9 +14537,9 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14600,9 +14600,9 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14670,9 +14670,9 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14746,9 +14746,9 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -14823,9 +14823,9 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b7);
@@ -14897,9 +14897,9 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14977,9 +14977,9 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b8);
@@ -15051,9 +15051,9 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15131,9 +15131,9 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b8);
@@ -15180,9 +15180,9 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15234,9 +15234,9 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15282,9 +15282,9 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15336,9 +15336,9 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15409,9 +15409,9 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15477,9 +15477,9 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -15545,9 +15545,9 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15619,9 +15619,9 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b6);
@@ -15684,9 +15684,9 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15755,9 +15755,9 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -15820,9 +15820,9 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15891,9 +15891,9 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b5);
@@ -15959,9 +15959,9 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16033,9 +16033,9 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b6);
@@ -16098,9 +16098,9 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16169,9 +16169,9 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -16224,9 +16224,9 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -16283,9 +16283,9 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -16349,9 +16349,9 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b5);
     return result;
@@ -16445,9 +16445,9 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b3);
     return result;
 }
@@ -16505,9 +16505,9 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16563,9 +16563,9 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16618,9 +16618,9 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16679,9 +16679,9 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16740,9 +16740,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16804,9 +16804,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16866,9 +16866,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16929,9 +16929,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17016,9 +17016,9 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17126,9 +17126,9 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17239,9 +17239,9 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17286,9 +17286,9 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17336,9 +17336,9 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17400,9 +17400,9 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -17466,9 +17466,9 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -17532,9 +17532,9 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17594,9 +17594,9 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17645,9 +17645,9 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17699,9 +17699,9 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17747,9 +17747,9 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17797,9 +17797,9 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17850,9 +17850,9 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17897,9 +17897,9 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17951,9 +17951,9 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18009,9 +18009,9 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18092,9 +18092,9 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -18179,9 +18179,9 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -18238,9 +18238,9 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18293,9 +18293,9 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18348,9 +18348,9 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18403,9 +18403,9 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18451,9 +18451,9 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18508,9 +18508,9 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18556,9 +18556,9 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18616,9 +18616,9 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18674,9 +18674,9 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18722,9 +18722,9 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18800,9 +18800,9 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18850,9 +18850,9 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19017,9 +19017,9 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19069,9 +19069,9 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19119,9 +19119,9 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19176,9 +19176,9 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -19230,9 +19230,9 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -19294,9 +19294,9 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -19360,9 +19360,9 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);

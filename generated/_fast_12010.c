@@ -1726,9 +1726,9 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -1786,9 +1786,9 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1844,9 +1844,9 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1899,9 +1899,9 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1954,9 +1954,9 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2056,9 +2056,9 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2125,9 +2125,9 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2206,9 +2206,9 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2253,9 +2253,9 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2372,9 +2372,9 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2530,9 +2530,9 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2584,9 +2584,9 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2632,9 +2632,9 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2682,9 +2682,9 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2735,9 +2735,9 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -2785,9 +2785,9 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2835,9 +2835,9 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2888,9 +2888,9 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2944,9 +2944,9 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2997,9 +2997,9 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3044,9 +3044,9 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3098,9 +3098,9 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3156,9 +3156,9 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3307,9 +3307,9 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -3393,9 +3393,9 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -3504,9 +3504,9 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3568,9 +3568,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3624,9 +3624,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3682,9 +3682,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3730,9 +3730,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3791,9 +3791,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3853,9 +3853,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3901,9 +3901,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3958,9 +3958,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -4020,9 +4020,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4069,9 +4069,9 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4126,9 +4126,9 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4177,9 +4177,9 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4224,9 +4224,9 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4285,9 +4285,9 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4334,9 +4334,9 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4388,9 +4388,9 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4446,9 +4446,9 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4494,9 +4494,9 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4555,9 +4555,9 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4618,9 +4618,9 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4667,9 +4667,9 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4714,9 +4714,9 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4768,9 +4768,9 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4816,9 +4816,9 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4863,9 +4863,9 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4917,9 +4917,9 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4971,9 +4971,9 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5021,9 +5021,9 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5071,9 +5071,9 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5131,9 +5131,9 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5182,9 +5182,9 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5239,9 +5239,9 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -5425,9 +5425,9 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -5512,9 +5512,9 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5560,9 +5560,9 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5607,9 +5607,9 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5654,9 +5654,9 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5704,9 +5704,9 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5754,9 +5754,9 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5818,9 +5818,9 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -5940,9 +5940,9 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5995,9 +5995,9 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6050,9 +6050,9 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6139,9 +6139,9 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6190,9 +6190,9 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6244,9 +6244,9 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6299,9 +6299,9 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6350,9 +6350,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6400,9 +6400,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6450,9 +6450,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6521,9 +6521,9 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6588,9 +6588,9 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6654,9 +6654,9 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6727,9 +6727,9 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6801,9 +6801,9 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6875,9 +6875,9 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6949,9 +6949,9 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7023,9 +7023,9 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7097,9 +7097,9 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7171,9 +7171,9 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7245,9 +7245,9 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7319,9 +7319,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7406,9 +7406,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7497,9 +7497,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7588,9 +7588,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7663,9 +7663,9 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7720,9 +7720,9 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7775,9 +7775,9 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7826,9 +7826,9 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -7883,9 +7883,9 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7931,9 +7931,9 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -7978,9 +7978,9 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8032,9 +8032,9 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8087,9 +8087,9 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8142,9 +8142,9 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8197,9 +8197,9 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8259,9 +8259,9 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8308,9 +8308,9 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8369,9 +8369,9 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8432,9 +8432,9 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8495,9 +8495,9 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8558,9 +8558,9 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8614,9 +8614,9 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8676,9 +8676,9 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8739,9 +8739,9 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8802,9 +8802,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8878,9 +8878,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8958,9 +8958,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9038,9 +9038,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9102,9 +9102,9 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9165,9 +9165,9 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9221,9 +9221,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9276,9 +9276,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9331,9 +9331,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9386,9 +9386,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9455,9 +9455,9 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9519,9 +9519,9 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9582,9 +9582,9 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9638,9 +9638,9 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9693,9 +9693,9 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9751,9 +9751,9 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9809,9 +9809,9 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9871,9 +9871,9 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9927,9 +9927,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9985,9 +9985,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10040,9 +10040,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10098,9 +10098,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10153,9 +10153,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10208,9 +10208,9 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10263,9 +10263,9 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10318,9 +10318,9 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10373,9 +10373,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10428,9 +10428,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10496,9 +10496,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10568,9 +10568,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10640,9 +10640,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10696,9 +10696,9 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10751,9 +10751,9 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10813,9 +10813,9 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10876,9 +10876,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10939,9 +10939,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11002,9 +11002,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11058,9 +11058,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11116,9 +11116,9 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11174,9 +11174,9 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11239,9 +11239,9 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11301,9 +11301,9 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11356,9 +11356,9 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11414,9 +11414,9 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11468,9 +11468,9 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -11524,9 +11524,9 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -11581,9 +11581,9 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -11642,9 +11642,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11697,9 +11697,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11759,9 +11759,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11811,9 +11811,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -11871,9 +11871,9 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11929,9 +11929,9 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -11977,9 +11977,9 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12030,9 +12030,9 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12083,9 +12083,9 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12136,9 +12136,9 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12193,9 +12193,9 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12248,9 +12248,9 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12302,9 +12302,9 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12349,9 +12349,9 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12403,9 +12403,9 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12458,9 +12458,9 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12545,9 +12545,9 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12599,9 +12599,9 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12654,9 +12654,9 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12705,9 +12705,9 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12758,9 +12758,9 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12828,9 +12828,9 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -12883,9 +12883,9 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12944,9 +12944,9 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13016,9 +13016,9 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -13079,9 +13079,9 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13131,9 +13131,9 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13181,9 +13181,9 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13241,9 +13241,9 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13305,9 +13305,9 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13363,9 +13363,9 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -13428,9 +13428,9 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -13480,9 +13480,9 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13533,9 +13533,9 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13596,9 +13596,9 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13657,9 +13657,9 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13714,9 +13714,9 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13768,9 +13768,9 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13823,9 +13823,9 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13871,9 +13871,9 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13925,9 +13925,9 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13986,9 +13986,9 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14048,9 +14048,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14107,9 +14107,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14168,9 +14168,9 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14230,9 +14230,9 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14289,9 +14289,9 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14347,9 +14347,9 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14398,9 +14398,9 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14458,9 +14458,9 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, (int)i2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -14522,9 +14522,9 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -14597,9 +14597,9 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14660,9 +14660,9 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14730,9 +14730,9 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14806,9 +14806,9 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -14883,9 +14883,9 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b7);
@@ -14957,9 +14957,9 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15037,9 +15037,9 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b8);
@@ -15111,9 +15111,9 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15191,9 +15191,9 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b8);
@@ -15240,9 +15240,9 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15294,9 +15294,9 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15342,9 +15342,9 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15396,9 +15396,9 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15469,9 +15469,9 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15537,9 +15537,9 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -15605,9 +15605,9 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15679,9 +15679,9 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b6);
@@ -15744,9 +15744,9 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15815,9 +15815,9 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -15880,9 +15880,9 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15951,9 +15951,9 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b5);
@@ -16019,9 +16019,9 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16093,9 +16093,9 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b6);
@@ -16158,9 +16158,9 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16229,9 +16229,9 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -16284,9 +16284,9 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -16343,9 +16343,9 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -16409,9 +16409,9 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b5);
     return result;
@@ -16505,9 +16505,9 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b3);
     return result;
 }
@@ -16565,9 +16565,9 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16623,9 +16623,9 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16678,9 +16678,9 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16739,9 +16739,9 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16800,9 +16800,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16864,9 +16864,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16926,9 +16926,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16989,9 +16989,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17076,9 +17076,9 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17186,9 +17186,9 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17299,9 +17299,9 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17346,9 +17346,9 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17396,9 +17396,9 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17460,9 +17460,9 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -17526,9 +17526,9 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -17592,9 +17592,9 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17654,9 +17654,9 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17705,9 +17705,9 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17759,9 +17759,9 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17807,9 +17807,9 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17857,9 +17857,9 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17910,9 +17910,9 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17957,9 +17957,9 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18011,9 +18011,9 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18069,9 +18069,9 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18152,9 +18152,9 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -18239,9 +18239,9 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -18298,9 +18298,9 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18353,9 +18353,9 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18408,9 +18408,9 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18463,9 +18463,9 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18511,9 +18511,9 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18568,9 +18568,9 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18616,9 +18616,9 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18676,9 +18676,9 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18734,9 +18734,9 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18782,9 +18782,9 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18860,9 +18860,9 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18910,9 +18910,9 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19077,9 +19077,9 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19129,9 +19129,9 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19179,9 +19179,9 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19236,9 +19236,9 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -19290,9 +19290,9 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -19354,9 +19354,9 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -19420,9 +19420,9 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);

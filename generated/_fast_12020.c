@@ -1755,9 +1755,9 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -1815,9 +1815,9 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1873,9 +1873,9 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1928,9 +1928,9 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1983,9 +1983,9 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2085,9 +2085,9 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2154,9 +2154,9 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2235,9 +2235,9 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2282,9 +2282,9 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2401,9 +2401,9 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2559,9 +2559,9 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2613,9 +2613,9 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2661,9 +2661,9 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2711,9 +2711,9 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2764,9 +2764,9 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -2814,9 +2814,9 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2864,9 +2864,9 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2917,9 +2917,9 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2973,9 +2973,9 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3026,9 +3026,9 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3073,9 +3073,9 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3127,9 +3127,9 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3185,9 +3185,9 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3336,9 +3336,9 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -3422,9 +3422,9 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -3533,9 +3533,9 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3597,9 +3597,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3653,9 +3653,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3711,9 +3711,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3759,9 +3759,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3820,9 +3820,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3882,9 +3882,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3930,9 +3930,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3987,9 +3987,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -4049,9 +4049,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4098,9 +4098,9 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4155,9 +4155,9 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4206,9 +4206,9 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4253,9 +4253,9 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4314,9 +4314,9 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4363,9 +4363,9 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4417,9 +4417,9 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4475,9 +4475,9 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4523,9 +4523,9 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4584,9 +4584,9 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4647,9 +4647,9 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4696,9 +4696,9 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4743,9 +4743,9 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4797,9 +4797,9 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4845,9 +4845,9 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4892,9 +4892,9 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4946,9 +4946,9 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5000,9 +5000,9 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5050,9 +5050,9 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5100,9 +5100,9 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5160,9 +5160,9 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5211,9 +5211,9 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5268,9 +5268,9 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -5454,9 +5454,9 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -5541,9 +5541,9 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5589,9 +5589,9 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5636,9 +5636,9 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5683,9 +5683,9 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5733,9 +5733,9 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5783,9 +5783,9 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5847,9 +5847,9 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -5969,9 +5969,9 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6024,9 +6024,9 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6079,9 +6079,9 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6168,9 +6168,9 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6219,9 +6219,9 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6273,9 +6273,9 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6328,9 +6328,9 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6379,9 +6379,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6429,9 +6429,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6479,9 +6479,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6550,9 +6550,9 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6617,9 +6617,9 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6683,9 +6683,9 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6756,9 +6756,9 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6830,9 +6830,9 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6904,9 +6904,9 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6978,9 +6978,9 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7052,9 +7052,9 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7126,9 +7126,9 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7200,9 +7200,9 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7274,9 +7274,9 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7348,9 +7348,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7435,9 +7435,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7526,9 +7526,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7617,9 +7617,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7692,9 +7692,9 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7766,9 +7766,9 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7823,9 +7823,9 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7878,9 +7878,9 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7929,9 +7929,9 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -7986,9 +7986,9 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8034,9 +8034,9 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8081,9 +8081,9 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8135,9 +8135,9 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8190,9 +8190,9 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8245,9 +8245,9 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8300,9 +8300,9 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8362,9 +8362,9 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8411,9 +8411,9 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8472,9 +8472,9 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8535,9 +8535,9 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8598,9 +8598,9 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8661,9 +8661,9 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8717,9 +8717,9 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8779,9 +8779,9 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8842,9 +8842,9 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8905,9 +8905,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8981,9 +8981,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9061,9 +9061,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9141,9 +9141,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9205,9 +9205,9 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9268,9 +9268,9 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9331,9 +9331,9 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9387,9 +9387,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9442,9 +9442,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9497,9 +9497,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9552,9 +9552,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9621,9 +9621,9 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9685,9 +9685,9 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9748,9 +9748,9 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9804,9 +9804,9 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9859,9 +9859,9 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9917,9 +9917,9 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9975,9 +9975,9 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10037,9 +10037,9 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10093,9 +10093,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10151,9 +10151,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10206,9 +10206,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10264,9 +10264,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10319,9 +10319,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10374,9 +10374,9 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10429,9 +10429,9 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10484,9 +10484,9 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10539,9 +10539,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10594,9 +10594,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10662,9 +10662,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10734,9 +10734,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10806,9 +10806,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10862,9 +10862,9 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10917,9 +10917,9 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10979,9 +10979,9 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11042,9 +11042,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11105,9 +11105,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11168,9 +11168,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11224,9 +11224,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11282,9 +11282,9 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11337,9 +11337,9 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11395,9 +11395,9 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11460,9 +11460,9 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11522,9 +11522,9 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11577,9 +11577,9 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11635,9 +11635,9 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11689,9 +11689,9 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -11745,9 +11745,9 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -11802,9 +11802,9 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -11863,9 +11863,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11918,9 +11918,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11980,9 +11980,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12032,9 +12032,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12092,9 +12092,9 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12150,9 +12150,9 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -12198,9 +12198,9 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12251,9 +12251,9 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12304,9 +12304,9 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12357,9 +12357,9 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12414,9 +12414,9 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12469,9 +12469,9 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12523,9 +12523,9 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12570,9 +12570,9 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12624,9 +12624,9 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12679,9 +12679,9 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12766,9 +12766,9 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12820,9 +12820,9 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12875,9 +12875,9 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12926,9 +12926,9 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12979,9 +12979,9 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13049,9 +13049,9 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -13104,9 +13104,9 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13165,9 +13165,9 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13237,9 +13237,9 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -13300,9 +13300,9 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13352,9 +13352,9 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13402,9 +13402,9 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13462,9 +13462,9 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13526,9 +13526,9 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13584,9 +13584,9 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -13649,9 +13649,9 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -13701,9 +13701,9 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13754,9 +13754,9 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13817,9 +13817,9 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13878,9 +13878,9 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13935,9 +13935,9 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13991,9 +13991,9 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14045,9 +14045,9 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14100,9 +14100,9 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14148,9 +14148,9 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14202,9 +14202,9 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14263,9 +14263,9 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14325,9 +14325,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14384,9 +14384,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14445,9 +14445,9 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14507,9 +14507,9 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14566,9 +14566,9 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14624,9 +14624,9 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14675,9 +14675,9 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14735,9 +14735,9 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, (int)i2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -14799,9 +14799,9 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b4);
     return result;
@@ -14863,9 +14863,9 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -14938,9 +14938,9 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -15001,9 +15001,9 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15071,9 +15071,9 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15147,9 +15147,9 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15224,9 +15224,9 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b7);
@@ -15298,9 +15298,9 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15378,9 +15378,9 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b8);
@@ -15452,9 +15452,9 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15532,9 +15532,9 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b8);
@@ -15581,9 +15581,9 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15635,9 +15635,9 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15683,9 +15683,9 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15737,9 +15737,9 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15810,9 +15810,9 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15878,9 +15878,9 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -15946,9 +15946,9 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16020,9 +16020,9 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b6);
@@ -16085,9 +16085,9 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16156,9 +16156,9 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -16221,9 +16221,9 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16292,9 +16292,9 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b5);
@@ -16360,9 +16360,9 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16434,9 +16434,9 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b6);
@@ -16499,9 +16499,9 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16570,9 +16570,9 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -16625,9 +16625,9 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -16684,9 +16684,9 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -16750,9 +16750,9 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b5);
     return result;
@@ -16846,9 +16846,9 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b3);
     return result;
 }
@@ -16906,9 +16906,9 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16964,9 +16964,9 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17019,9 +17019,9 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17080,9 +17080,9 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17141,9 +17141,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17205,9 +17205,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17267,9 +17267,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17330,9 +17330,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17417,9 +17417,9 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17527,9 +17527,9 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17640,9 +17640,9 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17687,9 +17687,9 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17737,9 +17737,9 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17801,9 +17801,9 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -17867,9 +17867,9 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -17933,9 +17933,9 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17995,9 +17995,9 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18046,9 +18046,9 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18100,9 +18100,9 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18148,9 +18148,9 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18198,9 +18198,9 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18251,9 +18251,9 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18298,9 +18298,9 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18352,9 +18352,9 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18410,9 +18410,9 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18493,9 +18493,9 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -18580,9 +18580,9 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -18639,9 +18639,9 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18694,9 +18694,9 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18749,9 +18749,9 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18804,9 +18804,9 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18852,9 +18852,9 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18909,9 +18909,9 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18957,9 +18957,9 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19017,9 +19017,9 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19075,9 +19075,9 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19123,9 +19123,9 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19201,9 +19201,9 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19251,9 +19251,9 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19418,9 +19418,9 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19470,9 +19470,9 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19520,9 +19520,9 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19577,9 +19577,9 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -19631,9 +19631,9 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -19695,9 +19695,9 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -19761,9 +19761,9 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);

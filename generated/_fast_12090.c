@@ -1900,9 +1900,9 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -1960,9 +1960,9 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2018,9 +2018,9 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2073,9 +2073,9 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2128,9 +2128,9 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2230,9 +2230,9 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2299,9 +2299,9 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2380,9 +2380,9 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2427,9 +2427,9 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2546,9 +2546,9 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2704,9 +2704,9 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2758,9 +2758,9 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2806,9 +2806,9 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2856,9 +2856,9 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2909,9 +2909,9 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -2959,9 +2959,9 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3009,9 +3009,9 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3062,9 +3062,9 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3118,9 +3118,9 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3171,9 +3171,9 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3218,9 +3218,9 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3272,9 +3272,9 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3330,9 +3330,9 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3428,9 +3428,9 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
 r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -3547,9 +3547,9 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -3633,9 +3633,9 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -3747,9 +3747,9 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -3794,9 +3794,9 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3858,9 +3858,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3914,9 +3914,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3972,9 +3972,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4020,9 +4020,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4081,9 +4081,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4143,9 +4143,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4191,9 +4191,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4248,9 +4248,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -4310,9 +4310,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4359,9 +4359,9 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4416,9 +4416,9 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4467,9 +4467,9 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4514,9 +4514,9 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4575,9 +4575,9 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4638,9 +4638,9 @@ static PyObject *cudart_fn_cudaEventElapsedTime_v2(PyObject *self, PyObject *con
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4687,9 +4687,9 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4741,9 +4741,9 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4799,9 +4799,9 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4847,9 +4847,9 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4908,9 +4908,9 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4971,9 +4971,9 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -5020,9 +5020,9 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5067,9 +5067,9 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5121,9 +5121,9 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5169,9 +5169,9 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5216,9 +5216,9 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5270,9 +5270,9 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5325,9 +5325,9 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5390,9 +5390,9 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -5445,9 +5445,9 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5495,9 +5495,9 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5545,9 +5545,9 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5605,9 +5605,9 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5656,9 +5656,9 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5713,9 +5713,9 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -5899,9 +5899,9 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -5986,9 +5986,9 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6034,9 +6034,9 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6081,9 +6081,9 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6128,9 +6128,9 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6178,9 +6178,9 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6228,9 +6228,9 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6292,9 +6292,9 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -6361,9 +6361,9 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
 r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -6483,9 +6483,9 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6538,9 +6538,9 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6593,9 +6593,9 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6682,9 +6682,9 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6733,9 +6733,9 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6787,9 +6787,9 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6842,9 +6842,9 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6893,9 +6893,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6943,9 +6943,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6993,9 +6993,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -7064,9 +7064,9 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7131,9 +7131,9 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7204,9 +7204,9 @@ static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7271,9 +7271,9 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7344,9 +7344,9 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7418,9 +7418,9 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7492,9 +7492,9 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7566,9 +7566,9 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7640,9 +7640,9 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7714,9 +7714,9 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7788,9 +7788,9 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7862,9 +7862,9 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7936,9 +7936,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8023,9 +8023,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8114,9 +8114,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8205,9 +8205,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8280,9 +8280,9 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8354,9 +8354,9 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8435,9 +8435,9 @@ static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8493,9 +8493,9 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8548,9 +8548,9 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8609,9 +8609,9 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8660,9 +8660,9 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8717,9 +8717,9 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8765,9 +8765,9 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8812,9 +8812,9 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8866,9 +8866,9 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8921,9 +8921,9 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8976,9 +8976,9 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9031,9 +9031,9 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9093,9 +9093,9 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9142,9 +9142,9 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -9203,9 +9203,9 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9266,9 +9266,9 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9329,9 +9329,9 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9392,9 +9392,9 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9448,9 +9448,9 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9510,9 +9510,9 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9573,9 +9573,9 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9636,9 +9636,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9712,9 +9712,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9792,9 +9792,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9872,9 +9872,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9936,9 +9936,9 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9999,9 +9999,9 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10062,9 +10062,9 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10118,9 +10118,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10173,9 +10173,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10228,9 +10228,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10283,9 +10283,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10352,9 +10352,9 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10430,9 +10430,9 @@ static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10495,9 +10495,9 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10558,9 +10558,9 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10614,9 +10614,9 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10669,9 +10669,9 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10727,9 +10727,9 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10785,9 +10785,9 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10847,9 +10847,9 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10903,9 +10903,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10961,9 +10961,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -11016,9 +11016,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11074,9 +11074,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -11129,9 +11129,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11184,9 +11184,9 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11239,9 +11239,9 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11294,9 +11294,9 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11349,9 +11349,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11404,9 +11404,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11472,9 +11472,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11544,9 +11544,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11616,9 +11616,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11672,9 +11672,9 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11727,9 +11727,9 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11789,9 +11789,9 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11852,9 +11852,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11922,9 +11922,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObj
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11986,9 +11986,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12056,9 +12056,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyO
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12120,9 +12120,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12176,9 +12176,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12234,9 +12234,9 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12289,9 +12289,9 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12347,9 +12347,9 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12412,9 +12412,9 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12485,9 +12485,9 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObje
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12548,9 +12548,9 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12603,9 +12603,9 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12661,9 +12661,9 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12715,9 +12715,9 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12771,9 +12771,9 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12828,9 +12828,9 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -12889,9 +12889,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12944,9 +12944,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13006,9 +13006,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13058,9 +13058,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13118,9 +13118,9 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13176,9 +13176,9 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -13224,9 +13224,9 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13277,9 +13277,9 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13330,9 +13330,9 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13383,9 +13383,9 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13440,9 +13440,9 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13495,9 +13495,9 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13549,9 +13549,9 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13596,9 +13596,9 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13650,9 +13650,9 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13705,9 +13705,9 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13792,9 +13792,9 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13846,9 +13846,9 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13901,9 +13901,9 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13952,9 +13952,9 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14005,9 +14005,9 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14061,9 +14061,9 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14131,9 +14131,9 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -14186,9 +14186,9 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14247,9 +14247,9 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14319,9 +14319,9 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -14382,9 +14382,9 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14441,9 +14441,9 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14510,9 +14510,9 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14574,9 +14574,9 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14630,9 +14630,9 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14699,9 +14699,9 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14763,9 +14763,9 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14853,9 +14853,9 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14946,9 +14946,9 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14998,9 +14998,9 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15048,9 +15048,9 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15098,9 +15098,9 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15158,9 +15158,9 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15222,9 +15222,9 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15280,9 +15280,9 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15345,9 +15345,9 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -15397,9 +15397,9 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15450,9 +15450,9 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15513,9 +15513,9 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15574,9 +15574,9 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15631,9 +15631,9 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15687,9 +15687,9 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15741,9 +15741,9 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15796,9 +15796,9 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15844,9 +15844,9 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15898,9 +15898,9 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15959,9 +15959,9 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16021,9 +16021,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16080,9 +16080,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16141,9 +16141,9 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16203,9 +16203,9 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16262,9 +16262,9 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16320,9 +16320,9 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16371,9 +16371,9 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -16431,9 +16431,9 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, (int)i2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16495,9 +16495,9 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b4);
     return result;
@@ -16559,9 +16559,9 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16634,9 +16634,9 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16697,9 +16697,9 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16767,9 +16767,9 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16843,9 +16843,9 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16920,9 +16920,9 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b7);
@@ -16994,9 +16994,9 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -17074,9 +17074,9 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b8);
@@ -17148,9 +17148,9 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -17228,9 +17228,9 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b8);
@@ -17277,9 +17277,9 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17331,9 +17331,9 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17399,9 +17399,9 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
 r = fn((unsigned long)u0, a1, a2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     cudart_release(&b4);
@@ -17448,9 +17448,9 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17502,9 +17502,9 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17575,9 +17575,9 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -17643,9 +17643,9 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -17740,9 +17740,9 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17812,9 +17812,9 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17886,9 +17886,9 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b6);
@@ -17951,9 +17951,9 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18022,9 +18022,9 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -18087,9 +18087,9 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18158,9 +18158,9 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b5);
@@ -18226,9 +18226,9 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18300,9 +18300,9 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b6);
@@ -18365,9 +18365,9 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18436,9 +18436,9 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -18491,9 +18491,9 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18550,9 +18550,9 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18616,9 +18616,9 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b5);
     return result;
@@ -18712,9 +18712,9 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b3);
     return result;
 }
@@ -18772,9 +18772,9 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18830,9 +18830,9 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18885,9 +18885,9 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18946,9 +18946,9 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19007,9 +19007,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19071,9 +19071,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19133,9 +19133,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19196,9 +19196,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19283,9 +19283,9 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19393,9 +19393,9 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19506,9 +19506,9 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19553,9 +19553,9 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19603,9 +19603,9 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19667,9 +19667,9 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -19733,9 +19733,9 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -19799,9 +19799,9 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19861,9 +19861,9 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19912,9 +19912,9 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19986,9 +19986,9 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -20043,9 +20043,9 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20091,9 +20091,9 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -20141,9 +20141,9 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -20194,9 +20194,9 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -20241,9 +20241,9 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -20295,9 +20295,9 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20353,9 +20353,9 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -20436,9 +20436,9 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -20523,9 +20523,9 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -20617,9 +20617,9 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v3(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -20677,9 +20677,9 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20732,9 +20732,9 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20787,9 +20787,9 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20842,9 +20842,9 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20897,9 +20897,9 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20945,9 +20945,9 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -21002,9 +21002,9 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -21050,9 +21050,9 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -21110,9 +21110,9 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -21178,9 +21178,9 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -21237,9 +21237,9 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -21285,9 +21285,9 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -21363,9 +21363,9 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -21413,9 +21413,9 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -21580,9 +21580,9 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -21632,9 +21632,9 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -21682,9 +21682,9 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -21739,9 +21739,9 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -21793,9 +21793,9 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -21857,9 +21857,9 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -21923,9 +21923,9 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);

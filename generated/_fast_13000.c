@@ -1845,9 +1845,9 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -1905,9 +1905,9 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1963,9 +1963,9 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2018,9 +2018,9 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2073,9 +2073,9 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2175,9 +2175,9 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2244,9 +2244,9 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2325,9 +2325,9 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2372,9 +2372,9 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2491,9 +2491,9 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2649,9 +2649,9 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2703,9 +2703,9 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2751,9 +2751,9 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2801,9 +2801,9 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -2854,9 +2854,9 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -2914,9 +2914,9 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
 r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2965,9 +2965,9 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3015,9 +3015,9 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3068,9 +3068,9 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3131,9 +3131,9 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3188,9 +3188,9 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3241,9 +3241,9 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3288,9 +3288,9 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3342,9 +3342,9 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3400,9 +3400,9 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3498,9 +3498,9 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
 r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -3617,9 +3617,9 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -3703,9 +3703,9 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -3817,9 +3817,9 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
 r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -3864,9 +3864,9 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -3928,9 +3928,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3984,9 +3984,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4042,9 +4042,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4090,9 +4090,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4151,9 +4151,9 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4213,9 +4213,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4261,9 +4261,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4318,9 +4318,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -4380,9 +4380,9 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4429,9 +4429,9 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4486,9 +4486,9 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4537,9 +4537,9 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4584,9 +4584,9 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4645,9 +4645,9 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4694,9 +4694,9 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4748,9 +4748,9 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4806,9 +4806,9 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4854,9 +4854,9 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -4915,9 +4915,9 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4978,9 +4978,9 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -5027,9 +5027,9 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5074,9 +5074,9 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5128,9 +5128,9 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5176,9 +5176,9 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5223,9 +5223,9 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5277,9 +5277,9 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5332,9 +5332,9 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5397,9 +5397,9 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -5452,9 +5452,9 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5502,9 +5502,9 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5552,9 +5552,9 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5612,9 +5612,9 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5663,9 +5663,9 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -5720,9 +5720,9 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -5906,9 +5906,9 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     return result;
 }
@@ -5993,9 +5993,9 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6041,9 +6041,9 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6088,9 +6088,9 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6135,9 +6135,9 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6185,9 +6185,9 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6249,9 +6249,9 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -6318,9 +6318,9 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
 r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -6440,9 +6440,9 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6495,9 +6495,9 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6550,9 +6550,9 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6639,9 +6639,9 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6690,9 +6690,9 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6744,9 +6744,9 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6799,9 +6799,9 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6850,9 +6850,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6900,9 +6900,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -6950,9 +6950,9 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -7021,9 +7021,9 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7095,9 +7095,9 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7162,9 +7162,9 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7235,9 +7235,9 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7309,9 +7309,9 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7383,9 +7383,9 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7457,9 +7457,9 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7531,9 +7531,9 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7605,9 +7605,9 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7679,9 +7679,9 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7753,9 +7753,9 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7827,9 +7827,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7914,9 +7914,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8005,9 +8005,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8096,9 +8096,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8171,9 +8171,9 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8252,9 +8252,9 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8310,9 +8310,9 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8365,9 +8365,9 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8426,9 +8426,9 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8477,9 +8477,9 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8534,9 +8534,9 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8582,9 +8582,9 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8629,9 +8629,9 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -8683,9 +8683,9 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8738,9 +8738,9 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8793,9 +8793,9 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8848,9 +8848,9 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8910,9 +8910,9 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8959,9 +8959,9 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -9020,9 +9020,9 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9083,9 +9083,9 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9146,9 +9146,9 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9209,9 +9209,9 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9265,9 +9265,9 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9327,9 +9327,9 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9390,9 +9390,9 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9453,9 +9453,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9529,9 +9529,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9609,9 +9609,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9689,9 +9689,9 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9753,9 +9753,9 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9816,9 +9816,9 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9879,9 +9879,9 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9935,9 +9935,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9990,9 +9990,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10045,9 +10045,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10100,9 +10100,9 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10176,9 +10176,9 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10241,9 +10241,9 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10304,9 +10304,9 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10360,9 +10360,9 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10415,9 +10415,9 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10473,9 +10473,9 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10531,9 +10531,9 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10593,9 +10593,9 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10649,9 +10649,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10707,9 +10707,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10762,9 +10762,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10820,9 +10820,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10875,9 +10875,9 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10930,9 +10930,9 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10985,9 +10985,9 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11040,9 +11040,9 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11095,9 +11095,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11150,9 +11150,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11218,9 +11218,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11290,9 +11290,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11362,9 +11362,9 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11418,9 +11418,9 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11473,9 +11473,9 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11535,9 +11535,9 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11605,9 +11605,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11676,9 +11676,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11740,9 +11740,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11796,9 +11796,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11854,9 +11854,9 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11909,9 +11909,9 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11967,9 +11967,9 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12039,9 +12039,9 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12102,9 +12102,9 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12157,9 +12157,9 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12215,9 +12215,9 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12269,9 +12269,9 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12325,9 +12325,9 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12382,9 +12382,9 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -12443,9 +12443,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12498,9 +12498,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12560,9 +12560,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12612,9 +12612,9 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12672,9 +12672,9 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12730,9 +12730,9 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -12778,9 +12778,9 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12831,9 +12831,9 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12884,9 +12884,9 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12937,9 +12937,9 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -12994,9 +12994,9 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13049,9 +13049,9 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13103,9 +13103,9 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13150,9 +13150,9 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13204,9 +13204,9 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13259,9 +13259,9 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13346,9 +13346,9 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13400,9 +13400,9 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13455,9 +13455,9 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13506,9 +13506,9 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13559,9 +13559,9 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13615,9 +13615,9 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
 r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -13685,9 +13685,9 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -13748,9 +13748,9 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13820,9 +13820,9 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -13883,9 +13883,9 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13942,9 +13942,9 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14011,9 +14011,9 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14075,9 +14075,9 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14131,9 +14131,9 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14200,9 +14200,9 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14264,9 +14264,9 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14354,9 +14354,9 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
 r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14447,9 +14447,9 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
 r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14499,9 +14499,9 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14549,9 +14549,9 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14606,9 +14606,9 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14671,9 +14671,9 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14734,9 +14734,9 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14783,9 +14783,9 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14833,9 +14833,9 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14883,9 +14883,9 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -14943,9 +14943,9 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15007,9 +15007,9 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15065,9 +15065,9 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15130,9 +15130,9 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -15182,9 +15182,9 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15235,9 +15235,9 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15298,9 +15298,9 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15359,9 +15359,9 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15416,9 +15416,9 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15500,9 +15500,9 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
 r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -15571,9 +15571,9 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -15630,9 +15630,9 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15685,9 +15685,9 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15743,9 +15743,9 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15798,9 +15798,9 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15846,9 +15846,9 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -15900,9 +15900,9 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15961,9 +15961,9 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16023,9 +16023,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16082,9 +16082,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16143,9 +16143,9 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16205,9 +16205,9 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16264,9 +16264,9 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16322,9 +16322,9 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16373,9 +16373,9 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -16436,9 +16436,9 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b4);
     return result;
@@ -16521,9 +16521,9 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -16588,9 +16588,9 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16663,9 +16663,9 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16723,9 +16723,9 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16784,9 +16784,9 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16854,9 +16854,9 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16930,9 +16930,9 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -17007,9 +17007,9 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b7);
@@ -17081,9 +17081,9 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -17161,9 +17161,9 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b8);
@@ -17235,9 +17235,9 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -17315,9 +17315,9 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b8);
@@ -17364,9 +17364,9 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17418,9 +17418,9 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17479,9 +17479,9 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
 r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b1);
     cudart_release(&b3);
     return result;
@@ -17527,9 +17527,9 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -17581,9 +17581,9 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17654,9 +17654,9 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -17722,9 +17722,9 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -17812,9 +17812,9 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17883,9 +17883,9 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17957,9 +17957,9 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b6);
@@ -18022,9 +18022,9 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18093,9 +18093,9 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -18158,9 +18158,9 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18229,9 +18229,9 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b5);
@@ -18297,9 +18297,9 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18371,9 +18371,9 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b6);
@@ -18436,9 +18436,9 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18507,9 +18507,9 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -18562,9 +18562,9 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18621,9 +18621,9 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -18687,9 +18687,9 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b5);
     return result;
@@ -18783,9 +18783,9 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b3);
     return result;
 }
@@ -18843,9 +18843,9 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18901,9 +18901,9 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18956,9 +18956,9 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19017,9 +19017,9 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19078,9 +19078,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19142,9 +19142,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19204,9 +19204,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19267,9 +19267,9 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19354,9 +19354,9 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19464,9 +19464,9 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19580,9 +19580,9 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19644,9 +19644,9 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -19710,9 +19710,9 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19772,9 +19772,9 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19823,9 +19823,9 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -19897,9 +19897,9 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19954,9 +19954,9 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20002,9 +20002,9 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -20052,9 +20052,9 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -20105,9 +20105,9 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -20152,9 +20152,9 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -20206,9 +20206,9 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20264,9 +20264,9 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -20354,9 +20354,9 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -20414,9 +20414,9 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20469,9 +20469,9 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20524,9 +20524,9 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20579,9 +20579,9 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20634,9 +20634,9 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20682,9 +20682,9 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -20739,9 +20739,9 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -20787,9 +20787,9 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -20854,9 +20854,9 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -20913,9 +20913,9 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20961,9 +20961,9 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -21028,9 +21028,9 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -21080,9 +21080,9 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -21130,9 +21130,9 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     return result;
 }
@@ -21187,9 +21187,9 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -21241,9 +21241,9 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b2);
     return result;
 }
@@ -21305,9 +21305,9 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+done:
     if (spec.outs && result)
         result = cudart_with_outputs(result, &spec, out_slots);
-done:
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
