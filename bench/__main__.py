@@ -25,6 +25,7 @@ REPRODUCE = [
     "make bench                      # every row this machine can run -> bench/RESULTS.md",
     "# or: CPU rows here, GPU rows on the GPU machine (no generator tools there), then merge",
     "make bench BENCH_ARGS='--only cpu --output cpu.json --markdown -'",
+    "python3 setup.py --quiet build_ext --inplace   # GPU machine: the compiled backend",
     "PYTHONPATH=$PWD python3 -m bench --only gpu --output gpu.json --markdown -   # GPU machine",
     ".venv/bin/python -m bench merge gpu.json cpu.json   # -> bench/results.json, bench/RESULTS.md",
 ]
@@ -42,11 +43,11 @@ def _write(data: dict, output: Path | None, md_path: Path | None) -> str:
     text = report.markdown(data)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        output.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         _progress(f"wrote {output}")
     if md_path is not None:
         md_path.parent.mkdir(parents=True, exist_ok=True)
-        md_path.write_text(text)
+        md_path.write_text(text, encoding="utf-8")
         _progress(f"wrote {md_path}")
     return text
 
@@ -136,6 +137,12 @@ def merge(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    # The table has µ, × and –: under an ASCII locale print them escaped, not crash
+    # after the whole run (the files are written as UTF-8 whatever the locale).
+    if (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
+        reconfigure = getattr(sys.stdout, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     if argv[:1] == ["merge"]:
         return merge(argv[1:])
     return run(argv)

@@ -1,15 +1,20 @@
 """Build and run the C baselines and the kernel image.
 
-c_calls is built with gcc against headers of the loaded runtime's version and linked to
-the exact libcudart file the Python side mapped (full path plus rpath), so C and Python
-call the same code. c_launch and the kernel image are built with nvcc.
+c_loops (the reference of every call, copy and launch row) is built with gcc as a
+shared library and loaded into the process that times cudart: it is handed the same
+function pointers and arguments as the bindings, so C and Python call the same code in
+the same process, round by round. c_launch (a program of its own, kept for comparison
+only: figures from two processes are not ratio material) and the kernel image are
+built with nvcc.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import subprocess
+from ctypes import POINTER, byref, c_double, c_int, c_long, c_size_t, c_void_p
 from pathlib import Path
 
 from .env import Runtime, Tools, format_version, one_line
@@ -31,92 +36,84 @@ def _run(cmd: list[str], what: str, timeout: float = 300) -> str:
     return done.stdout
 
 
-def _nvcc_dryrun(nvcc: str, build: Path) -> tuple[list[str], list[str]]:
-    """nvcc's own include and library folders, as its --dryrun reports them: nvcc is
-    often a wrapper script, so its location says nothing about the toolkit's."""
-    probe = build / "probe.cu"
-    probe.write_text("\n")
-    done = subprocess.run(
-        [nvcc, "--dryrun", "-c", str(probe), "-o", str(build / "probe.o")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    text = done.stdout + done.stderr
-    includes, libs = [], []
-    for line in text.splitlines():
-        if "INCLUDES=" in line and "SYSTEM_INCLUDES" not in line:
-            includes += re.findall(r'-I"?([^"\s]+)', line)
-        elif "LIBRARIES=" in line:
-            libs += re.findall(r'-L"?([^"\s]+)', line)
-    return includes, libs
-
-
 def nvcc_version(nvcc: str) -> int:
     match = re.search(r"release (\d+)\.(\d+)", _run([nvcc, "--version"], "nvcc --version"))
     return int(match.group(1)) * 1000 + int(match.group(2)) * 10 if match else 0
 
 
-def header_dirs(runtime: Runtime, tools: Tools, build: Path) -> tuple[list[str], str]:
-    """Include folders holding cuda_runtime_api.h of the loaded runtime's version, and
-    where they came from. The generator's header cache comes first (the headers the
-    bindings were generated from); a machine without it uses nvcc's own."""
-    key = format_version(runtime.bindings)
-    try:
-        from generator.fetch import cache_root, fetch_version
-        from generator.manifest import Manifest
+class Loops:
+    """c_loops.c, built as a shared library and loaded into this process: each function
+    calls the function pointer it is given in a loop timed in C (see c_loops.c). The
+    figures are nanoseconds per call; `status` holds the last call's status."""
 
-        # Only where the cache exists: fetching would go to the network, which the
-        # GPU machine does not have.
-        if cache_root().is_dir():
-            headers = fetch_version(Manifest.load(), key, lambda _msg: None)
-            return [
-                str(d) for d in headers.include_dirs
-            ], f"the generator's cached CUDA {key} headers"
-    except Exception:  # generator tools absent (the GPU machine), or key not pinned
-        pass
-    if tools.nvcc:
-        includes, _ = _nvcc_dryrun(tools.nvcc, build)
-        if includes:
-            return includes, f"nvcc's headers (CUDA {format_version(nvcc_version(tools.nvcc))})"
-    raise BuildError(f"no cuda_runtime_api.h: no cached CUDA {key} headers and no nvcc")
+    def __init__(self, path: Path):
+        lib = ctypes.CDLL(str(path))
+        vp, lg, ip = c_void_p, c_long, POINTER(c_int)
+        sigs = {
+            "loop_get_device": (vp, lg, ip),
+            "loop_handle": (vp, vp, lg, ip),
+            "loop_no_arg": (vp, lg, ip),
+            "loop_event_record": (vp, vp, vp, lg, lg, vp, ip),
+            "loop_memcpy_async": (vp, vp, vp, c_size_t, c_int, vp, lg, lg, vp, ip),
+            "loop_launch": (vp, vp, vp, vp, lg, lg, vp, ip),
+        }
+        self.fns = {}
+        for name, argtypes in sigs.items():
+            fn = lib[name]
+            fn.argtypes = argtypes
+            fn.restype = c_double
+            self.fns[name] = fn
+        self.lib = lib
+        self._status = c_int()
+
+    @property
+    def status(self) -> int:
+        """The status the last timed call returned."""
+        return self._status.value
+
+    def _call(self, name: str, *args) -> float:
+        return self.fns[name](*args, byref(self._status))
+
+    def get_device(self, fn: int, n: int) -> float:
+        return self._call("loop_get_device", fn, n) / n
+
+    def handle(self, fn: int, handle: int | None, n: int) -> float:
+        return self._call("loop_handle", fn, handle, n) / n
+
+    def no_arg(self, fn: int, n: int) -> float:
+        return self._call("loop_no_arg", fn, n) / n
+
+    def event_record(self, fn, event, stream, burst: int, bursts: int, sync: int) -> float:
+        total = self._call("loop_event_record", fn, event, stream, burst, bursts, sync)
+        return total / (burst * bursts)
+
+    def memcpy_async(
+        self, fn, dst, src, count: int, kind: int, stream, burst: int, bursts: int, sync: int
+    ) -> float:
+        total = self._call(
+            "loop_memcpy_async", fn, dst, src, count, kind, stream, burst, bursts, sync
+        )
+        return total / (burst * bursts)
+
+    def launch(self, fn, config, func, argv, burst: int, bursts: int, sync: int) -> float:
+        total = self._call("loop_launch", fn, config, func, argv, burst, bursts, sync)
+        return total / (burst * bursts)
 
 
-def build_calls(runtime: Runtime, tools: Tools, build: Path) -> tuple[Path, str]:
+def build_loops(tools: Tools, build: Path) -> tuple[Loops, str]:
+    """c_loops.c as a shared library, loaded. It includes no CUDA header and links to
+    no libcudart: it calls the function pointers the rows hand it, taken from the
+    library this process mapped, so C and every binding call the same code."""
     if not tools.gcc:
         raise BuildError("no gcc or cc on PATH")
-    if not runtime.path or not os.path.isabs(runtime.path):
-        raise BuildError(f"cannot tell which libcudart file was loaded ({runtime.path or 'none'})")
-    includes, origin = header_dirs(runtime, tools, build)
-    exe = build / "c_calls"
-    lib = Path(runtime.path)
-    _run(
-        [
-            tools.gcc,
-            "-O2",
-            "-std=gnu11",
-            *(f"-I{d}" for d in includes),
-            str(HERE / "c_calls.c"),
-            "-o",
-            str(exe),
-            str(lib),
-            f"-Wl,-rpath,{lib.parent}",
-        ],
-        "gcc c_calls.c",
+    lib = build / "libc_loops.so"
+    source = str(HERE / "c_loops.c")
+    _run([tools.gcc, "-O2", "-shared", "-fPIC", "-std=gnu11", source, "-o", str(lib)], "gcc")
+    detail = (
+        "gcc -O2 -shared c_loops.c, loaded into this process and handed the same function "
+        "pointer and arguments; timed in C (clock_gettime), one foreign call per round"
     )
-    return exe, f"gcc -O2, {origin}, linked to {lib}"
-
-
-def run_calls(
-    exe: Path, calls: int, repeats: int, burst: int, bursts: int, names: list[str]
-) -> dict:
-    """{name: (status, [ns per call, one per repeat])}"""
-    out = _run(
-        [str(exe), str(calls), str(repeats), str(burst), str(bursts), *names],
-        "c_calls",
-        timeout=600,
-    )
-    return _parse(out)
+    return Loops(lib), detail
 
 
 def _parse(out: str) -> dict:

@@ -17,7 +17,7 @@ FORMAT = 1
 # Which row ids the section headings group, in table order.
 GROUPS = [
     ("Calls (raw and checked)", ("call.",)),
-    ("Kernel launches and copies", ("launch.", "memcpy.")),
+    ("Kernel launches, copies and event records", ("launch.", "memcpy.", "event.")),
     ("Import and memory", ("import", "memory")),
     ("Generator", ("generator",)),
     ("Compiling with NVRTC", ("compile.",)),
@@ -36,27 +36,55 @@ class Target:
 
 
 TARGETS = [
+    # The issue's targets for the compiled backend: against cuda-bindings and the C loop
+    # run in the same process (bench/c_loops.c) on the same arguments.
+    Target(
+        "raw.cudaGetDevice.cuda-bindings",
+        "raw cudaGetDevice (compiled backend) at or below cuda-bindings",
+        "call.cudaGetDevice",
+        "cudart raw, compiled",
+        "cuda-bindings",
+        1.0,
+    ),
+    Target(
+        "checked.cudaGetDevice.cuda-bindings",
+        "checked cudaGetDevice within 1.3× of cuda-bindings",
+        "call.cudaGetDevice",
+        "cudart checked",
+        "cuda-bindings",
+        1.3,
+    ),
+    Target(
+        "launch4.C",
+        "4-argument Function.launch within 1.05× of the in-process C loop on the same "
+        "config, function and slots",
+        "launch.axpy",
+        "cudart kernels",
+        "C",
+        1.05,
+    ),
+    # The ctypes backend's targets (it serves where the extension is not built).
     Target(
         "raw.cudaGetDevice",
-        "raw cudaGetDevice within 1.1× of the best hand-written ctypes call",
+        "raw cudaGetDevice, ctypes backend, within 1.1× of the best hand-written ctypes call",
         "call.cudaGetDevice",
-        "cudart raw",
+        "cudart raw, ctypes",
         "ctypes*",
         1.1,
     ),
     Target(
         "raw.cudaStreamQuery",
-        "raw cudaStreamQuery within 1.1× of hand-written ctypes",
+        "raw cudaStreamQuery, ctypes backend, within 1.1× of hand-written ctypes",
         "call.cudaStreamQuery",
-        "cudart raw",
+        "cudart raw, ctypes",
         "ctypes*",
         1.1,
     ),
     Target(
         "raw.cudaGetLastError",
-        "raw cudaGetLastError within 1.1× of hand-written ctypes",
+        "raw cudaGetLastError, ctypes backend, within 1.1× of hand-written ctypes",
         "call.cudaGetLastError",
-        "cudart raw",
+        "cudart raw, ctypes",
         "ctypes*",
         1.1,
     ),
@@ -83,14 +111,6 @@ TARGETS = [
         "cudart checked",
         "ctypes*",
         1.5,
-    ),
-    Target(
-        "launch4.C",
-        "4-argument launch within 1.05× of C",
-        "launch.axpy",
-        "cudart kernels",
-        "C",
-        1.05,
     ),
     Target(
         "launch4.cuda-bindings",
@@ -133,6 +153,9 @@ WHY: dict[str, str] = {
         "caller keeps, is at 1.0x."
     ),
     "launch4.C": (
+        "(Written when C was a program of its own, cudaLaunchKernel on kernels compiled into "
+        "it; the in-process C loop on Function.launch's own config, function and slots "
+        "replaces that reference, so the figures below are due to be remeasured.) "
         "Every launch driven from Python pays it on the H200 machines: hand-written ctypes "
         "1.5-1.9x, CuPy 1.8-2.3x, even cuda-bindings' packed-once Cython path 1.2-1.5x C "
         "in the same runs. bench/launch_floor.py (and, on the first of two later leases that "
@@ -159,7 +182,7 @@ WHY: dict[str, str] = {
 
 def _impl(row: dict, name: str) -> dict | None:
     """The measured implementation of that name; 'prefix*' picks the fastest so named."""
-    measured = [i for i in row.get("impls", []) if "median" in i]
+    measured = [i for i in row.get("impls", []) if "median" in i and not i.get("no_ratio")]
     if name.endswith("*"):
         matching = [i for i in measured if i["name"].startswith(name[:-1])]
         return min(matching, key=lambda i: i["median"]) if matching else None
@@ -244,6 +267,21 @@ def _ordered(rows: list[dict]) -> list[tuple[str, list[dict]]]:
     return sections
 
 
+def _ratios(impl: dict, ref: dict | None, also: dict | None) -> str:
+    """The Ratio cell: to the row's reference; for cudart's own implementations also to
+    the row's second reference (`also`, cuda-bindings in the cudaGetDevice row). None
+    for a figure from another process (`no_ratio`)."""
+    if impl.get("no_ratio"):
+        return "— (another process)"
+    parts = []
+    for base in (ref, also if impl["name"].startswith("cudart") else None):
+        if base is not None:
+            parts.append(
+                f"{impl['median'] / base['median']:.2f}× {_cell(base['name'].split(':')[0])}"
+            )
+    return "; ".join(parts)
+
+
 def markdown(data: dict) -> str:
     rows = data["rows"]
     labels = _where_labels(rows)
@@ -284,6 +322,7 @@ def markdown(data: dict) -> str:
                 )
                 continue
             ref = _impl(row, row["ref"]) if row.get("ref") else None
+            also = _impl(row, row["also"]) if row.get("also") else None
             for n, impl in enumerate(row["impls"]):
                 first = title_cell if n == 0 else ""
                 name = _cell(impl["name"])
@@ -292,11 +331,7 @@ def markdown(data: dict) -> str:
                         f"| {first} | {name} | — | skipped: {_cell(impl['skipped'])} | | {where} |"
                     )
                     continue
-                ratio = ""
-                if ref is not None:
-                    ratio = (
-                        f"{impl['median'] / ref['median']:.2f}× {_cell(ref['name'].split(':')[0])}"
-                    )
+                ratio = _ratios(impl, ref, also)
                 spread = f"{_num(impl['min'])}–{_num(impl['max'])} ({impl['repeats']}×)"
                 lines.append(
                     f"| {first} | {name} | {_num(impl['median'])} {unit} | {spread} "
@@ -343,7 +378,7 @@ def markdown(data: dict) -> str:
 
 
 def load(path: Path) -> dict:
-    data = json.loads(Path(path).read_text())
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
     if data.get("format") != FORMAT:
         raise ValueError(f"{path}: not a bench result file of format {FORMAT}")
     return data

@@ -88,10 +88,16 @@ class Row:
             "notes": [],
         }
 
-    def measured(self, name: str, samples: list[float], detail: str = "") -> None:
-        entry = {"name": name, **measure.summarize(samples)}
+    def measured(
+        self, name: str, samples: list[float], detail: str = "", ratio: bool = True
+    ) -> None:
+        """`ratio=False`: shown, but no ratio to the row's reference (a figure from
+        another process)."""
+        entry: dict[str, Any] = {"name": name, **measure.summarize(samples)}
         if detail:
             entry["detail"] = detail
+        if not ratio:
+            entry["no_ratio"] = True
         self.data["impls"].append(entry)
 
     def skipped(self, name: str, reason: str) -> None:
@@ -131,8 +137,8 @@ class Context:
         self.keep: list = []  # modules, buffers and handles that must outlive the loops
         rt = runtime.rt
         if rt is not None:
-            # Create the context now, as c_calls does: without one, every call takes
-            # the runtime's slower no-context path. Without a GPU this fails once.
+            # Create the context now: without one, every call takes the runtime's
+            # slower no-context path. Without a GPU this fails once.
             rt.cudaSetDevice(0)
             rt.cudaFree(None)
             rt.cudaGetLastError()
@@ -170,16 +176,40 @@ class Context:
             raise LookupError(f"cudart.{name} does not exist yet (checked layer)")
         return fn
 
-    def c_calls(self) -> tuple[dict, str]:
-        def make():
-            exe, detail = native.build_calls(self.runtime, self.tools, self.build)
-            names = ["cudaGetDevice", "cudaStreamQuery", "cudaGetLastError"]
-            if self.runtime.has_gpu:
-                names.append("cudaMemcpyAsync")
-            s = self.s
-            return native.run_calls(exe, s.calls, s.repeats, s.burst, s.bursts, names), detail
+    def loops(self) -> tuple[native.Loops, str]:
+        """The in-process C loops (c_loops.c), built and loaded once."""
+        return self.once("loops", lambda: native.build_loops(self.tools, self.build))
 
-        return self.once("c_calls", make)
+    def pointer(self, name: str) -> int:
+        """The address of the libcudart symbol cudart.sys binds `name` to (the
+        per-thread default stream switch in force), in the library this process mapped."""
+        symbol = _raw_entry(self.runtime.rt, name)[0]
+        address = ctypes.cast(self.cdll[symbol], c_void_p).value
+        if not address:
+            raise LookupError(f"no {symbol} in {self.runtime.path}")
+        return address
+
+    def compiled_module(self):
+        """cudart._fast_<bindings version>, imported whatever $CUDART_BACKEND says."""
+        name = f"cudart._fast_{self.runtime.rt.CUDA_VERSION}"
+
+        def make():
+            try:
+                return importlib.import_module(name)
+            except ImportError as exc:
+                raise LookupError(f"{name} is not built here ({one_line(str(exc))})") from None
+
+        return self.once("compiled", make)
+
+    @property
+    def backend(self) -> str:
+        """'compiled' or 'ctypes': what cudart.sys and the checked layer call through."""
+        try:
+            from cudart._backend import backend
+
+            return backend()
+        except Exception as exc:
+            return f"unknown ({_reason(exc)})"
 
     def c_launch(self) -> tuple[dict, str]:
         def make():
@@ -203,29 +233,114 @@ def _error_name(rt, status: int) -> str:
 # -------------------------------------------------------------------- call rows
 
 
-def _candidate(make: Callable[[], tuple[str, dict]]):
+@dataclass
+class Timed:
+    """An implementation that times itself (the in-process C loops): `run` returns one
+    per-call figure in the row's unit; `first` makes one call and returns its status."""
+
+    run: Callable[[], float]
+    first: Callable[[], int]
+    detail: str = ""
+
+
+def _candidate(make: Callable[[], Any]):
     try:
         return make()
     except Exception as exc:
         return exc
 
 
-def _time_calls(ctx: Context, row: Row, candidates: dict, c_name: str | None) -> Row:
+def _c_loop(ctx: Context, name: str, call: Callable[[native.Loops, int, int], float]) -> Timed:
+    """C calling `name` (the symbol cudart binds) in a loop timed in C, in this process:
+    call(loops, function pointer, n) returns ns per call."""
+    loops, detail = ctx.loops()
+    fn = ctx.pointer(name)
+    n = ctx.s.calls
+
+    def first() -> int:
+        call(loops, fn, 1)
+        return loops.status
+
+    return Timed(lambda: call(loops, fn, n), first, detail)
+
+
+def _c_bursts(
+    ctx: Context, name: str, call: Callable[[native.Loops, int, int, int, int], float]
+) -> Timed:
+    """As _c_loop, in bursts with cudaDeviceSynchronize between them (not timed):
+    call(loops, function pointer, sync pointer, burst, bursts) returns ns per call; the
+    row's figure is µs."""
+    loops, detail = ctx.loops()
+    fn = ctx.pointer(name)
+    sync = ctx.pointer("cudaDeviceSynchronize")
     s = ctx.s
-    if c_name:
-        try:
-            results, detail = ctx.c_calls()
-            status, samples = results[c_name]
-            if samples:
-                row.measured("C", samples, detail)
-            else:
-                row.skipped("C", f"the first call returned {status}")
-        except Exception as exc:
-            row.skipped("C", _reason(exc))
+
+    def first() -> int:
+        call(loops, fn, sync, 1, 1)
+        return loops.status
+
+    return Timed(lambda: call(loops, fn, sync, s.burst, s.bursts) / 1000.0, first, detail)
+
+
+def _raw_entry(rt, name: str) -> tuple[str, Any, tuple]:
+    """(symbol in force, restype, argtypes) of the raw module's _FUNCTIONS entry."""
+    from cudart._contract import symbol_of, unpack
+
+    _, restype, argtypes, _flags = unpack(rt._FUNCTIONS[name])
+    return symbol_of(rt, name) or name, restype, argtypes
+
+
+def _raw(ctx: Context, name: str, kind: str):
+    """The raw function `name` as the compiled backend ('compiled') or ctypes ('ctypes')
+    binds it, whichever backend is in force: the same symbol of the same dlopen()ed
+    library, argtypes and restype from the raw module's _FUNCTIONS."""
+    from cudart import load_runtime
+
+    rt = ctx.runtime.rt
+    symbol, restype, argtypes = _raw_entry(rt, name)
+    runtime = load_runtime()
+    if kind == "ctypes":
+        fn = runtime.cdll[symbol]  # indexing: a function object of its own
+        fn.restype = restype
+        fn.argtypes = argtypes
+        return fn
+    from cudart._backend import compiled_function
+
+    module = ctx.compiled_module()
+    fn = compiled_function(module, name, symbol, restype, argtypes, runtime.cdll._handle)
+    if fn is None:
+        raise LookupError(f"{module.__name__} could not bind {symbol}")
+    return fn
+
+
+def _raw_pair(ctx: Context, name: str, stmt: str, args: dict) -> dict:
+    """'cudart raw, compiled' and 'cudart raw, ctypes' candidates of one statement."""
+
+    def make(kind: str) -> tuple[str, dict]:
+        return stmt, {"f": _raw(ctx, name, kind), **args}
+
+    return {
+        "cudart raw, compiled": _candidate(lambda: make("compiled")),
+        "cudart raw, ctypes": _candidate(lambda: make("ctypes")),
+    }
+
+
+def _time_calls(ctx: Context, row: Row, candidates: dict) -> Row:
+    s = ctx.s
     runs: dict[str, Callable[[], float]] = {}
+    details: dict[str, str] = {}
     for name, cand in candidates.items():
         if isinstance(cand, BaseException):
             row.skipped(name, _reason(cand))
+            continue
+        if isinstance(cand, Timed):
+            try:
+                cand.first()
+            except Exception as exc:
+                row.skipped(name, f"raises here: {_reason(exc)}")
+                continue
+            runs[name] = cand.run
+            details[name] = cand.detail
             continue
         stmt, bindings = cand
         try:
@@ -242,8 +357,8 @@ def _time_calls(ctx: Context, row: Row, candidates: dict, c_name: str | None) ->
 
         runs[name] = per_call
     for name, samples in measure.interleaved(runs, s.repeats).items():
-        row.measured(name, samples)
-    row.order(["C", *candidates])
+        row.measured(name, samples, details.get(name, ""))
+    row.order(list(candidates))
     return row
 
 
@@ -255,6 +370,13 @@ def _status_note(ctx: Context, row: Row, status: int, call: str) -> None:
         )
 
 
+def _backend_note(ctx: Context, row: Row) -> None:
+    row.note(
+        f"backend in force: {ctx.backend} (cudart.sys binds it; cudart checked calls it); "
+        "'cudart raw, compiled' and 'cudart raw, ctypes' are bound here whatever is in force"
+    )
+
+
 def _cupy_runtime(ctx: Context, attr: str):
     fn = getattr(ctx.cupy().cuda.runtime, attr, None)
     if fn is None:
@@ -264,7 +386,8 @@ def _cupy_runtime(ctx: Context, attr: str):
 
 def _handwritten(ctx: Context, name: str, argtypes: tuple):
     """The baseline: the same symbol as a hand-written ctypes function."""
-    fn = ctx.cdll[name]  # indexing: a private function object, not the shared one
+    symbol = _raw_entry(ctx.runtime.rt, name)[0]
+    fn = ctx.cdll[symbol]  # indexing: a private function object, not the shared one
     fn.argtypes = argtypes
     fn.restype = c_int
     return fn
@@ -272,19 +395,29 @@ def _handwritten(ctx: Context, name: str, argtypes: tuple):
 
 def row_get_device(ctx: Context) -> Row:
     row = Row("call.cudaGetDevice", "cudaGetDevice(&device): one pointer out", "ns", ref="C")
+    row.data["also"] = "cuda-bindings"
     rt = ctx.runtime.rt
     if rt is None:
         return row.skip_row(ctx.runtime.error)
     dev = c_int()
     addr = ctypes.addressof(dev)
     _status_note(ctx, row, rt.cudaGetDevice(addr), "cudaGetDevice")
+    _backend_note(ctx, row)
 
     def handwritten(argtype, stmt, arg):
         return stmt, {"f": _handwritten(ctx, "cudaGetDevice", (argtype,)), **arg}
 
     candidates = {
-        "cudart raw": ("f(a)", {"f": rt.cudaGetDevice, "a": addr}),
-        "cudart raw, byref": ("f(byref(d))", {"f": rt.cudaGetDevice, "byref": byref, "d": dev}),
+        "C": _candidate(
+            lambda: _c_loop(ctx, "cudaGetDevice", lambda lp, fn, n: lp.get_device(fn, n))
+        ),
+        **_raw_pair(ctx, "cudaGetDevice", "f(a)", {"a": addr}),
+        "cudart raw, compiled, byref": _candidate(
+            lambda: (
+                "f(byref(d))",
+                {"f": _raw(ctx, "cudaGetDevice", "compiled"), "byref": byref, "d": dev},
+            )
+        ),
         "cudart checked": _candidate(lambda: ("f()", {"f": ctx.checked("cudaGetDevice")})),
         "ctypes, c_void_p + int address": _candidate(
             lambda: handwritten(c_void_p, "f(a)", {"a": addr})
@@ -295,7 +428,7 @@ def row_get_device(ctx: Context) -> Row:
         "cuda-bindings": _candidate(lambda: ("f()", {"f": ctx.cuda_bindings().cudaGetDevice})),
         "CuPy": _candidate(lambda: ("f()", {"f": _cupy_runtime(ctx, "getDevice")})),
     }
-    return _time_calls(ctx, row, candidates, "cudaGetDevice")
+    return _time_calls(ctx, row, candidates)
 
 
 def row_stream_query(ctx: Context) -> Row:
@@ -304,18 +437,22 @@ def row_stream_query(ctx: Context) -> Row:
     if rt is None:
         return row.skip_row(ctx.runtime.error)
     _status_note(ctx, row, rt.cudaStreamQuery(0), "cudaStreamQuery")
+    _backend_note(ctx, row)
 
     def handwritten():
         return "f(0)", {"f": _handwritten(ctx, "cudaStreamQuery", (c_void_p,))}
 
     candidates = {
-        "cudart raw": ("f(0)", {"f": rt.cudaStreamQuery}),
+        "C": _candidate(
+            lambda: _c_loop(ctx, "cudaStreamQuery", lambda lp, fn, n: lp.handle(fn, None, n))
+        ),
+        **_raw_pair(ctx, "cudaStreamQuery", "f(0)", {}),
         "cudart checked": _candidate(lambda: ("f(0)", {"f": ctx.checked("cudaStreamQuery")})),
         "ctypes, c_void_p": _candidate(handwritten),
         "cuda-bindings": _candidate(lambda: ("f(0)", {"f": ctx.cuda_bindings().cudaStreamQuery})),
         "CuPy": _candidate(lambda: ("f(0)", {"f": _cupy_runtime(ctx, "streamQuery")})),
     }
-    return _time_calls(ctx, row, candidates, "cudaStreamQuery")
+    return _time_calls(ctx, row, candidates)
 
 
 def row_get_last_error(ctx: Context) -> Row:
@@ -325,31 +462,43 @@ def row_get_last_error(ctx: Context) -> Row:
         return row.skip_row(ctx.runtime.error)
     rt.cudaGetLastError()  # clear whatever an earlier row left, so the status is steady
     _status_note(ctx, row, rt.cudaGetLastError(), "cudaGetLastError")
+    _backend_note(ctx, row)
 
     def handwritten():
         return "f()", {"f": _handwritten(ctx, "cudaGetLastError", ())}
 
     candidates = {
-        "cudart raw": ("f()", {"f": rt.cudaGetLastError}),
+        "C": _candidate(
+            lambda: _c_loop(ctx, "cudaGetLastError", lambda lp, fn, n: lp.no_arg(fn, n))
+        ),
+        **_raw_pair(ctx, "cudaGetLastError", "f()", {}),
         "cudart checked": _candidate(lambda: ("f()", {"f": ctx.checked("cudaGetLastError")})),
         "ctypes": _candidate(handwritten),
         "cuda-bindings": _candidate(lambda: ("f()", {"f": ctx.cuda_bindings().cudaGetLastError})),
         "CuPy": _candidate(lambda: ("f()", {"f": _cupy_runtime(ctx, "getLastError")})),
     }
-    return _time_calls(ctx, row, candidates, "cudaGetLastError")
+    return _time_calls(ctx, row, candidates)
 
 
 # ---------------------------------------------------------- launches and copies
 
 
 def _time_bursts(ctx: Context, row: Row, candidates: dict, scale: float) -> None:
+    """Time the candidates, round-robin: (stmt, bindings) in a Python burst loop, or
+    Timed (the in-process C loops, which time their own bursts). Every one has made a
+    successful call before it gets here."""
     s = ctx.s
     sync = ctx.runtime.rt.cudaDeviceSynchronize
     per = s.burst * s.bursts
     runs: dict[str, Callable[[], float]] = {}
+    details: dict[str, str] = {}
     for name, cand in candidates.items():
         if isinstance(cand, BaseException):
             row.skipped(name, _reason(cand))
+            continue
+        if isinstance(cand, Timed):
+            runs[name] = cand.run
+            details[name] = cand.detail
             continue
         stmt, bindings = cand
         loop = measure.burst_loop(stmt, bindings, sync)
@@ -362,11 +511,31 @@ def _time_bursts(ctx: Context, row: Row, candidates: dict, scale: float) -> None
     # parameter); only what the timed loops leave is worth a note.
     ctx.runtime.rt.cudaGetLastError()
     for name, samples in measure.interleaved(runs, s.launch_repeats).items():
-        row.measured(name, samples)
-    row.order(["C", *candidates])
+        row.measured(name, samples, details.get(name, ""))
+    row.order(list(candidates))
     status = ctx.runtime.rt.cudaGetLastError()
     if status != 0:
         row.note(f"the runtime reported error {status} after the timed loops")
+
+
+def _first_call(ctx: Context, cands: dict) -> None:
+    """One call of each candidate, then a synchronize: one that raises or returns an
+    error is replaced by the exception, and reported instead of timed."""
+    rt = ctx.runtime.rt
+    for name, cand in list(cands.items()):
+        if isinstance(cand, BaseException):
+            continue
+        try:
+            if isinstance(cand, Timed):
+                code: Any = cand.first()
+            else:
+                code = eval(cand[0], {}, dict(cand[1]))
+            rt.cudaDeviceSynchronize()
+            if isinstance(code, (int, tuple)) and not isinstance(code, bool):
+                _check(code, name)
+        except Exception as exc:
+            rt.cudaGetLastError()
+            cands[name] = exc
 
 
 def _check(status, what: str) -> None:
@@ -441,6 +610,8 @@ def _launch_rows(ctx: Context) -> list[Row]:
     except Exception as exc:
         return [r.skip_row(f"could not set up the buffers: {_reason(exc)}") for r in rows]
 
+    # The C program of c_launch.cu, in a process of its own: shown for comparison, never
+    # a ratio's reference (figures from two processes moved by 30% on one machine).
     results: dict | Exception
     try:
         results, detail = ctx.c_launch()
@@ -448,11 +619,11 @@ def _launch_rows(ctx: Context) -> list[Row]:
         results, detail = exc, ""
     for r, key in ((empty, "empty"), (axpy, "axpy")):
         if isinstance(results, Exception):
-            r.skipped("C", _reason(results))
+            r.skipped(OWN_PROCESS, _reason(results))
         elif results.get(key, (0, []))[1]:
-            r.measured("C", results[key][1], detail)
+            r.measured(OWN_PROCESS, results[key][1], detail, ratio=False)
         else:
-            r.skipped("C", f"cudaLaunchKernel returned {results.get(key, ('?',))[0]}")
+            r.skipped(OWN_PROCESS, f"cudaLaunchKernel returned {results.get(key, ('?',))[0]}")
 
     # Slots are packed once for every path that lets the caller do so: the loop then
     # times the launch, which is what a binding adds to.
@@ -476,9 +647,12 @@ def _launch_candidates(ctx, rt, data, image, ax, slots, is_axpy: bool) -> dict:
     launch_check = ax.verify if is_axpy else _launch_then_sync(rt)
 
     args = slots if is_axpy else None
-    cands["cudart kernels"] = _candidate(
+    main = _candidate(
         lambda: _cudart_kernel(ctx, data, image, name, grid, block, is_axpy, ax, launch_check)
     )
+    same = _same_arguments(ctx, main, launch_check)
+    cands["C"] = same.pop("C")
+    cands["cudart kernels"] = main
     # The same, and the hand-written call, on a kernel registered the way nvcc's
     # stubs register one (as C's is): this tells the cost of the route from the
     # cost of the binding.
@@ -487,6 +661,7 @@ def _launch_candidates(ctx, rt, data, image, ax, slots, is_axpy: bool) -> dict:
             ctx, data, image, name, grid, block, is_axpy, ax, launch_check, "register"
         )
     )
+    cands.update(same)
     cands["ctypes, cudaLaunchKernel + dim3 by value"] = _candidate(
         lambda: _ctypes_launch(
             ctx, _library_kernel(ctx, data, name), grid, block, args, launch_check
@@ -509,6 +684,67 @@ def _launch_candidates(ctx, rt, data, image, ax, slots, is_axpy: bool) -> dict:
         lambda: _cupy_launch(ctx, image, name, grid, block, is_axpy, ax)
     )
     return cands
+
+
+OWN_PROCESS = "C program, cudaLaunchKernel (own process, no ratio)"
+SAME = "cudaLaunchKernelExC on Function.launch's config, function and slots"
+
+
+def _same_arguments(ctx: Context, main, launch_check) -> dict:
+    """C (in this process), the raw layer's two backends and a hand-written ctypes
+    call, each calling cudaLaunchKernelExC (the symbol Function.launch calls) with the
+    very config, function handle and argument slots Function.launch passes: primed by
+    the check launch of the 'cudart kernels' candidate, and left as its timed launches
+    keep them (same grid, block and values each time)."""
+    names = [
+        "C",
+        f"cudart raw, compiled: {SAME}",
+        f"cudart raw, ctypes: {SAME}",
+        f"ctypes, no argtypes: {SAME}",
+    ]
+    if isinstance(main, BaseException):
+        return {n: LookupError(f"needs cudart's Function.launch: {_reason(main)}") for n in names}
+    function = main[1]["launch"].__self__
+    try:
+        objects = (function._config_ptr, function._func, function._sig.argv)
+    except AttributeError as exc:
+        reason = f"Function has no {exc.name or 'such attribute'} to take the arguments from"
+        return {n: LookupError(reason) for n in names}
+    ctx.keep.append(function)
+    config, func, argv = (o.value for o in objects)
+    out: dict[str, Any] = {}
+
+    def c_loop() -> Timed:
+        timed = _c_bursts(
+            ctx,
+            "cudaLaunchKernelExC",
+            lambda lp, fn, sync, burst, bursts: lp.launch(
+                fn, config, func, argv, burst, bursts, sync
+            ),
+        )
+        launch_check(lambda: _check(timed.first(), "the C loop's cudaLaunchKernelExC"))
+        return timed
+
+    out["C"] = _candidate(c_loop)
+
+    def raw(kind: str):
+        fn = _raw(ctx, "cudaLaunchKernelExC", kind)
+        launch_check(lambda: _check(fn(config, func, argv), "cudaLaunchKernelExC"))
+        return "f(c, k, p)", {"f": fn, "c": config, "k": func, "p": argv}
+
+    out[names[1]] = _candidate(lambda: raw("compiled"))
+    out[names[2]] = _candidate(lambda: raw("ctypes"))
+
+    def bare():
+        # As Function.launch's ctypes launcher: prebuilt c_void_p objects, no argtypes.
+        fn = ctx.cdll[_raw_entry(ctx.runtime.rt, "cudaLaunchKernelExC")[0]]
+        fn.argtypes = None
+        fn.restype = c_int
+        launch_check(lambda: _check(fn(*objects), "cudaLaunchKernelExC"))
+        return "f(c, k, p)", {"f": fn, "c": objects[0], "k": objects[1], "p": objects[2]}
+
+    out[names[3]] = _candidate(bare)
+    return out
 
 
 def _launch_then_sync(rt):
@@ -680,6 +916,7 @@ def row_memcpy(ctx: Context) -> Row:
         f"bursts of {ctx.s.burst} copies on stream 0, "
         "cudaDeviceSynchronize between bursts (not timed)"
     )
+    _backend_note(ctx, row)
     h, d = c_void_p(), c_void_p()
     try:
         _check(rt.cudaMallocHost(byref(h), 4), "cudaMallocHost")
@@ -687,51 +924,98 @@ def row_memcpy(ctx: Context) -> Row:
     except Exception as exc:
         return row.skip_row(_reason(exc))
     hv, dv = h.value, d.value
-    try:
-        results, detail = ctx.c_calls()
-        status, samples = results["cudaMemcpyAsync"]
-        if samples:
-            row.measured("C", [v / 1000.0 for v in samples], detail)
-        else:
-            row.skipped("C", f"cudaMemcpyAsync returned {status}")
-    except Exception as exc:
-        row.skipped("C", _reason(exc))
-    kind = rt.cudaMemcpyHostToDevice
+    kind = int(rt.cudaMemcpyHostToDevice)
     stmt = "f(d, h, 4, k, 0)"
+    args = {"d": dv, "h": hv, "k": kind}
+
+    def c_loop():
+        return _c_bursts(
+            ctx,
+            "cudaMemcpyAsync",
+            lambda lp, fn, sync, burst, bursts: lp.memcpy_async(
+                fn, dv, hv, 4, kind, None, burst, bursts, sync
+            ),
+        )
 
     def handwritten():
-        fn = ctx.cdll["cudaMemcpyAsync"]
-        fn.argtypes = (c_void_p, c_void_p, c_size_t, c_int, c_void_p)
-        fn.restype = c_int
-        return stmt, {"f": fn, "d": dv, "h": hv, "k": kind}
+        fn = _handwritten(ctx, "cudaMemcpyAsync", (c_void_p, c_void_p, c_size_t, c_int, c_void_p))
+        return stmt, {"f": fn, **args}
 
     def bindings():
         r = ctx.cuda_bindings()
-        return stmt, {
-            "f": r.cudaMemcpyAsync,
-            "d": dv,
-            "h": hv,
-            "k": r.cudaMemcpyKind.cudaMemcpyHostToDevice,
-        }
+        return stmt, {**args, "f": r.cudaMemcpyAsync, "k": r.cudaMemcpyKind.cudaMemcpyHostToDevice}
 
     cands = {
-        "cudart raw": (stmt, {"f": rt.cudaMemcpyAsync, "d": dv, "h": hv, "k": kind}),
+        "C": _candidate(c_loop),
+        **_raw_pair(ctx, "cudaMemcpyAsync", stmt, args),
+        "cudart checked": _candidate(lambda: (stmt, {"f": ctx.checked("cudaMemcpyAsync"), **args})),
         "ctypes": _candidate(handwritten),
         "cuda-bindings": _candidate(bindings),
-        "CuPy": _candidate(
-            lambda: (stmt, {"f": _cupy_runtime(ctx, "memcpyAsync"), "d": dv, "h": hv, "k": kind})
-        ),
+        "CuPy": _candidate(lambda: (stmt, {"f": _cupy_runtime(ctx, "memcpyAsync"), **args})),
     }
-    for name, cand in list(cands.items()):
-        if isinstance(cand, BaseException):
-            continue
+    _first_call(ctx, cands)
+    _time_bursts(ctx, row, cands, scale=1000.0)
+    return row
+
+
+def _cuda_bindings_event(ctx: Context, event: int | None):
+    """cuda-bindings' cudaEventRecord and the event in a form it takes: the handle as
+    an int where it accepts one, else wrapped in its cudaEvent_t."""
+    r = ctx.cuda_bindings()
+    errors = []
+    for form in (event, "wrapped"):
         try:
-            code = eval(cand[0], {}, dict(cand[1]))
-            rt.cudaDeviceSynchronize()
-            if isinstance(code, (int, tuple)) and not isinstance(code, bool):
-                _check(code, name)
+            e = r.cudaEvent_t(init_value=event) if form == "wrapped" else form
+            _check(r.cudaEventRecord(e, 0), "cudaEventRecord")
+            ctx.runtime.rt.cudaDeviceSynchronize()
+            return "f(e, 0)", {"f": r.cudaEventRecord, "e": e}
         except Exception as exc:
-            cands[name] = exc
+            errors.append(_reason(exc))
+    raise RuntimeError("; ".join(errors))
+
+
+def row_event_record(ctx: Context) -> Row:
+    row = Row("event.record", "cudaEventRecord(event, 0)", "µs", ref="C")
+    rt = ctx.runtime.rt
+    if rt is None:
+        return row.skip_row(ctx.runtime.error)
+    if not ctx.runtime.has_gpu:
+        return row.skip_row(f"no GPU here: {ctx.runtime.no_gpu_reason}")
+    row.note(
+        f"one event (cudaEventDisableTiming) recorded on stream 0 in bursts of {ctx.s.burst}, "
+        "cudaDeviceSynchronize between bursts (not timed)"
+    )
+    _backend_note(ctx, row)
+    ev = c_void_p()
+    try:
+        flags = int(getattr(rt, "cudaEventDisableTiming", 2))
+        _check(rt.cudaEventCreateWithFlags(byref(ev), flags), "cudaEventCreateWithFlags")
+    except Exception as exc:
+        return row.skip_row(_reason(exc))
+    e = ev.value
+    ctx.keep.append(ev)
+    stmt = "f(e, 0)"
+
+    def handwritten():
+        return stmt, {"f": _handwritten(ctx, "cudaEventRecord", (c_void_p, c_void_p)), "e": e}
+
+    cands = {
+        "C": _candidate(
+            lambda: _c_bursts(
+                ctx,
+                "cudaEventRecord",
+                lambda lp, fn, sync, burst, bursts: lp.event_record(
+                    fn, e, None, burst, bursts, sync
+                ),
+            )
+        ),
+        **_raw_pair(ctx, "cudaEventRecord", stmt, {"e": e}),
+        "cudart checked": _candidate(lambda: (stmt, {"f": ctx.checked("cudaEventRecord"), "e": e})),
+        "ctypes": _candidate(handwritten),
+        "cuda-bindings": _candidate(lambda: _cuda_bindings_event(ctx, e)),
+        "CuPy": _candidate(lambda: (stmt, {"f": _cupy_runtime(ctx, "eventRecord"), "e": e})),
+    }
+    _first_call(ctx, cands)
     _time_bursts(ctx, row, cands, scale=1000.0)
     return row
 
@@ -1058,6 +1342,7 @@ ROWS: list[tuple[frozenset, Callable[[Context], Row | list[Row]]]] = [
     (frozenset({"cpu", "gpu"}), row_get_last_error),
     (frozenset({"gpu"}), _launch_rows),
     (frozenset({"gpu"}), row_memcpy),
+    (frozenset({"gpu"}), row_event_record),
     (frozenset({"cpu", "gpu"}), row_import),
     (frozenset({"cpu", "gpu"}), row_memory),
     (frozenset({"cpu"}), row_generator),

@@ -1,0 +1,132 @@
+/* The C baseline, in the process that times cudart. Built at bench time with gcc as a
+ * shared library and loaded with ctypes; every loop is handed the very function
+ * pointer (the libcudart symbol cudart binds, from the library this process mapped)
+ * and the very arguments the Python implementations pass, and times itself with
+ * clock_gettime: one foreign call per round, so nothing of Python is in the figure.
+ *
+ * No CUDA header is needed: every argument is an int, a size or a pointer, and every
+ * function returns cudaError_t (an int). Each loop returns the elapsed nanoseconds of
+ * its timed part; the status of the last call goes to *status.
+ *
+ * Calls: n calls in a loop. Copies, event records and launches: `bursts` bursts of
+ * `burst` calls, `sync` (cudaDeviceSynchronize) between bursts and not timed, as the
+ * Python rows do.
+ */
+#include <stddef.h>
+#include <time.h>
+
+typedef int (*get_device_fn)(int *);
+typedef int (*handle_fn)(void *);
+typedef int (*no_arg_fn)(void);
+typedef int (*event_record_fn)(void *, void *);
+typedef int (*memcpy_async_fn)(void *, const void *, size_t, int, void *);
+typedef int (*launch_ex_fn)(const void *, const void *, void **);
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Keeps the results observable so no call's effect can be dropped. */
+static volatile int sink;
+
+double loop_get_device(void *fn, long n, int *status)
+{
+    get_device_fn f = (get_device_fn)fn;
+    int dev = 0, e = 0;
+    long long t0 = now_ns();
+    for (long i = 0; i < n; i++)
+        e = f(&dev);
+    long long t1 = now_ns();
+    sink = e + dev;
+    *status = e;
+    return (double)(t1 - t0);
+}
+
+/* cudaStreamQuery(stream) and any other call of one handle. */
+double loop_handle(void *fn, void *handle, long n, int *status)
+{
+    handle_fn f = (handle_fn)fn;
+    int e = 0;
+    long long t0 = now_ns();
+    for (long i = 0; i < n; i++)
+        e = f(handle);
+    long long t1 = now_ns();
+    sink = e;
+    *status = e;
+    return (double)(t1 - t0);
+}
+
+double loop_no_arg(void *fn, long n, int *status)
+{
+    no_arg_fn f = (no_arg_fn)fn;
+    int e = 0;
+    long long t0 = now_ns();
+    for (long i = 0; i < n; i++)
+        e = f();
+    long long t1 = now_ns();
+    sink = e;
+    *status = e;
+    return (double)(t1 - t0);
+}
+
+double loop_event_record(void *fn, void *event, void *stream, long burst, long bursts, void *sync,
+                         int *status)
+{
+    event_record_fn f = (event_record_fn)fn;
+    no_arg_fn s = (no_arg_fn)sync;
+    long long total = 0;
+    int e = 0;
+    for (long b = 0; b < bursts; b++) {
+        long long t0 = now_ns();
+        for (long i = 0; i < burst; i++)
+            e = f(event, stream);
+        total += now_ns() - t0;
+        s();
+    }
+    sink = e;
+    *status = e;
+    return (double)total;
+}
+
+double loop_memcpy_async(void *fn, void *dst, const void *src, size_t count, int kind,
+                         void *stream, long burst, long bursts, void *sync, int *status)
+{
+    memcpy_async_fn f = (memcpy_async_fn)fn;
+    no_arg_fn s = (no_arg_fn)sync;
+    long long total = 0;
+    int e = 0;
+    for (long b = 0; b < bursts; b++) {
+        long long t0 = now_ns();
+        for (long i = 0; i < burst; i++)
+            e = f(dst, src, count, kind, stream);
+        total += now_ns() - t0;
+        s();
+    }
+    sink = e;
+    *status = e;
+    return (double)total;
+}
+
+/* cudaLaunchKernelExC(config, func, args) with Function.launch's own prebuilt config,
+ * function handle and argument slots. */
+double loop_launch(void *fn, const void *config, const void *func, void **argv, long burst,
+                   long bursts, void *sync, int *status)
+{
+    launch_ex_fn f = (launch_ex_fn)fn;
+    no_arg_fn s = (no_arg_fn)sync;
+    long long total = 0;
+    int e = 0;
+    for (long b = 0; b < bursts; b++) {
+        long long t0 = now_ns();
+        for (long i = 0; i < burst; i++)
+            e = f(config, func, argv);
+        total += now_ns() - t0;
+        s();
+    }
+    sink = e;
+    *status = e;
+    return (double)total;
+}
