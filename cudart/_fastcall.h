@@ -367,14 +367,29 @@ static inline void cudart_release(Py_buffer *view)
         PyBuffer_Release(view);
 }
 
-/* A record by value: a ctypes object (or any buffer) of exactly its size. */
+/* A record by value: an instance of the record's ctypes class (a class of that name:
+ * each version's module has its own), as ctypes takes it. `seen` caches the class
+ * once one was checked by name. */
 static int cudart_by_value(PyObject *o, Py_ssize_t index, const char *name, Py_ssize_t size,
-                         void *out)
+                           PyTypeObject **seen, void *out)
 {
-    if (PyObject_TypeCheck(o, cudart_Array) || !PyObject_CheckBuffer(o) || PyBytes_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "expected a %s, got %R", name, (PyObject *)Py_TYPE(o));
-        cudart_argument_failed(index);
-        return -1;
+    PyTypeObject *t = Py_TYPE(o);
+    if (!(*seen && PyObject_TypeCheck(o, *seen))) {
+        int named = 0;
+        if (PyObject_TypeCheck(o, cudart_Structure) || PyObject_TypeCheck(o, cudart_Union)) {
+            PyObject *type_name = PyType_GetName(t);
+            const char *text = type_name ? PyUnicode_AsUTF8AndSize(type_name, NULL) : NULL;
+            named = text && strcmp(text, name) == 0;
+            Py_XDECREF(type_name);
+            PyErr_Clear();
+        }
+        if (!named) {
+            PyErr_Format(PyExc_TypeError, "expected a %s instance, got %R", name, (PyObject *)t);
+            cudart_argument_failed(index);
+            return -1;
+        }
+        Py_INCREF(t);
+        Py_XSETREF(*seen, t);
     }
     Py_buffer view;
     if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) < 0) {
@@ -382,8 +397,8 @@ static int cudart_by_value(PyObject *o, Py_ssize_t index, const char *name, Py_s
         return -1;
     }
     if (view.len != size) {
-        PyErr_Format(PyExc_TypeError, "expected a %s (%zd bytes), got %zd bytes of %R", name,
-                     size, view.len, (PyObject *)Py_TYPE(o));
+        PyErr_Format(PyExc_TypeError, "expected a %s (%zd bytes), got %zd bytes", name, size,
+                     view.len);
         PyBuffer_Release(&view);
         cudart_argument_failed(index);
         return -1;
@@ -543,6 +558,8 @@ static PyObject *cudart_bind(PyObject *self, PyObject *const *args, Py_ssize_t n
 
 /* record(on): every function records instead of calling C (on), or is unbound again
  * (off). Returns the calls recorded since the last record(True). For tests. */
+static void **cudart_saved_slots; /* the bound functions, while recording */
+
 static PyObject *cudart_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -551,13 +568,35 @@ static PyObject *cudart_record(PyObject *self, PyObject *const *args, Py_ssize_t
     int on = PyObject_IsTrue(args[0]);
     if (on < 0)
         return NULL;
+    size_t bytes = (size_t)cudart_slot_count * sizeof(void *);
+    if (on && !cudart_saved_slots) {
+        cudart_saved_slots = PyMem_Malloc(bytes ? bytes : 1);
+        if (!cudart_saved_slots)
+            return PyErr_NoMemory();
+        memcpy(cudart_saved_slots, cudart_slots, bytes);
+    }
     PyObject *previous = cudart_recorded ? cudart_recorded : PyList_New(0);
     cudart_recorded = on ? PyList_New(0) : NULL;
     if (on && !cudart_recorded)
         return NULL;
-    for (Py_ssize_t i = 0; i < cudart_slot_count; i++)
-        cudart_slots[i] = on ? CUDART_RECORD : CUDART_UNBOUND;
+    if (on) {
+        for (Py_ssize_t i = 0; i < cudart_slot_count; i++)
+            cudart_slots[i] = CUDART_RECORD;
+    } else if (cudart_saved_slots) {
+        /* What was bound before recording is bound again. */
+        memcpy(cudart_slots, cudart_saved_slots, bytes);
+        PyMem_Free(cudart_saved_slots);
+        cudart_saved_slots = NULL;
+    }
     return previous;
+}
+
+/* address(name) -> the address the function calls (0: unbound; 1: recording). */
+static PyObject *cudart_slot_address(PyObject *self, PyObject *name)
+{
+    (void)self;
+    Py_ssize_t i = cudart_slot_index(name);
+    return i < 0 ? NULL : PyLong_FromVoidPtr(cudart_slots[i]);
 }
 
 /* recorded() -> the calls recorded so far (the list itself, cleared by the caller). */
@@ -602,6 +641,7 @@ static PyObject *cudart_variant(PyObject *self, PyObject *const *args, Py_ssize_
         {"record", (PyCFunction)(void (*)(void))cudart_record, METH_FASTCALL,             \
          "record(on) -> the calls recorded so far; on: record instead of calling C"},     \
         {"recorded", cudart_recorded_calls, METH_NOARGS, "recorded() -> the calls so far"}, \
+        {"address", cudart_slot_address, METH_O, "address(name) -> what the function calls"}, \
         {"variant", (PyCFunction)(void (*)(void))cudart_variant, METH_FASTCALL,           \
          "variant(name, spec) -> the function under a spec (storage, outputs)"},
 

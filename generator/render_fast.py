@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from .ctypes_map import POINTER_KINDS, RenderError, TypeKind, TypeMapper
 from .model import ApiModel, Builtin, CType, EnumRef, Function, RecordRef
 from .render import RenderContext, environment
-from .render_raw import _py_name
+from .render_raw import RawView, _py_name
 
 # C integer spelling -> (signed, bits).
 _INTEGERS = {
@@ -57,7 +57,11 @@ class FastParam:
     conversion: str  # pointer | signed | unsigned | double | record
     abi_type: str  # the C type of the local the call passes
     bits: int = 0  # integers: the C type's width
-    need: int = 0  # pointers: bytes C reads or writes at least (the pointee's size; 0: unknown)
+    # Pointers: bytes a buffer must hold (a record's size where the pointee is a record;
+    # 0 otherwise: an array of other things may be empty), and the pointee's size (an
+    # output slot holds 1 to 8 bytes; 0: unknown).
+    need: int = 0
+    pointee: int = 0
     record: str = ""  # records: the generated record's name (its C type in CUDART_RECORD_T)
 
 
@@ -69,7 +73,8 @@ class FastFunction:
     result: str  # signed | unsigned | double | string | pointer | record | void
     result_type: str  # the C type of the result
     result_record: str = ""
-    prototype: str = ""  # the header's, for the docstring
+    prototype: str = ""  # the header's
+    doc: str = ""  # the docstring's text after the signature, as a C string literal's body
     declaration: str = ""  # a pointer type to it, spelled as the model reads the header
 
     @property
@@ -78,7 +83,7 @@ class FastFunction:
         pointers to a scalar of 1 to 8 bytes, as a bit mask."""
         mask = 0
         for p in self.params:
-            if p.conversion == "pointer" and p.need in (1, 2, 4, 8):
+            if p.conversion == "pointer" and p.pointee in (1, 2, 4, 8):
                 mask |= 1 << p.index
         return f"{mask:#x}"
 
@@ -109,6 +114,7 @@ class FastView:
         self.context = context
         self.headers = headers
         self.types = TypeMapper(model)
+        self.raw = RawView(model, context)  # the ctypes functions' docs, shared
         self._records: dict[str, FastRecord] = {}
         self.functions = self._functions()
 
@@ -146,8 +152,9 @@ class FastView:
         prototype = self.types.c_declaration(f.result, f"{f.name}({', '.join(names) or 'void'})")
         types = ", ".join(self.types.c_declaration(p.type) for p in f.params) or "void"
         declaration = self.types.c_declaration(f.result, f"(*cudart_decl_{public})({types})")
+        doc = _c_string(self.raw._function_doc(public, f, prototype))
         return FastFunction(
-            public, f.name, params, result, result_type, record, prototype, declaration
+            public, f.name, params, result, result_type, record, prototype, doc, declaration
         )
 
     def _integer(self, t: CType) -> tuple[bool, int, str]:
@@ -166,7 +173,9 @@ class FastView:
     def _param(self, index: int, name: str, t: CType) -> FastParam:
         kind = self.types.classify(t)
         if kind in POINTER_KINDS or kind is TypeKind.ARRAY:
-            return FastParam(index, name, "pointer", "void *", need=self._pointee_size(t, kind))
+            pointee = self._pointee_size(t, kind)
+            need = pointee if self._points_to_record(t, kind) else 0
+            return FastParam(index, name, "pointer", "void *", need=need, pointee=pointee)
         if kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.CHAR, TypeKind.BOOL):
             signed, bits, spelled = self._integer(t)
             return FastParam(index, name, "signed" if signed else "unsigned", spelled, bits)
@@ -197,6 +206,11 @@ class FastView:
             rec = self._record(t)
             return "record", f"CUDART_RECORD_T({rec.name})", rec.name
         raise RenderError(f"no compiled conversion for a {kind.value} result ({t!r})")
+
+    def _points_to_record(self, t: CType, kind: TypeKind) -> bool:
+        if kind is not TypeKind.POINTER:
+            return False
+        return self.types.classify(self.types.resolve(self.types.pointee(t))) is TypeKind.RECORD
 
     def _pointee_size(self, t: CType, kind: TypeKind) -> int:
         """The bytes a buffer passed for `t` must hold at least: one element of a
@@ -240,3 +254,11 @@ class FastView:
             ):
                 return True
         return False
+
+
+def _c_string(text: str) -> str:
+    """`text` as the body of a C string literal (UTF-8 bytes as they are)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    # `??` would read as a trigraph to a warning; control characters as themselves.
+    escaped = escaped.replace("??", "?\\?")
+    return "".join(c if c >= " " or c == "\t" else f"\\{ord(c):03o}" for c in escaped)

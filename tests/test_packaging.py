@@ -24,12 +24,23 @@ from generator.fetch import cache_root
 
 pytestmark = pytest.mark.network
 
+# What the checkout's cudart/ holds that is no build output (make build's .so files).
 HAND_WRITTEN = sorted(
-    p.name for p in (REPO / "cudart").iterdir() if p.is_file() and not p.is_symlink()
+    p.name
+    for p in (REPO / "cudart").iterdir()
+    if p.is_file() and not p.is_symlink() and p.suffix != ".so"
 )
 GENERATED_NAMES = sorted(
     p.name for p in GENERATED.iterdir() if p.suffix in (".py", ".pyi") and p.name != "__init__.py"
 )
+# The compiled backend: its generated C (the sdist's) and what each source builds (the
+# wheel's, where a compiler is present, as here and in CI).
+GENERATED_SOURCES = sorted(p.name for p in GENERATED.glob("_fast_*.c"))
+C_SOURCES = GENERATED_SOURCES + [n for n in HAND_WRITTEN if n.endswith((".c", ".h"))]
+EXTENSIONS = sorted(
+    Path(n).stem + ".abi3.so" for n in GENERATED_SOURCES + HAND_WRITTEN if n.endswith(".c")
+)
+PYTHON_FILES = sorted(n for n in HAND_WRITTEN if not n.endswith((".c", ".h"))) + GENERATED_NAMES
 # The runtime the installed package is tried against: the dev extras' pin.
 RUNTIME_KEY = "12.5"
 
@@ -41,6 +52,7 @@ report = {"found_by": cudart.load_runtime().found_by, "runtime": cudart.load_run
 report["selected"] = cudart.sys.__name__
 report["versions"] = cudart.available_versions()
 report["version_call"] = cudart.cudaRuntimeGetVersion()
+report["backend"] = cudart.backend()
 problems = []
 for v in report["versions"]:
     for kind in ("sys", "checked"):
@@ -91,7 +103,9 @@ def test_the_wheel_holds_the_package_and_nothing_else(built):
     top = {n.split("/")[0] for n in names}
     assert top == {"cudart", "cudart-0.1.0.dist-info"}, top
     package = sorted(n.removeprefix("cudart/") for n in names if n.startswith("cudart/"))
-    assert package == sorted(HAND_WRITTEN + GENERATED_NAMES)
+    assert package == sorted(PYTHON_FILES + EXTENSIONS)
+    # One wheel for every Python from 3.11: the extensions use the limited API.
+    assert built["wheel"].name.startswith("cudart-0.1.0-cp311-abi3-"), built["wheel"].name
     assert "py.typed" in package and "_latest.pyi" in package and "__init__.pyi" in package
     with zipfile.ZipFile(built["wheel"]) as zf:
         metadata = zf.read("cudart-0.1.0.dist-info/METADATA").decode()
@@ -116,7 +130,7 @@ def test_the_sdist_builds_the_same_package(built):
         for m in members
         if m.name.startswith(f"{root}/cudart/") and m.isfile()
     )
-    assert package == sorted(HAND_WRITTEN + GENERATED_NAMES)
+    assert package == sorted(PYTHON_FILES + C_SOURCES)
     assert not [m.name for m in members if m.issym() or m.islnk()]
     tops = {m.name.split("/")[1] for m in members if m.name.count("/") >= 1}
     assert {"generator", "generated", "tests", "bench", "templates"}.isdisjoint(tops), tops
@@ -184,6 +198,7 @@ def test_the_wheel_works_in_a_fresh_environment(built, header_sets, tmp_path, py
     assert report["found_by"] == "the nvidia runtime wheel"
     assert report["runtime"] == report["version_call"] == 12050
     assert report["selected"] == "cudart.sys_12050"
+    assert report["backend"] == "compiled"
     assert len(report["versions"]) == len([n for n in GENERATED_NAMES if n.startswith("sys_")])
     # The generator is a checkout's tool: without its tools it says how to get them, in one line.
     proc = subprocess.run(
@@ -209,3 +224,34 @@ def test_one_name_per_module_in_the_checkout(header_sets):
     report = json.loads(out.stdout)
     assert report["problems"] == []
     assert report["selected"] == "cudart.sys_12050"
+
+
+def test_without_a_compiler_the_sdist_installs_on_ctypes(built, header_sets, tmp_path):
+    """pip install from the sdist where no C compiler works: the build says so in one
+    line, succeeds, and the installed package is served by the ctypes backend."""
+    out = tmp_path / "dist"
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(built["sdist"])],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**_environ_without_cudart(), "CC": "/bin/false"},
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    notices = [line for line in proc.stderr.splitlines() if line.startswith("cudart: no compiled")]
+    assert notices and all("the ctypes backend serves" in line for line in notices), proc.stderr
+    (wheel,) = out.glob("*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        assert not [n for n in zf.namelist() if n.endswith(".so")]
+    python = _fresh_environment(sys.executable, tmp_path / "venv", wheel)
+    code = "import cudart; print(cudart.backend(), cudart.cudaRuntimeGetVersion())"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    ran = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["ctypes", "12050"]
+
+
+def _environ_without_cudart() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if not k.startswith("CUDART_")}

@@ -54,6 +54,9 @@ cdll = cudart.load_runtime().cdll
 
 def address(fn):
     fn = getattr(fn, "__wrapped__", fn)  # deprecated functions warn through a wrapper
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and hasattr(owner, "address"):  # the compiled backend's
+        return owner.address(fn.__name__)
     return ctypes.cast(fn, ctypes.c_void_p).value
 
 

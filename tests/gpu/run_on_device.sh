@@ -6,6 +6,9 @@
 # machine's own (no $CUDART_LIBRARY: cudart's normal search). Writes one JUnit file
 # per runtime and a Markdown summary into $OUT (or ./gpu-results).
 # RUNTIMES="12.0 12.1 machine" runs only those (a device call has a time limit).
+# Each runtime runs twice: with the compiled backend ($CUDART_BACKEND=compiled, the
+# extensions prepare_device_libs.sh carried in .device/fast/) and with ctypes (label
+# "<runtime> ctypes"); BACKENDS="compiled" or "ctypes" runs one.
 #
 # NVRTC (cudart.compile): the 12.x runtimes get the pinned 12.5 NVRTC, whose wheel
 # prepare_device_libs.sh put in .device/nvrtc/ and which is unpacked here; the 13.x
@@ -17,7 +20,15 @@ mkdir -p "$out"
 python="${PYTHON:-python3}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 status=0
-run() {  # label, then env assignments
+run() {  # label, then env assignments; once per backend
+    local runtime=$1; shift
+    for backend in ${BACKENDS:-compiled ctypes}; do
+        local label="$runtime"
+        [ "$backend" = compiled ] || label="$runtime-$backend"
+        run_one "$label" "$@" CUDART_BACKEND="$backend"
+    done
+}
+run_one() {  # label, then env assignments
     local label=$1; shift
     echo "=== runtime $label"
     env "$@" "$python" -c 'import cudart; r = cudart.load_runtime(); print("runtime:", r.version_text, r.path)' \
@@ -27,6 +38,10 @@ run() {  # label, then env assignments
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
 PYTEST_ARGS=("$@")
+# The compiled backend as built on the development machine (no compiler needed here).
+for so in .device/fast/*.so; do
+    [ -e "$so" ] && cp "$so" cudart/
+done
 # The machine's NVRTC where the loader's path lacks it: its toolkit, by cudart's
 # $CUDA_HOME step.
 if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda ]; then
