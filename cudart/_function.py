@@ -275,9 +275,10 @@ class Function:
 
         A refused launch leaves the slots as they were: struct's pack_into zeroes and
         partly writes its buffer before it refuses a value, so they are restored."""
-        sig = self._sig  # only the owner's launches write these slots
+        sig: Any = self._sig  # only the owner's launches write these slots
         owner = sig is not Unpacked and get_ident() == self._owner
-        saved = sig._buffer.raw if owner else None
+        buffer = sig._buffer if owner else None
+        saved = buffer.raw if buffer is not None else b""
         try:
             Function.launch(
                 self,
@@ -289,8 +290,8 @@ class Function:
                 cooperative=cooperative,
             )
         except BaseException:
-            if saved is not None and self._sig is sig:
-                ctypes.memmove(sig._buffer, saved, len(saved))
+            if buffer is not None and self._sig is sig:
+                ctypes.memmove(buffer, saved, len(saved))
             raise
         finally:
             self._prime()
