@@ -19,6 +19,7 @@ import ctypes
 import importlib
 import os
 import threading
+from typing import Any
 
 BACKEND_ENV = "CUDART_BACKEND"
 COMPILED = "compiled"
@@ -32,7 +33,7 @@ _modules: dict[int, object] = {}
 _lock = threading.Lock()
 
 
-def address_of(obj: object) -> int:
+def address_of(obj: Any) -> int:
     """The address ctypes passes for `obj` as a `void *` argument (byref(), an object
     with _as_parameter_): the compiled conversions' fallback, raising as ctypes does."""
     return ctypes.cast(obj, ctypes.c_void_p).value or 0
