@@ -417,7 +417,7 @@ class Signature:
 
         self.pack_checked = pack_checked
         self.floats: tuple[int, ...] = ()
-        self.fast: tuple[tuple[int, int, int, int, int], ...] | None = None
+        self.fast = None
         if all(t in (int, float, bool) for t in types):
             self.pack = raw
             self.floats = tuple(k for k, f in enumerate(formats) if f in "efd")
