@@ -19,7 +19,6 @@ import ctypes
 import importlib
 import os
 import threading
-from typing import Any
 
 BACKEND_ENV = "CUDART_BACKEND"
 COMPILED = "compiled"
@@ -33,10 +32,10 @@ _modules: dict[int, object] = {}
 _lock = threading.Lock()
 
 
-def address_of(obj: Any) -> int:
+def address_of(obj: object) -> int:
     """The address ctypes passes for `obj` as a `void *` argument (byref(), an object
     with _as_parameter_): the compiled conversions' fallback, raising as ctypes does."""
-    return ctypes.cast(obj, ctypes.c_void_p).value or 0
+    return ctypes.cast(obj, ctypes.c_void_p).value or 0  # type: ignore[arg-type]
 
 
 def requested() -> str | None:

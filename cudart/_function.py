@@ -302,7 +302,8 @@ class Function:
         sig = self._sig
         fast = getattr(sig, "fast", None)  # Unpacked: no Signature yet
         if fast is None or self._handle is None:
-            self._fast.prime(None)
+            if self._fast.primed:
+                self._fast.prime(None)
         else:
             self._fast.prime(self._key, sig, sig.argv.value or 0, fast)
 
