@@ -43,7 +43,15 @@ def _reason(exc: Exception) -> str:
 
 def extensions() -> list[Extension]:
     sources = sorted((HERE / "cudart").glob("_fast_*.c"))
-    return [
+    # Function.launch in C (cudart/_fastlaunch.c): hand-written, one for every version.
+    launcher = Extension(
+        "cudart._fastlaunch",
+        ["cudart/_fastlaunch.c"],
+        define_macros=[("Py_LIMITED_API", "0x030B0000")],
+        extra_compile_args=["-std=gnu11", "-O2"],
+        py_limited_api=True,
+    )
+    return [launcher] + [
         Extension(
             f"cudart.{source.stem}",
             [str(source.relative_to(HERE))],

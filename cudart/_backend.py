@@ -75,6 +75,32 @@ def compiled_module(cuda_version: int):
         return module
 
 
+_NOT_LOADED = object()
+_launcher: object = _NOT_LOADED
+
+
+def launcher_module():
+    """cudart._fastlaunch (Function.launch in C), or None where the Python launch
+    serves: not built, or $CUDART_BACKEND=ctypes."""
+    global _launcher
+    if _launcher is _NOT_LOADED:
+        with _lock:
+            asked = requested()
+            module = None
+            if asked != CTYPES:
+                try:
+                    module = importlib.import_module("cudart._fastlaunch")
+                except ImportError as exc:
+                    if asked == COMPILED:
+                        raise ImportError(
+                            f"${BACKEND_ENV}=compiled, but cudart._fastlaunch is not built "
+                            f"({exc}); build it with `pip install .` (or `make setup`) where "
+                            "a C compiler is present"
+                        ) from exc
+            _launcher = module
+    return _launcher
+
+
 def backend() -> str:
     """'compiled' or 'ctypes': which backend calls the loaded runtime's functions."""
     from . import sys as raw

@@ -3,7 +3,12 @@
 `launch` packs arguments into preallocated slots (cudart._launch.Signature) and calls
 cudaLaunchKernelExC with a preallocated cudaLaunchConfig_t passed by pointer, the
 fastest way peers measured from ctypes; per launch only the argument values and, if
-they changed, the grid, block, shared memory and stream are written. `pack` gives the
+they changed, the grid, block, shared memory and stream are written. Where
+cudart._fastlaunch is built (and $CUDART_BACKEND is not "ctypes"), a Function's
+`launch` is its Launcher's: a launch like the previous one (same thread, same
+geometry objects, ints, floats and bools of the same kinds) is packed and launched in
+C, anything else takes this module's Python `launch` (`_launch_slow`), which primes
+the Launcher again. `pack` gives the
 same packing as an object of its own (KernelArguments), for graph kernel nodes and the
 launch functions that take `void **kernelParams`.
 
@@ -17,6 +22,7 @@ import ctypes
 import threading
 from typing import Any
 
+from . import _backend
 from ._checked import call_error, check
 from ._contract import symbol_of
 from ._demangle import demangle, parameter_types
@@ -75,6 +81,20 @@ class Function:
             self._types = None if texts is None else tuple(param_type(t) for t in texts)
         self._owner = None
         self._launch = self._launcher(rt)
+        self._fast = None
+        fast = _backend.launcher_module()
+        if fast is not None:
+            self._fast = fast.Launcher(
+                ctypes.cast(self._launch, ctypes.c_void_p).value,
+                self._config,
+                ctypes.addressof(self._config),
+                self._func,
+                ctypes.addressof(self._func),
+                self._launch_slow,
+                self._fail,
+            )
+            # The instance's launch is the C one (Function.launch stays the Python one).
+            self.__dict__["launch"] = self._fast.launch
 
     @staticmethod
     def _launcher(rt):
@@ -108,6 +128,8 @@ class Function:
         # runtime accepts a NULL one from cudaLaunchKernelExC on 12.x: launch nothing.
         self._func.value = None
         self._launch = self._closed
+        if self._fast is not None:
+            self._fast.prime(None)  # every launch takes the Python path, which raises
 
     def _closed(self, *args):
         raise ValueError(f"kernel {self.name!r}: its module is closed")
@@ -224,8 +246,14 @@ class Function:
     def _launch_from_other_thread(self, grid, block, args, shared_mem, stream, cooperative):
         if self._owner is None:
             self._owner = get_ident()
-            return self.launch(
-                grid, block, *args, shared_mem=shared_mem, stream=stream, cooperative=cooperative
+            return Function.launch(
+                self,
+                grid,
+                block,
+                *args,
+                shared_mem=shared_mem,
+                stream=stream,
+                cooperative=cooperative,
             )
         # Another thread's launch may be reading the shared slots right now (ctypes
         # releases the GIL), so this launch packs into its own.
@@ -237,6 +265,47 @@ class Function:
         status = self._launch(ctypes.c_void_p(ctypes.addressof(config)), self._func, sig.argv)
         if status:
             self._fail(status)
+
+    def _launch_slow(
+        self, grid, block, *args, shared_mem: int = 0, stream=None, cooperative: bool = False
+    ) -> None:
+        """The C launcher's Python path: `launch` as written above, then the Launcher
+        primed with what that left (the Signature and the configuration's key), which
+        holds whether the launch was refused or not. The defaults are the C side's.
+
+        A refused launch leaves the slots as they were: struct's pack_into zeroes and
+        partly writes its buffer before it refuses a value, so they are restored."""
+        sig: Any = self._sig  # only the owner's launches write these slots
+        owner = sig is not Unpacked and get_ident() == self._owner
+        buffer = sig._buffer if owner else None
+        saved = buffer.raw if buffer is not None else b""
+        try:
+            Function.launch(
+                self,
+                grid,
+                block,
+                *args,
+                shared_mem=shared_mem,
+                stream=stream,
+                cooperative=cooperative,
+            )
+        except BaseException:
+            if buffer is not None and self._sig is sig:
+                ctypes.memmove(buffer, saved, len(saved))
+            raise
+        finally:
+            self._prime()
+
+    def _prime(self):
+        if get_ident() != self._owner:
+            return  # another thread's launch used slots of its own
+        sig = self._sig
+        fast = getattr(sig, "fast", None)  # Unpacked: no Signature yet
+        if fast is None or self._handle is None:
+            if self._fast.primed:
+                self._fast.prime(None)
+        else:
+            self._fast.prime(self._key, sig, sig.argv.value or 0, fast)
 
     def _fail(self, status):
         if self._handle is None:

@@ -325,6 +325,7 @@ def _address_slot(where, size):
             raise OverflowError(f"{where}: {v} is not a 64-bit address")
         return v
 
+    setattr(to_address, "span", (0, (1 << 64) - 1))  # noqa: B010 - see Signature.fast
     return "Q", to_address, 8
 
 
@@ -356,6 +357,7 @@ def _int_slot(where, size, signed):
             return v - span  # unsigned values keep their bits
         return v
 
+    setattr(to_int, "span", (low, high - 1))  # noqa: B010 - see Signature.fast
     return fmt, to_int, size
 
 
@@ -382,9 +384,23 @@ class Signature:
     int for a floating-point slot, so a caller of `pack` checks that the arguments at
     `floats` (those slots' indices) are floats: an int there must choose its own slot
     (or be refused), never reuse one made for a float.
+
+    `fast` describes the slots for cudart._fastlaunch (Function.launch in C) where every
+    argument is an int, float or bool: per slot (address, kind, size, low, high), kind
+    0 an integer taking [low, high] (the converter's range; written as its low bytes),
+    1 a float, 2 a double. None where C does not pack them (other types, a half).
     """
 
-    __slots__ = ("types", "argv", "pack", "pack_checked", "floats", "_buffer", "_pointers")
+    __slots__ = (
+        "types",
+        "argv",
+        "pack",
+        "pack_checked",
+        "floats",
+        "fast",
+        "_buffer",
+        "_pointers",
+    )
 
     def __init__(self, args, params, ptypes=None):
         self.types = tuple(map(type, args))
@@ -401,9 +417,11 @@ class Signature:
 
         self.pack_checked = pack_checked
         self.floats: tuple[int, ...] = ()
+        self.fast = None
         if all(t in (int, float, bool) for t in types):
             self.pack = raw
             self.floats = tuple(k for k, f in enumerate(formats) if f in "efd")
+            self.fast = _fast_slots(base, offsets, converters, formats)
         else:
 
             def pack(*values):
@@ -412,6 +430,24 @@ class Signature:
                 raw(*[c(v) for c, v in zip(converters, values, strict=True)])
 
             self.pack = pack
+
+
+_FAST_FLOATS = {"f": (1, 4), "d": (2, 8)}
+
+
+def _fast_slots(base, offsets, converters, formats):
+    """Signature.fast: each slot as cudart._fastlaunch writes it, or None."""
+    slots = []
+    for offset, convert, fmt in zip(offsets, converters, formats, strict=True):
+        if fmt in _FAST_FLOATS:
+            kind, size = _FAST_FLOATS[fmt]
+            slots.append((base + offset, kind, size, 0, 0))
+            continue
+        span = getattr(convert, "span", None)
+        if span is None:  # a half: struct rounds it, C does not here
+            return None
+        slots.append((base + offset, 0, struct.calcsize("<" + fmt), span[0], span[1]))
+    return tuple(slots)
 
 
 def _layout(args, params, ptypes=None):

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from cudart import CudaError
+from cudart import CudaError, _backend
 from cudart.errors import CudartError
 from cudart.kernels import ImageError, NameNotFoundError, load_module
 
@@ -34,6 +34,17 @@ def module(request, rt):
         yield m
 
 
+@pytest.fixture(params=["c-launch", "python-launch"])
+def launch_path(request, monkeypatch):
+    """Function.launch in C (cudart._fastlaunch, where built) or the Python one: the
+    Functions a test gets from then on launch through it."""
+    if request.param == "python-launch":
+        monkeypatch.setattr(_backend, "_launcher", None)
+    elif _backend.launcher_module() is None:
+        pytest.skip("cudart._fastlaunch is not built (or CUDART_BACKEND=ctypes)")
+    return request.param
+
+
 def run_axpy(rt, dev, fn, a, n, launch):
     x = dev.alloc(4 * n, (ctypes.c_float * n)(*range(n)))
     y = dev.alloc(4 * n, (ctypes.c_float * n)(*[1.0] * n))
@@ -46,7 +57,7 @@ def test_loads_and_lists_kernels(module):
     assert module.kind in ("fatbin", "cubin", "ptx")
 
 
-def test_launch_axpy(rt, dev, module):
+def test_launch_axpy(rt, dev, module, launch_path):
     fn = module.get_function("axpy")
     n = 1000
     got = run_axpy(
@@ -69,7 +80,7 @@ def test_param_sizes(module):
     assert module.get_function("empty").param_sizes == ()
 
 
-def test_each_parameter_size(rt, dev, module):
+def test_each_parameter_size(rt, dev, module, launch_path):
     fn = module.get_function("mixed")
     out = dev.alloc(8 * 6)
     fn.launch(1, 1, -5, -300, 2**31 + 5, -(2**40), 1.5, 2.25, out)
@@ -116,7 +127,7 @@ def test_struct_and_numpy_arguments(rt, dev, module):
     assert got == [3.0 * i + 1.0 for i in range(8)]
 
 
-def test_argument_errors(rt, dev, module):
+def test_argument_errors(rt, dev, module, launch_path):
     fn = module.get_function("axpy")
     x = dev.alloc(16)
     with pytest.raises(TypeError, match="takes 4 arguments"):
@@ -193,7 +204,7 @@ def test_raw_layer_takes_the_handle(rt, dev, module, runtime_version):
     assert smem.value > 0
 
 
-def test_cooperative_launch(rt, dev, module):
+def test_cooperative_launch(rt, dev, module, launch_path):
     fn = module.get_function("coop_sum")
     blocks = ctypes.c_int()
     check(rt, rt.cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), fn, 64, 0))
@@ -252,7 +263,7 @@ def test_globals(rt, dev, module):
         counter.write(b"12345")
 
 
-def test_streams(rt, dev, module):
+def test_streams(rt, dev, module, launch_path):
     fn = module.get_function("add_counter")
     counter = module.get_global("dev_counter")
     counter.write(bytes(4))
@@ -279,7 +290,7 @@ def test_streams(rt, dev, module):
         rt.cudaStreamDestroy(stream)
 
 
-def test_threads_launch_their_own_arguments(rt, dev, module):
+def test_threads_launch_their_own_arguments(rt, dev, module, launch_path):
     fn = module.get_function("axpy")
     n = 256
     ys = [dev.alloc(4 * n) for _ in range(4)]
@@ -296,6 +307,34 @@ def test_threads_launch_their_own_arguments(rt, dev, module):
         t.join()
     for k in range(4):
         assert dev.read(ys[k], ctypes.c_float, n) == [50.0 * (k + 1)] * n
+
+
+def test_repeated_launches(rt, dev, module, launch_path):
+    # A launch loop: the same grid, block and stream objects, new values each time (C
+    # packs them where the Launcher is primed), then a new grid and a type change.
+    fn = module.get_function("axpy")
+    n = 512
+    x = dev.alloc(4 * n, (ctypes.c_float * n)(*range(n)))
+    y = dev.alloc(4 * n, (ctypes.c_float * n)(*[0.0] * n))
+    grid, block = (n + 127) // 128, 128
+    for k in range(20):
+        fn.launch(grid, block, float(k), x, y, n)
+    assert (fn._fast is not None and fn._fast.primed) == (launch_path == "c-launch")
+    expected = [190.0 * i for i in range(n)]
+    assert dev.read(y, ctypes.c_float, n) == expected
+    fn.launch((grid, 1), block, 1.0, x, y, n // 2)  # a new grid object
+    fn.launch((grid, 1), block, 1.0, x, y, n // 2)
+    fn.launch(grid, block, 1, x, y, n)  # an int for the float: its own slot
+    fn.launch(grid, block, 1, x, y, n)
+    got = dev.read(y, ctypes.c_float, n)
+    # The int 1 went as the 4-byte int 1: the float 1.4e-45 (a denormal), not 1.0.
+    assert got[: n // 2] == [e + 2.0 * i for i, e in enumerate(expected[: n // 2])]
+    assert got[n // 2 :] == expected[n // 2 :]
+    with pytest.raises(OverflowError):
+        fn.launch(grid, block, 1.0, x, y, 2**32)
+    fn.launch(grid, block, 0.0, x, y, n)
+    fn.launch(grid, block, 0.0, x, y, n)
+    assert dev.read(y, ctypes.c_float, n)[: n // 2] == got[: n // 2]
 
 
 def test_unknown_names(module):

@@ -1,0 +1,408 @@
+"""Function.launch in C (cudart._fastlaunch) without a GPU.
+
+A stand-in for the driver, compiled here with gcc, takes the place of
+cudaLaunchKernelExC: it records the configuration, the kernel handle and every
+argument's bytes as they are at the call. Two Functions of one kernel launch the same
+sequences, one through the C launcher, one through the Python `launch`, each into its
+own entry point of the stand-in (so a test knows which path launched), and what the
+stand-in saw must be the same; refusals must raise the same exceptions and leave the
+slots and the configuration as they were.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import inspect
+import shutil
+import struct
+import subprocess
+import threading
+import types
+import weakref
+
+import pytest
+
+import cudart
+from cudart import CudaError, _backend
+from cudart._function import Function
+
+fastlaunch = pytest.importorskip("cudart._fastlaunch")
+
+FAKE_C = r"""
+#include <dlfcn.h>
+#include <stddef.h>
+#include <string.h>
+unsigned char config_copy[256];
+size_t config_size;
+const void *last_func;
+unsigned char args_copy[64][8];
+int nrecord, sizes[64], status;
+long calls_c, calls_py;
+int gil_held = -1;
+void fake_setup(size_t csize, int n, const int *szs, int st) {
+    config_size = csize; nrecord = n; status = st;
+    for (int i = 0; i < n; i++) sizes[i] = szs[i];
+}
+static int record(const void *config, const void *func, void **args) {
+    memcpy(config_copy, config, config_size);
+    last_func = func;
+    memset(args_copy, 0, sizeof args_copy);
+    for (int i = 0; i < nrecord; i++) memcpy(args_copy[i], args[i], sizes[i]);
+    int (*check)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Check");
+    gil_held = check ? check() : -1;
+    return status;
+}
+int fake_launch_c(const void *c, const void *f, void **a) { calls_c++; return record(c, f, a); }
+int fake_launch_py(const void *c, const void *f, void **a) { calls_py++; return record(c, f, a); }
+"""
+
+HANDLE = 0x5EED000
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory):
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        pytest.skip("no C compiler for the driver's stand-in")
+    build = tmp_path_factory.mktemp("fake_launch")
+    (build / "fake.c").write_text(FAKE_C)
+    lib = build / "libfake.so"
+    subprocess.run([gcc, "-O1", "-shared", "-fPIC", "-o", str(lib), str(build / "fake.c"), "-ldl"])
+    return Fake(ctypes.CDLL(str(lib)))
+
+
+class Fake:
+    """The driver's stand-in: what its last call saw, and how often each path called."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.c_address = ctypes.cast(lib.fake_launch_c, ctypes.c_void_p).value
+        self.py = lib["fake_launch_py"]
+        self.py.restype = ctypes.c_int
+        self.py.argtypes = None
+
+    def setup(self, sizes, status=0):
+        arr = (ctypes.c_int * max(1, len(sizes)))(*sizes)
+        self.lib.fake_setup(ctypes.sizeof(cudart.sys.cudaLaunchConfig_t), len(sizes), arr, status)
+
+    def value(self, ctype, name):
+        return ctype.in_dll(self.lib, name).value
+
+    @property
+    def calls(self) -> tuple[int, int]:
+        return self.value(ctypes.c_long, "calls_c"), self.value(ctypes.c_long, "calls_py")
+
+    @property
+    def gil_held(self) -> int:
+        return self.value(ctypes.c_int, "gil_held")
+
+    def seen(self, sizes):
+        config = cudart.sys.cudaLaunchConfig_t.from_buffer_copy(
+            (ctypes.c_ubyte * 256).in_dll(self.lib, "config_copy")
+        )
+        args = (ctypes.c_ubyte * 8 * 64).in_dll(self.lib, "args_copy")
+        return (
+            geometry(config),
+            self.value(ctypes.c_void_p, "last_func"),
+            tuple(bytes(args[k])[:size] for k, size in enumerate(sizes)),
+        )
+
+
+def geometry(config):
+    return (
+        (config.gridDim.x, config.gridDim.y, config.gridDim.z),
+        (config.blockDim.x, config.blockDim.y, config.blockDim.z),
+        config.dynamicSmemBytes,
+        config.stream or 0,
+        config.numAttrs,
+    )
+
+
+def function(fake, fast, name="axpy", sizes=None, signature=None) -> Function:
+    """A Function whose launches reach the stand-in: through its C launcher (`fast`)
+    or through the Python launch only."""
+    fn = Function(types.SimpleNamespace(_rt=cudart.sys), name, HANDLE, signature)
+    fn._params = None if sizes is None else tuple(sizes)  # cudaFuncGetParamInfo's answer
+    fn._launch = fake.py
+    if fast:
+        fn._fast = fastlaunch.Launcher(
+            fake.c_address,
+            fn._config,
+            ctypes.addressof(fn._config),
+            fn._func,
+            ctypes.addressof(fn._func),
+            fn._launch_slow,
+            fn._fail,
+        )
+        fn.__dict__["launch"] = fn._fast.launch
+    else:
+        fn.__dict__.pop("launch", None)
+        fn._fast = None
+    return fn
+
+
+def outcome(fn, fake, sizes, grid, block, args, kwargs):
+    try:
+        fn.launch(grid, block, *args, **kwargs)
+    except Exception as exc:
+        return type(exc), str(exc)
+    return "launched", fake.seen(sizes)
+
+
+CASES = {
+    "small ints": (
+        dict(signature="int8_t, uint8_t, short, unsigned short"),
+        (1, 1, 2, 2),
+        [(1, 2, 3, 4), (-128, 255, -32768, 65535), (127, 0, 32767, 0), (True, False, 5, True)],
+    ),
+    "large ints": (
+        dict(signature="int, unsigned, long long, unsigned long long"),
+        (4, 4, 8, 8),
+        [
+            (1, 2, 3, 4),
+            (-(2**31), 2**32 - 1, -(2**63), 2**64 - 1),
+            (2**31 - 1, 0, 2**63 - 1, 2**63),
+        ],
+    ),
+    "floats, bool, pointer": (
+        dict(signature="float, double, bool, const float *x"),
+        (4, 8, 1, 8),
+        [
+            (1.5, 2.5, True, 0x1000),
+            (float("inf"), -0.0, False, 2**64 - 1),
+            (1e-45, 1e308, 1, 0),
+            (3.4028234663852886e38, float("nan"), 0, 5),
+            (-1.0e-30, 1.0 / 3, True, 0xDEADBEEF),
+        ],
+    ),
+    "untyped sizes": (
+        dict(sizes=(1, 2, 4, 8)),
+        (1, 2, 4, 8),
+        [(1, 2, 3, 4), (255, 65535, 2**32 - 1, 2**64 - 1), (-128, -32768, -(2**31), -(2**63))],
+    ),
+    "untyped, kinds change per call": (
+        dict(sizes=(4, 8, 8, 4)),
+        (4, 8, 8, 4),
+        [
+            (2.0, 0x1000, 0x2000, 4),
+            (2.0, 1, 2, 3.0),
+            (2.0, 1, 2, 3.5),
+            (2, 1, 2, 3),
+            (True, 1, 2, 3),
+        ],
+    ),
+    "sizes unknown": (dict(sizes=None), (8, 8, 8), [(1, -1, 2**64 - 1), (0, 2**63, -5)]),
+    "mangled": (
+        dict(name="_Z4axpyfPKfPfi", sizes=(4, 8, 8, 4)),
+        (4, 8, 8, 4),
+        [(2.0, 0x1000, 0x2000, 1000), (0.5, 0x3000, 0x4000, -7)],
+    ),
+    "half (Python packs it)": (dict(signature="__half, int"), (2, 4), [(1.5, 2), (65504.0, -3)]),
+    "no arguments": (dict(sizes=()), (), [()]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_c_writes_what_python_writes(fake, case):
+    spec, sizes, sequence = CASES[case]
+    fake.setup(sizes)
+    fast, slow = function(fake, True, **spec), function(fake, False, **spec)
+    grid, block = (3, 2), 128
+    c_launches = 0
+    for args in sequence:
+        for repeat in range(3):  # the first of a kind primes the launcher, the others use it
+            before = fake.calls
+            got = outcome(fast, fake, sizes, grid, block, args, {})
+            from_c = fake.calls[0] - before[0]
+            c_launches += from_c
+            want = outcome(slow, fake, sizes, grid, block, args, {})
+            assert got == want, (args, repeat)
+            assert got[0] == "launched"
+            # Padding included: C writes each slot's bytes and no others.
+            assert fast._sig._buffer.raw == slow._sig._buffer.raw
+            assert got[1][1] == HANDLE
+    # Every repeated launch of a Signature C packs was C's.
+    if "half" in case:
+        assert c_launches == 0 and not fast._fast.primed
+    else:
+        assert c_launches >= len(sequence)
+        assert fast._fast.primed
+
+
+REFUSED = [
+    ((2**31, 2, True, 1.0), OverflowError),
+    ((1, 256, True, 1.0), OverflowError),
+    ((1, -1, True, 1.0), OverflowError),
+    ((1, 2, -1, 1.0), OverflowError),
+    ((1, 2, True, 1e39), OverflowError),  # struct's: too large for a float
+    ((1, 2.0, True, 1.0), TypeError),
+    ((1, 2, True, 1), TypeError),  # an int for a float
+    ((1, 2, True, "1.0"), TypeError),
+    ((1, 2, True), TypeError),  # a missing argument
+]
+
+
+def test_refusals_match_and_leave_the_slots(fake):
+    sizes = (4, 1, 1, 4)
+    fake.setup(sizes)
+    spec = dict(signature="int, unsigned char, bool, float")
+    fast, slow = function(fake, True, **spec), function(fake, False, **spec)
+    good = (7, 200, True, 0.25)
+    for fn in (fast, slow):
+        fn.launch(4, 64, *good)
+        fn.launch(4, 64, *good)
+    assert fast._fast.primed
+    slots, config = fast._sig._buffer.raw, geometry(fast._config)
+    for args, error in REFUSED:
+        calls = fake.calls
+        with pytest.raises(error) as from_c:
+            fast.launch(4, 64, *args)
+        with pytest.raises(error) as from_python:
+            slow.launch(4, 64, *args)
+        assert str(from_c.value) == str(from_python.value)
+        assert fake.calls == calls  # nothing launched
+        assert fast._sig._buffer.raw == slots, args
+        assert geometry(fast._config) == config
+        # The next launch like the last good one is C's again.
+        fast.launch(4, 64, *good)
+        assert fake.calls[0] == calls[0] + 1
+        assert fake.seen(sizes)[2] == struct.unpack("4s1s1s4s", struct.pack("<iB?f", *good))
+
+
+def test_geometry_and_keywords(fake):
+    sizes = (4, 8, 8, 4)
+    fake.setup(sizes)
+    fast, slow = function(fake, True, sizes=sizes), function(fake, False, sizes=sizes)
+    args = (2.0, 0x1000, 0x2000, 4)
+    grid, other_grid, stream = (4, 2), (8, 1, 1), 0x7000
+    calls = [
+        ((grid, 32), {}),
+        ((grid, 32), {}),  # C
+        ((other_grid, 32), {}),  # a new grid: Python
+        ((other_grid, 32), {}),  # C
+        (((8, 1, 1), 32), {}),  # equal, another object: Python, configuration kept
+        ((grid, 32), {"stream": stream, "shared_mem": 4096}),
+        ((grid, 32), {"stream": stream, "shared_mem": 4096}),
+        ((grid, 32), {"stream": stream, "shared_mem": 4096, "cooperative": True}),
+        ((grid, 32), {"cooperative": True, "stream": stream, "shared_mem": 4096}),
+        ((grid, 32), {"stream": None}),
+        ((grid, 32), {}),
+    ]
+    for (g, b), kwargs in calls:
+        assert outcome(fast, fake, sizes, g, b, args, kwargs) == outcome(
+            slow, fake, sizes, g, b, args, kwargs
+        )
+    for fn in (fast, slow):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'streams'"):
+            fn.launch(grid, 32, *args, streams=stream)
+        with pytest.raises(ValueError, match="shared_mem must be >= 0"):
+            fn.launch(grid, 32, *args, shared_mem=-1)
+        with pytest.raises(TypeError):
+            fn.launch(grid)
+    # Which path served: a launch like the last is C's (the refusals kept the last
+    # configuration), a new grid object Python's.
+    before = fake.calls
+    fast.launch(grid, 32, *args)
+    fast.launch(other_grid, 32, *args)
+    fast.launch(other_grid, 32, *args)
+    assert fake.calls == (before[0] + 2, before[1] + 1)
+
+
+def test_other_threads_use_their_own_slots(fake):
+    sizes = (4, 8, 8, 4)
+    fake.setup(sizes)
+    fn = function(fake, True, sizes=sizes)
+    args = (2.0, 0x1000, 0x2000, 4)
+    fn.launch(1, 32, *args)
+    fn.launch(1, 32, *args)
+    slots = fn._sig._buffer.raw
+    seen = []
+
+    def other():
+        before = fake.calls
+        fn.launch(9, 64, 3.0, 0x5000, 0x6000, 5)
+        seen.append((fake.calls[1] - before[1], fake.seen(sizes)))
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    ((python_calls, (geom, _, values)),) = seen
+    assert python_calls == 1  # not C's: another thread
+    assert geom[0] == (9, 1, 1) and values[3] == struct.pack("<i", 5)
+    # The owner's slots and configuration are its own, and C still serves it.
+    assert fn._sig._buffer.raw == slots and geometry(fn._config)[0] == (1, 1, 1)
+    before = fake.calls
+    fn.launch(1, 32, *args)
+    assert fake.calls[0] == before[0] + 1
+
+
+def test_status_close_and_gil(fake):
+    sizes = (4, 8, 8, 4)
+    args = (2.0, 0x1000, 0x2000, 4)
+    fake.setup(sizes)
+    fast, slow = function(fake, True, sizes=sizes), function(fake, False, sizes=sizes)
+    fast.launch(1, 32, *args)
+    fast.launch(1, 32, *args)
+    assert fake.gil_held == 0  # released around the call, as ctypes does
+    fast._fast.release_gil = False
+    fast.launch(1, 32, *args)
+    assert fake.gil_held == 1
+    fast._fast.release_gil = True
+    fake.setup(sizes, status=cudart.sys.cudaErrorLaunchOutOfResources)
+    try:
+        before = fake.calls
+        with pytest.raises(CudaError) as from_c:
+            fast.launch(1, 32, *args)
+        assert fake.calls[0] == before[0] + 1
+        with pytest.raises(CudaError) as from_python:
+            slow.launch(1, 32, *args)
+        assert str(from_c.value) == str(from_python.value)
+        assert "cudaErrorLaunchOutOfResources" in str(from_c.value)
+    finally:
+        fake.setup(sizes)
+    fast._invalidate()  # its module closed
+    assert not fast._fast.primed
+    before = fake.calls
+    with pytest.raises(ValueError, match="module is closed"):
+        fast.launch(1, 32, *args)
+    assert fake.calls == before
+
+
+def test_function_launch_is_the_c_one_where_built():
+    fn = Function(types.SimpleNamespace(_rt=cudart.sys), "axpy", 0)
+    if _backend.launcher_module() is None:
+        assert "launch" not in vars(fn)
+        return
+    assert type(fn.launch).__name__ == "builtin_function_or_method"
+    assert fn.launch.__self__ is fn._fast
+    # help(fn.launch) says what Function.launch says.
+    doc = inspect.getdoc(fn.launch)
+    python_doc = inspect.getdoc(Function.launch)
+    assert doc is not None and python_doc is not None
+    assert python_doc in doc
+    names = list(inspect.signature(fn.launch).parameters)
+    assert names == ["grid", "block", "args", "shared_mem", "stream", "cooperative"]
+    # The Function, its Launcher and their cycle are collected.
+    ref = weakref.ref(fn)
+    del fn
+    gc.collect()
+    assert ref() is None
+
+
+def test_real_runtime_refusal_is_the_same_error():
+    # No GPU here: libcudart answers cudaLaunchKernelExC with an error, through C as
+    # through Python.
+    fns = [Function(types.SimpleNamespace(_rt=cudart.sys), "axpy", 0) for _ in range(2)]
+    if _backend.launcher_module() is None:
+        pytest.skip("the Python launch serves (CUDART_BACKEND=ctypes or not built)")
+    fns[1].__dict__.pop("launch")
+    errors = []
+    for fn in fns:
+        fn._params = (4, 8, 8, 4)
+        for _ in range(2):
+            with pytest.raises(CudaError) as info:
+                fn.launch(1, 32, 2.0, 0x1000, 0x2000, 4)
+            errors.append(str(info.value))
+    assert fns[0]._fast.primed
+    assert len(set(errors)) == 1
