@@ -29,7 +29,7 @@ CTYPES = "ctypes"
 BYREF_TYPE = type(ctypes.byref(ctypes.c_int()))
 
 _choice: str | None = None
-_modules: dict[int, object] = {}
+_modules: dict[str, object] = {}
 _lock = threading.Lock()
 
 
@@ -55,14 +55,24 @@ def requested() -> str | None:
 def compiled_module(cuda_version: int):
     """The compiled extension of the bindings of `cuda_version`, or None where ctypes
     serves them (not built, or $CUDART_BACKEND=ctypes)."""
-    found = _modules.get(cuda_version, _modules)
+    return _extension(f"cudart._fast_{cuda_version}")
+
+
+def launcher_module():
+    """cudart._fastlaunch (Function.launch in C), or None where the Python launch
+    serves: not built, or $CUDART_BACKEND=ctypes."""
+    return _extension("cudart._fastlaunch")
+
+
+def _extension(name: str):
+    """The compiled extension `name`, imported once, or None (see the module doc)."""
+    found = _modules.get(name, _modules)
     if found is not _modules:
         return found
     with _lock:
         asked = requested()
         module = None
         if asked != CTYPES:
-            name = f"cudart._fast_{cuda_version}"
             try:
                 module = importlib.import_module(name)
             except ImportError as exc:
@@ -71,34 +81,8 @@ def compiled_module(cuda_version: int):
                         f"${BACKEND_ENV}=compiled, but {name} is not built ({exc}); build it "
                         "with `pip install .` (or `make setup`) where a C compiler is present"
                     ) from exc
-        _modules[cuda_version] = module
+        _modules[name] = module
         return module
-
-
-_NOT_LOADED = object()
-_launcher: object = _NOT_LOADED
-
-
-def launcher_module():
-    """cudart._fastlaunch (Function.launch in C), or None where the Python launch
-    serves: not built, or $CUDART_BACKEND=ctypes."""
-    global _launcher
-    if _launcher is _NOT_LOADED:
-        with _lock:
-            asked = requested()
-            module = None
-            if asked != CTYPES:
-                try:
-                    module = importlib.import_module("cudart._fastlaunch")
-                except ImportError as exc:
-                    if asked == COMPILED:
-                        raise ImportError(
-                            f"${BACKEND_ENV}=compiled, but cudart._fastlaunch is not built "
-                            f"({exc}); build it with `pip install .` (or `make setup`) where "
-                            "a C compiler is present"
-                        ) from exc
-            _launcher = module
-    return _launcher
 
 
 def backend() -> str:

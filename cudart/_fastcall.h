@@ -388,8 +388,10 @@ static int cudart_by_value(PyObject *o, Py_ssize_t index, const char *name, Py_s
             cudart_argument_failed(index);
             return -1;
         }
-        Py_INCREF(t);
-        Py_XSETREF(*seen, t);
+        PyTypeObject *previous = *seen;
+        Py_INCREF((PyObject *)t);
+        *seen = t;
+        Py_XDECREF((PyObject *)previous);
     }
     Py_buffer view;
     if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) < 0) {

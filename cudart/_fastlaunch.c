@@ -154,8 +154,8 @@ static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t 
     if (argv == NULL && PyErr_Occurred())
         return NULL;
     Py_ssize_t n = PyTuple_Size(slots);
-    Slot *parsed = PyMem_Calloc(n ? n : 1, sizeof(Slot));
-    Value *scratch = PyMem_Calloc(n ? n : 1, sizeof(Value));
+    Slot *parsed = PyMem_Calloc(n ? (size_t)n : 1, sizeof(Slot));
+    Value *scratch = PyMem_Calloc(n ? (size_t)n : 1, sizeof(Value));
     if (!parsed || !scratch) {
         PyMem_Free(parsed);
         PyMem_Free(scratch);

@@ -24,12 +24,19 @@
 
 typedef struct { _Alignas(4) unsigned char bytes[20]; } cudart_record_cudaChannelFormatDesc;
 typedef struct { _Alignas(8) unsigned char bytes[280]; } cudart_record_cudaEglFrame;
+static PyTypeObject *cudart_class_cudaEglFrame;  /* the ctypes class, once seen */
 typedef struct { _Alignas(8) unsigned char bytes[24]; } cudart_record_cudaExtent;
+static PyTypeObject *cudart_class_cudaExtent;  /* the ctypes class, once seen */
 typedef struct { _Alignas(1) unsigned char bytes[64]; } cudart_record_cudaIpcEventHandle_t;
+static PyTypeObject *cudart_class_cudaIpcEventHandle_t;  /* the ctypes class, once seen */
 typedef struct { _Alignas(1) unsigned char bytes[64]; } cudart_record_cudaIpcMemHandle_t;
+static PyTypeObject *cudart_class_cudaIpcMemHandle_t;  /* the ctypes class, once seen */
 typedef struct { _Alignas(4) unsigned char bytes[8]; } cudart_record_cudaMemLocation;
+static PyTypeObject *cudart_class_cudaMemLocation;  /* the ctypes class, once seen */
 typedef struct { _Alignas(8) unsigned char bytes[32]; } cudart_record_cudaPitchedPtr;
+static PyTypeObject *cudart_class_cudaPitchedPtr;  /* the ctypes class, once seen */
 typedef struct { _Alignas(4) unsigned char bytes[12]; } cudart_record_dim3;
+static PyTypeObject *cudart_class_dim3;  /* the ctypes class, once seen */
 
 #ifdef CUDART_FAST_PINNED_HEADERS
 /* The judge's build: NVIDIA's declarations type every call. The bindings call
@@ -1924,7 +1931,7 @@ static const char *const cudart_slot_name_table[cudart_slot_count_ ? cudart_slot
 
 /* ---------------------------------------------------------------- functions */
 
-PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, extent, flags, array, /)\n--\n\ncudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct cudaExtent *extent, unsigned int *flags, cudaArray_t array)");
+PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, extent, flags, array, /)\n--\n\ncudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct cudaExtent *extent, unsigned int *flags, cudaArray_t array)\n\nGets info about the specified cudaArray.\n\nParameters:\n    desc: Returned array type\n    extent: Returned array shape.\n    flags: Returned array flags\n    array: The cudaArray to get info for\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1960,7 +1967,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -1995,7 +2002,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequirements($module, memoryRequirements, array, device, /)\n--\n\ncudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaArray_t array, int device)");
+PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequirements($module, memoryRequirements, array, device, /)\n--\n\ncudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaArray_t array, int device)\n\nReturns the memory requirements of a CUDA array.\n\nParameters:\n    memoryRequirements: Pointer to cudaArrayMemoryRequirements\n    array: CUDA array to get the memory requirements of\n    device: Device to get the memory requirements for\n\nReturns: cudaSuccess cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2053,7 +2060,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArray, hArray, planeIdx, /)\n--\n\ncudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsigned int planeIdx)");
+PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArray, hArray, planeIdx, /)\n--\n\ncudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsigned int planeIdx)\n\nGets a CUDA array plane from a CUDA array.\n\nParameters:\n    pPlaneArray: Returned CUDA array referenced by the planeIdx\n    hArray: CUDA array\n    planeIdx: Plane index\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2076,7 +2083,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -2111,7 +2118,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparseProperties($module, sparseProperties, array, /)\n--\n\ncudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaArray_t array)");
+PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparseProperties($module, sparseProperties, array, /)\n--\n\ncudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaArray_t array)\n\nReturns the layout properties of a sparse CUDA array.\n\nParameters:\n    sparseProperties: Pointer to return the cudaArraySparseProperties\n    array: The CUDA array to get the sparse properties of\n\nReturns: cudaSuccess cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2166,7 +2173,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, prop, /)\n--\n\ncudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)");
+PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, prop, /)\n--\n\ncudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)\n\nSelect compute-device which best matches criteria.\n\nParameters:\n    device: Device with best match\n    prop: Desired device properties\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2188,7 +2195,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -2221,7 +2228,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaCreateChannelDesc, "cudaCreateChannelDesc($module, x, y, z, w, f, /)\n--\n\nstruct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)");
+PyDoc_STRVAR(cudart_doc_cudaCreateChannelDesc, "cudaCreateChannelDesc($module, x, y, z, w, f, /)\n--\n\nstruct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)\n\nReturns a channel descriptor using the specified format.\n\nParameters:\n    x: X component\n    y: Y component\n    z: Z component\n    w: W component\n    f: Channel format\n\nReturns: Channel descriptor with format f");
 
 static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2268,7 +2275,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($module, pSurfObject, pResDesc, /)\n--\n\ncudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc)");
+PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($module, pSurfObject, pResDesc, /)\n--\n\ncudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc)\n\nCreates a surface object.\n\nParameters:\n    pSurfObject: Surface object to create\n    pResDesc: Resource descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2290,7 +2297,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -2323,7 +2330,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($module, pTexObject, pResDesc, pTexDesc, pResViewDesc, /)\n--\n\ncudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc)");
+PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($module, pTexObject, pResDesc, pTexDesc, pResViewDesc, /)\n--\n\ncudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc)\n\nCreates a texture object.\n\nParameters:\n    pTexObject: Texture object to create\n    pResDesc: Resource descriptor\n    pTexDesc: Texture descriptor\n    pResViewDesc: Resource view descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2351,7 +2358,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     b3.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -2394,7 +2401,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaCtxResetPersistingL2Cache, "cudaCtxResetPersistingL2Cache($module)\n--\n\ncudaError_t cudaCtxResetPersistingL2Cache(void)");
+PyDoc_STRVAR(cudart_doc_cudaCtxResetPersistingL2Cache, "cudaCtxResetPersistingL2Cache($module)\n--\n\ncudaError_t cudaCtxResetPersistingL2Cache(void)\n\nResets all persisting lines in cache to normal status.\n\nReturns: cudaSuccess,");
 
 static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2425,7 +2432,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($module, extMem, /)\n--\n\ncudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)");
+PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($module, extMem, /)\n--\n\ncudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)\n\nDestroys an external memory object.\n\nParameters:\n    extMem: External memory object to be destroyed\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2472,7 +2479,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaphore($module, extSem, /)\n--\n\ncudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem)");
+PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaphore($module, extSem, /)\n--\n\ncudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem)\n\nDestroys an external semaphore.\n\nParameters:\n    extSem: External semaphore to be destroyed\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2519,7 +2526,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDestroySurfaceObject, "cudaDestroySurfaceObject($module, surfObject, /)\n--\n\ncudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)");
+PyDoc_STRVAR(cudart_doc_cudaDestroySurfaceObject, "cudaDestroySurfaceObject($module, surfObject, /)\n--\n\ncudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)\n\nDestroys a surface object.\n\nParameters:\n    surfObject: Surface object to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2552,7 +2559,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDestroyTextureObject, "cudaDestroyTextureObject($module, texObject, /)\n--\n\ncudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)");
+PyDoc_STRVAR(cudart_doc_cudaDestroyTextureObject, "cudaDestroyTextureObject($module, texObject, /)\n--\n\ncudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)\n\nDestroys a texture object.\n\nParameters:\n    texObject: Texture object to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2585,7 +2592,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDevResourceGenerateDesc, "cudaDevResourceGenerateDesc($module, phDesc, resources, nbResources, /)\n--\n\ncudaError_t cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *phDesc, cudaDevResource *resources, unsigned int nbResources)");
+PyDoc_STRVAR(cudart_doc_cudaDevResourceGenerateDesc, "cudaDevResourceGenerateDesc($module, phDesc, resources, nbResources, /)\n--\n\ncudaError_t cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *phDesc, cudaDevResource *resources, unsigned int nbResources)\n\nGenerate a resource descriptor.\n\nParameters:\n    phDesc: Output descriptor\n    resources: Array of resources to be included in the descriptor\n    nbResources: Number of resources passed in resources\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidResourceType, cudaErrorInvalidResourceConfiguration, cudaErrorNotSupported, cudaErrorOutOfMemory, cudaErrorCudartUnloading, cudaErrorInitializationError");
 
 static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2608,7 +2615,7 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -2643,7 +2650,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDevSmResourceSplit, "cudaDevSmResourceSplit($module, result, nbGroups, input, remainder, flags, groupParams, /)\n--\n\ncudaError_t cudaDevSmResourceSplit(cudaDevResource *result, unsigned int nbGroups, const cudaDevResource *input, cudaDevResource *remainder, unsigned int flags, cudaDevSmResourceGroupParams *groupParams)");
+PyDoc_STRVAR(cudart_doc_cudaDevSmResourceSplit, "cudaDevSmResourceSplit($module, result, nbGroups, input, remainder, flags, groupParams, /)\n--\n\ncudaError_t cudaDevSmResourceSplit(cudaDevResource *result, unsigned int nbGroups, const cudaDevResource *input, cudaDevResource *remainder, unsigned int flags, cudaDevSmResourceGroupParams *groupParams)\n\nSplits a cudaDevResourceTypeSm resource into structured groups.\n\nParameters:\n    result: Output array of cudaDevResource resources.\n    nbGroups: Specifies the number of groups in result and groupParams\n    input: Input SM resource to be split.\n    remainder: If splitting the input resource leaves any SMs, the remainder is placed in here.\n    flags: Flags specifying how the API should behave.\n    groupParams: Description of how the SMs should be split and assigned to the corresponding result entry.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidResourceType, cudaErrorInvalidResourceConfiguration, cudaErrorNotSupported, cudaErrorCudartUnloading, cudaErrorInitializationError");
 
 static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2720,7 +2727,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDevSmResourceSplitByCount, "cudaDevSmResourceSplitByCount($module, result, nbGroups, input, remaining, flags, minCount, /)\n--\n\ncudaError_t cudaDevSmResourceSplitByCount(cudaDevResource *result, unsigned int *nbGroups, const cudaDevResource *input, cudaDevResource *remaining, unsigned int flags, unsigned int minCount)");
+PyDoc_STRVAR(cudart_doc_cudaDevSmResourceSplitByCount, "cudaDevSmResourceSplitByCount($module, result, nbGroups, input, remaining, flags, minCount, /)\n--\n\ncudaError_t cudaDevSmResourceSplitByCount(cudaDevResource *result, unsigned int *nbGroups, const cudaDevResource *input, cudaDevResource *remaining, unsigned int flags, unsigned int minCount)\n\nSplits cudaDevResourceTypeSm resources.\n\nParameters:\n    result: Output array of cudaDevResource resources.\n    nbGroups: This is a pointer, specifying the number of groups that would be or should be created as described below.\n    input: Input SM resource to be split.\n    remaining: If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here.\n    flags: Flags specifying how these partitions are used or which constraints to abide by when splitting the input.\n    minCount: Minimum number of SMs required\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidResourceType, cudaErrorInvalidResourceConfiguration, cudaErrorNotSupported, cudaErrorCudartUnloading, cudaErrorInitializationError");
 
 static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2754,7 +2761,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -2797,7 +2804,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($module, canAccessPeer, device, peerDevice, /)\n--\n\ncudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($module, canAccessPeer, device, peerDevice, /)\n--\n\ncudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)\n\nQueries if a device may directly access a peer device's memory.\n\nParameters:\n    canAccessPeer: Returned access capability\n    device: Device from which allocations on peerDevice are to be directly accessed.\n    peerDevice: Device on which the allocations to be directly accessed by device reside.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2818,7 +2825,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     long long i2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2850,7 +2857,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceDisablePeerAccess, "cudaDeviceDisablePeerAccess($module, peerDevice, /)\n--\n\ncudaError_t cudaDeviceDisablePeerAccess(int peerDevice)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceDisablePeerAccess, "cudaDeviceDisablePeerAccess($module, peerDevice, /)\n--\n\ncudaError_t cudaDeviceDisablePeerAccess(int peerDevice)\n\nDisables direct access to memory allocations on a peer device.\n\nParameters:\n    peerDevice: Peer device to disable direct access to\n\nReturns: cudaSuccess, cudaErrorPeerAccessNotEnabled, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2883,7 +2890,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceEnablePeerAccess, "cudaDeviceEnablePeerAccess($module, peerDevice, flags, /)\n--\n\ncudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceEnablePeerAccess, "cudaDeviceEnablePeerAccess($module, peerDevice, flags, /)\n--\n\ncudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)\n\nEnables direct access to memory allocations on a peer device.\n\nParameters:\n    peerDevice: Peer device to enable direct access to from the current device\n    flags: Reserved for future use and must be set to 0\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorPeerAccessAlreadyEnabled, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2919,7 +2926,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceFlushGPUDirectRDMAWrites, "cudaDeviceFlushGPUDirectRDMAWrites($module, target, scope, /)\n--\n\ncudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceFlushGPUDirectRDMAWrites, "cudaDeviceFlushGPUDirectRDMAWrites($module, target, scope, /)\n--\n\ncudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope)\n\nBlocks until remote writes are visible to the specified scope.\n\nParameters:\n    target: The target of the operation, see cudaFlushGPUDirectRDMAWritesTarget\n    scope: The scope of the operation, see cudaFlushGPUDirectRDMAWritesScope\n\nReturns: cudaSuccess, cudaErrorNotSupported,");
 
 static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2955,7 +2962,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module, value, attr, device, /)\n--\n\ncudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module, value, attr, device, /)\n--\n\ncudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)\n\nReturns information about the device.\n\nParameters:\n    value: Returned device attribute value\n    attr: Device attribute to query\n    device: Device number to query\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2976,7 +2983,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     long long i2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -3008,7 +3015,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($module, device, pciBusId, /)\n--\n\ncudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($module, device, pciBusId, /)\n--\n\ncudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)\n\nReturns a handle to a compute device.\n\nParameters:\n    device: Returned device ordinal\n    pciBusId: String in one of the following forms: [domain]:[bus]:[device].[function] [domain]:[bus]:[device] [bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3030,7 +3037,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -3063,7 +3070,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($module, pCacheConfig, /)\n--\n\ncudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($module, pCacheConfig, /)\n--\n\ncudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)\n\nReturns the preferred cache configuration for the current device.\n\nParameters:\n    pCacheConfig: Returned cache configuration\n\nReturns: cudaSuccess");
 
 static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3082,7 +3089,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig];
@@ -3110,7 +3117,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPool($module, memPool, device, /)\n--\n\ncudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPool($module, memPool, device, /)\n--\n\ncudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)\n\nReturns the default mempool of a device.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3130,7 +3137,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -3160,7 +3167,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetDevResource, "cudaDeviceGetDevResource($module, device, resource, type, /)\n--\n\ncudaError_t cudaDeviceGetDevResource(int device, cudaDevResource *resource, enum cudaDevResourceType type)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetDevResource, "cudaDeviceGetDevResource($module, device, resource, type, /)\n--\n\ncudaError_t cudaDeviceGetDevResource(int device, cudaDevResource *resource, enum cudaDevResourceType type)\n\nGet device resources.\n\nParameters:\n    device: Device to get resource for\n    resource: Output pointer to a cudaDevResource structure\n    type: Type of resource to retrieve\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidDevice, cudaErrorInvalidResourceType, cudaErrorNotSupported, cudaErrorCudartUnloading, cudaErrorInitializationError");
 
 static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3213,7 +3220,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetExecutionCtx, "cudaDeviceGetExecutionCtx($module, ctx, device, /)\n--\n\ncudaError_t cudaDeviceGetExecutionCtx(cudaExecutionContext_t *ctx, int device)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetExecutionCtx, "cudaDeviceGetExecutionCtx($module, ctx, device, /)\n--\n\ncudaError_t cudaDeviceGetExecutionCtx(cudaExecutionContext_t *ctx, int device)\n\nReturns the execution context for a device.\n\nParameters:\n    ctx: Returns the device execution context\n    device: Device to get the execution context for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3233,7 +3240,7 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -3263,7 +3270,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAttribute($module, device, attr, value, /)\n--\n\ncudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAttribute($module, device, attr, value, /)\n--\n\ncudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)\n\nQuery asynchronous allocation attributes related to graphs.\n\nParameters:\n    device: Specifies the scope of the query\n    attr: attribute to get\n    value: retrieved value\n\nReturns: cudaSuccess, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3316,7 +3323,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetHostAtomicCapabilities, "cudaDeviceGetHostAtomicCapabilities($module, capabilities, operations, count, device, /)\n--\n\ncudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetHostAtomicCapabilities, "cudaDeviceGetHostAtomicCapabilities($module, capabilities, operations, count, device, /)\n--\n\ncudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device)\n\nQueries details about atomic operations supported between the device and host.\n\nParameters:\n    capabilities: Returned capability details of each requested operation\n    operations: Requested operations\n    count: Count of requested operations and size of capabilities\n    device:\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3340,11 +3347,11 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -3377,7 +3384,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue, limit, /)\n--\n\ncudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue, limit, /)\n--\n\ncudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)\n\nReturn resource limits.\n\nParameters:\n    pValue: Returned size of the limit\n    limit: Limit to query\n\nReturns: cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3397,7 +3404,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -3427,7 +3434,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, memPool, device, /)\n--\n\ncudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, memPool, device, /)\n--\n\ncudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)\n\nGets the current mempool for a device.\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3447,7 +3454,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -3477,7 +3484,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyncAttributes($module, nvSciSyncAttrList, device, flags, /)\n--\n\ncudaError_t cudaDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, int device, int flags)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyncAttributes($module, nvSciSyncAttrList, device, flags, /)\n--\n\ncudaError_t cudaDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, int device, int flags)\n\nReturn NvSciSync attributes that this device can support.\n\nParameters:\n    nvSciSyncAttrList: Return NvSciSync attributes supported.\n    device: Valid Cuda Device to get NvSciSync attributes for.\n    flags: flags describing NvSciSync usage.");
 
 static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3530,7 +3537,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAtomicCapabilities, "cudaDeviceGetP2PAtomicCapabilities($module, capabilities, operations, count, srcDevice, dstDevice, /)\n--\n\ncudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAtomicCapabilities, "cudaDeviceGetP2PAtomicCapabilities($module, capabilities, operations, count, srcDevice, dstDevice, /)\n--\n\ncudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice)\n\nQueries details about atomic operations supported between two devices.\n\nParameters:\n    capabilities: Returned capability details of each requested operation\n    operations: Requested operations\n    count: Count of requested operations and size of capabilities\n    srcDevice: The source device of the target link\n    dstDevice: The destination device of the target link\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3555,11 +3562,11 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
     long long i4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -3594,7 +3601,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($module, value, attr, srcDevice, dstDevice, /)\n--\n\ncudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($module, value, attr, srcDevice, dstDevice, /)\n--\n\ncudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)\n\nQueries attributes of the link between two devices.\n\nParameters:\n    value: Returned value of the requested attribute\n    attr:\n    srcDevice: The source device of the target link.\n    dstDevice: The destination device of the target link.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3616,7 +3623,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -3650,7 +3657,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, pciBusId, len, device, /)\n--\n\ncudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, pciBusId, len, device, /)\n--\n\ncudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)\n\nReturns a PCI Bus Id string for the device.\n\nParameters:\n    pciBusId: Returned identifier string for the device in the following format [domain]:[bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values.\n    len: Maximum length of string to store in name\n    device: Device to get identifier string for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3703,7 +3710,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemConfig($module, pConfig, /)\n--\n\ncudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemConfig($module, pConfig, /)\n--\n\ncudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig)\n\nReturns the shared memory configuration for the current device.\n\nParameters:\n    pConfig: Returned cache configuration\n\nReturns: cudaSuccess, cudaErrorInvalidValue\n\nDeprecated.");
 
 static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3722,7 +3729,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig];
@@ -3750,7 +3757,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPriorityRange($module, leastPriority, greatestPriority, /)\n--\n\ncudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPriorityRange($module, leastPriority, greatestPriority, /)\n--\n\ncudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)\n\nReturns numerical values that correspond to the least and greatest stream priorities.\n\nParameters:\n    leastPriority: Pointer to an int in which the numerical value for least stream priority is returned\n    greatestPriority: Pointer to an int in which the numerical value for greatest stream priority is returned\n\nReturns: cudaSuccess");
 
 static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3772,11 +3779,11 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange];
@@ -3805,7 +3812,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetTexture1DLinearMaxWidth($module, maxWidthInElements, fmtDesc, device, /)\n--\n\ncudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetTexture1DLinearMaxWidth($module, maxWidthInElements, fmtDesc, device, /)\n--\n\ncudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)\n\nReturns the maximum number of elements allocatable in a 1D linear texture for a given element size.\n\nParameters:\n    maxWidthInElements: Returns maximum number of texture elements allocatable for given fmtDesc.\n    fmtDesc: Texture format description.\n    device:\n\nReturns: cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3828,7 +3835,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     long long i2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -3863,7 +3870,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceGraphMemTrim, "cudaDeviceGraphMemTrim($module, device, /)\n--\n\ncudaError_t cudaDeviceGraphMemTrim(int device)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceGraphMemTrim, "cudaDeviceGraphMemTrim($module, device, /)\n--\n\ncudaError_t cudaDeviceGraphMemTrim(int device)\n\nFree unused memory that was cached on the specified device for use with graphs back to the OS.\n\nParameters:\n    device: The device for which cached memory should be freed.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3896,7 +3903,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceRegisterAsyncNotification, "cudaDeviceRegisterAsyncNotification($module, device, callbackFunc, userData, callback, /)\n--\n\ncudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void *userData, cudaAsyncCallbackHandle_t *callback)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceRegisterAsyncNotification, "cudaDeviceRegisterAsyncNotification($module, device, callbackFunc, userData, callback, /)\n--\n\ncudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void *userData, cudaAsyncCallbackHandle_t *callback)\n\nRegisters a callback function to receive async notifications.\n\nParameters:\n    device: The device on which to register the callback\n    callbackFunc: The function to register as a callback\n    userData: A generic pointer to user data.\n    callback: A handle representing the registered callback instance\n\nReturns: cudaSuccess cudaErrorNotSupported cudaErrorInvalidDevice cudaErrorInvalidValue cudaErrorNotPermitted cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3932,7 +3939,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceRegisterAsyncNotification];
@@ -3962,7 +3969,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceReset, "cudaDeviceReset($module)\n--\n\ncudaError_t cudaDeviceReset(void)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceReset, "cudaDeviceReset($module)\n--\n\ncudaError_t cudaDeviceReset(void)\n\nDestroy all allocations and reset all state on the current device in the current process.\n\nReturns: cudaSuccess");
 
 static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -3993,7 +4000,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceSetCacheConfig, "cudaDeviceSetCacheConfig($module, cacheConfig, /)\n--\n\ncudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceSetCacheConfig, "cudaDeviceSetCacheConfig($module, cacheConfig, /)\n--\n\ncudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)\n\nSets the preferred cache configuration for the current device.\n\nParameters:\n    cacheConfig: Requested cache configuration\n\nReturns: cudaSuccess");
 
 static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4026,7 +4033,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAttribute($module, device, attr, value, /)\n--\n\ncudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAttribute($module, device, attr, value, /)\n--\n\ncudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)\n\nSet asynchronous allocation attributes related to graphs.\n\nParameters:\n    device: Specifies the scope of the query\n    attr: attribute to get\n    value: pointer to value to set\n\nReturns: cudaSuccess, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4079,7 +4086,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceSetLimit, "cudaDeviceSetLimit($module, limit, value, /)\n--\n\ncudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceSetLimit, "cudaDeviceSetLimit($module, limit, value, /)\n--\n\ncudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)\n\nSet resource limits.\n\nParameters:\n    limit: Limit to set\n    value: Size of limit\n\nReturns: cudaSuccess, cudaErrorUnsupportedLimit, cudaErrorInvalidValue, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4115,7 +4122,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, device, memPool, /)\n--\n\ncudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, device, memPool, /)\n--\n\ncudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)\n\nSets the current memory pool of a device.\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorInvalidDevice cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4165,7 +4172,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceSetSharedMemConfig, "cudaDeviceSetSharedMemConfig($module, config, /)\n--\n\ncudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceSetSharedMemConfig, "cudaDeviceSetSharedMemConfig($module, config, /)\n--\n\ncudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)\n\nSets the shared memory configuration for the current device.\n\nParameters:\n    config: Requested cache configuration\n\nReturns: cudaSuccess, cudaErrorInvalidValue\n\nDeprecated.");
 
 static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4198,7 +4205,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceSynchronize, "cudaDeviceSynchronize($module)\n--\n\ncudaError_t cudaDeviceSynchronize(void)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceSynchronize, "cudaDeviceSynchronize($module)\n--\n\ncudaError_t cudaDeviceSynchronize(void)\n\nWait for compute device to finish.\n\nReturns: cudaSuccess, cudaErrorStreamCaptureUnsupported");
 
 static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4229,7 +4236,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDeviceUnregisterAsyncNotification, "cudaDeviceUnregisterAsyncNotification($module, device, callback, /)\n--\n\ncudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)");
+PyDoc_STRVAR(cudart_doc_cudaDeviceUnregisterAsyncNotification, "cudaDeviceUnregisterAsyncNotification($module, device, callback, /)\n--\n\ncudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)\n\nUnregisters an async notification callback.\n\nParameters:\n    device: The device from which to remove callback.\n    callback: The callback instance to unregister from receiving async notifications.\n\nReturns: cudaSuccess cudaErrorNotSupported cudaErrorInvalidDevice cudaErrorInvalidValue cudaErrorNotPermitted cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4279,7 +4286,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, driverVersion, /)\n--\n\ncudaError_t cudaDriverGetVersion(int *driverVersion)");
+PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, driverVersion, /)\n--\n\ncudaError_t cudaDriverGetVersion(int *driverVersion)\n\nReturns the latest version of CUDA supported by the driver.\n\nParameters:\n    driverVersion: Returns the CUDA driver version.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4298,7 +4305,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDriverGetVersion];
@@ -4326,7 +4333,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsumerAcquireFrame($module, conn, pCudaResource, pStream, timeout, /)\n--\n\ncudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t *pCudaResource, cudaStream_t *pStream, unsigned int timeout)");
+PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsumerAcquireFrame($module, conn, pCudaResource, pStream, timeout, /)\n--\n\ncudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t *pCudaResource, cudaStream_t *pStream, unsigned int timeout)\n\nAcquire an image frame from the EGLStream with CUDA as a consumer.\n\nParameters:\n    conn: Connection on which to acquire\n    pCudaResource: CUDA resource on which the EGLStream frame will be mapped for use.\n    pStream: CUDA stream for synchronization and any data migrations implied by cudaEglResourceLocationFlags.\n    timeout: Desired timeout in usec.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown, cudaErrorLaunchTimeout");
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4352,15 +4359,15 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -4392,7 +4399,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConnect($module, conn, eglStream, /)\n--\n\ncudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream)");
+PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConnect($module, conn, eglStream, /)\n--\n\ncudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream)\n\nConnect CUDA to EGLStream as a consumer.\n\nParameters:\n    conn: Pointer to the returned connection handle\n    eglStream: EGLStreamKHR handle\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4414,7 +4421,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -4447,7 +4454,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamConsumerConnectWithFlags($module, conn, eglStream, flags, /)\n--\n\ncudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamConsumerConnectWithFlags($module, conn, eglStream, flags, /)\n--\n\ncudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, unsigned int flags)\n\nConnect CUDA to EGLStream as a consumer with given flags.\n\nParameters:\n    conn: Pointer to the returned connection handle\n    eglStream: EGLStreamKHR handle\n    flags: Flags denote intended location - system or video.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4470,7 +4477,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -4505,7 +4512,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerDisconnect($module, conn, /)\n--\n\ncudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)");
+PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerDisconnect($module, conn, /)\n--\n\ncudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)\n\nDisconnect CUDA as a consumer to EGLStream .\n\nParameters:\n    conn: Conection to disconnect.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4524,7 +4531,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect];
@@ -4552,7 +4559,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsumerReleaseFrame($module, conn, pCudaResource, pStream, /)\n--\n\ncudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t pCudaResource, cudaStream_t *pStream)");
+PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsumerReleaseFrame($module, conn, pCudaResource, pStream, /)\n--\n\ncudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t pCudaResource, cudaStream_t *pStream)\n\nReleases the last frame acquired from the EGLStream.\n\nParameters:\n    conn: Connection on which to release\n    pCudaResource: CUDA resource whose corresponding frame is to be released\n    pStream: CUDA stream on which release will be done.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4577,7 +4584,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -4585,7 +4592,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame];
@@ -4615,7 +4622,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConnect($module, conn, eglStream, width, height, /)\n--\n\ncudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, EGLint width, EGLint height)");
+PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConnect($module, conn, eglStream, width, height, /)\n--\n\ncudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, EGLint width, EGLint height)\n\nConnect CUDA to EGLStream as a producer.\n\nParameters:\n    conn: Pointer to the returned connection handle\n    eglStream: EGLStreamKHR handle\n    width: width of the image to be submitted to the stream\n    height: height of the image to be submitted to the stream\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4639,7 +4646,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -4676,7 +4683,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerDisconnect($module, conn, /)\n--\n\ncudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)");
+PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerDisconnect($module, conn, /)\n--\n\ncudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)\n\nDisconnect CUDA as a producer to EGLStream .\n\nParameters:\n    conn: Conection to disconnect.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4695,7 +4702,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect];
@@ -4723,7 +4730,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProducerPresentFrame($module, conn, eglframe, pStream, /)\n--\n\ncudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection *conn, cudaEglFrame eglframe, cudaStream_t *pStream)");
+PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProducerPresentFrame($module, conn, eglframe, pStream, /)\n--\n\ncudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection *conn, cudaEglFrame eglframe, cudaStream_t *pStream)\n\nPresent a CUDA eglFrame to the EGLStream with CUDA as a producer.\n\nParameters:\n    conn: Connection on which to present the CUDA array\n    eglframe: CUDA Eglstream Proucer Frame handle to be sent to the consumer over EglStream.\n    pStream: CUDA stream on which to present the frame.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4746,13 +4753,13 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame];
@@ -4781,7 +4788,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducerReturnFrame($module, conn, eglframe, pStream, /)\n--\n\ncudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection *conn, cudaEglFrame *eglframe, cudaStream_t *pStream)");
+PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducerReturnFrame($module, conn, eglframe, pStream, /)\n--\n\ncudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection *conn, cudaEglFrame *eglframe, cudaStream_t *pStream)\n\nReturn the CUDA eglFrame to the EGLStream last released by the consumer.\n\nParameters:\n    conn: Connection on which to present the CUDA array\n    eglframe: CUDA Eglstream Proucer Frame handle returned from the consumer over EglStream.\n    pStream: CUDA stream on which to return the frame.\n\nReturns: cudaSuccess, cudaErrorLaunchTimeout, cudaErrorInvalidValue, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4806,7 +4813,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -4814,7 +4821,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame];
@@ -4844,7 +4851,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--\n\ncudaError_t cudaEventCreate(cudaEvent_t *event)");
+PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--\n\ncudaError_t cudaEventCreate(cudaEvent_t *event)\n\nCreates an event object.\n\nParameters:\n    event: Newly created event\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4863,7 +4870,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventCreate];
@@ -4891,7 +4898,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync($module, phEvent, eglSync, flags, /)\n--\n\ncudaError_t cudaEventCreateFromEGLSync(cudaEvent_t *phEvent, EGLSyncKHR eglSync, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync($module, phEvent, eglSync, flags, /)\n--\n\ncudaError_t cudaEventCreateFromEGLSync(cudaEvent_t *phEvent, EGLSyncKHR eglSync, unsigned int flags)\n\nCreates an event from EGLSync object.\n\nParameters:\n    phEvent: Returns newly created event\n    eglSync: Opaque handle to EGLSync object\n    flags: Event creation flags\n\nReturns: cudaSuccess, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorLaunchFailure, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4914,7 +4921,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -4949,7 +4956,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($module, event, flags, /)\n--\n\ncudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($module, event, flags, /)\n--\n\ncudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)\n\nCreates an event object with the specified flags.\n\nParameters:\n    event: Newly created event\n    flags: Flags for new event\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -4969,7 +4976,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -4999,7 +5006,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n--\n\ncudaError_t cudaEventDestroy(cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n--\n\ncudaError_t cudaEventDestroy(cudaEvent_t event)\n\nDestroys an event object.\n\nParameters:\n    event: Event to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure");
 
 static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5046,7 +5053,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms, start, end, /)\n--\n\ncudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)");
+PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms, start, end, /)\n--\n\ncudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)\n\nComputes the elapsed time between events.\n\nParameters:\n    ms: Time between start and end in ms\n    start: Starting event\n    end: Ending event\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5071,7 +5078,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -5109,7 +5116,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n\ncudaError_t cudaEventQuery(cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n\ncudaError_t cudaEventQuery(cudaEvent_t event)\n\nQueries an event's status.\n\nParameters:\n    event: Event to query\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure");
 
 static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5156,7 +5163,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream, /)\n--\n\ncudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream, /)\n--\n\ncudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)\n\nRecords an event.\n\nParameters:\n    event: Event to record\n    stream: Stream in which to record event\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure");
 
 static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5211,7 +5218,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($module, event, stream, flags, /)\n--\n\ncudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($module, event, stream, flags, /)\n--\n\ncudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)\n\nRecords an event.\n\nParameters:\n    event: Event to record\n    stream: Stream in which to record event\n    flags: Parameters for the operation(See above)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure");
 
 static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5269,7 +5276,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, event, /)\n--\n\ncudaError_t cudaEventSynchronize(cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, event, /)\n--\n\ncudaError_t cudaEventSynchronize(cudaEvent_t event)\n\nWaits for an event to complete.\n\nParameters:\n    event: Event to wait for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorLaunchFailure");
 
 static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5316,7 +5323,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaExecutionCtxDestroy, "cudaExecutionCtxDestroy($module, ctx, /)\n--\n\ncudaError_t cudaExecutionCtxDestroy(cudaExecutionContext_t ctx)");
+PyDoc_STRVAR(cudart_doc_cudaExecutionCtxDestroy, "cudaExecutionCtxDestroy($module, ctx, /)\n--\n\ncudaError_t cudaExecutionCtxDestroy(cudaExecutionContext_t ctx)\n\nDestroy a execution context.\n\nParameters:\n    ctx: Execution context to destroy (required parameter, see note below)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorCudartUnloading, cudaErrorInitializationError");
 
 static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5363,7 +5370,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetDevResource, "cudaExecutionCtxGetDevResource($module, ctx, resource, type, /)\n--\n\ncudaError_t cudaExecutionCtxGetDevResource(cudaExecutionContext_t ctx, cudaDevResource *resource, enum cudaDevResourceType type)");
+PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetDevResource, "cudaExecutionCtxGetDevResource($module, ctx, resource, type, /)\n--\n\ncudaError_t cudaExecutionCtxGetDevResource(cudaExecutionContext_t ctx, cudaDevResource *resource, enum cudaDevResourceType type)\n\nGet context resources.\n\nParameters:\n    ctx: Execution context to get resource for (required parameter, see note below)\n    resource: Output pointer to a cudaDevResource structure\n    type: Type of resource to retrieve\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported, cudaErrorNotPermitted, cudaErrorCudartUnloading, cudaErrorInitializationError");
 
 static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5421,7 +5428,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetDevice, "cudaExecutionCtxGetDevice($module, device, ctx, /)\n--\n\ncudaError_t cudaExecutionCtxGetDevice(int *device, cudaExecutionContext_t ctx)");
+PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetDevice, "cudaExecutionCtxGetDevice($module, device, ctx, /)\n--\n\ncudaError_t cudaExecutionCtxGetDevice(int *device, cudaExecutionContext_t ctx)\n\nReturns the device handle for the execution context.\n\nParameters:\n    device: Returned device handle for the specified execution context\n    ctx: Execution context for which to obtain the device (required parameter, see note below)\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorNotPermitted");
 
 static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5443,7 +5450,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -5476,7 +5483,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetId, "cudaExecutionCtxGetId($module, ctx, ctxId, /)\n--\n\ncudaError_t cudaExecutionCtxGetId(cudaExecutionContext_t ctx, unsigned long long *ctxId)");
+PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetId, "cudaExecutionCtxGetId($module, ctx, ctxId, /)\n--\n\ncudaError_t cudaExecutionCtxGetId(cudaExecutionContext_t ctx, unsigned long long *ctxId)\n\nReturns the unique Id associated with the execution context supplied.\n\nParameters:\n    ctx: Context for which to obtain the Id (required parameter, see note below)\n    ctxId: Pointer to store the Id of the context\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorNotPermitted");
 
 static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5502,7 +5509,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetId];
@@ -5531,7 +5538,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaExecutionCtxRecordEvent, "cudaExecutionCtxRecordEvent($module, ctx, event, /)\n--\n\ncudaError_t cudaExecutionCtxRecordEvent(cudaExecutionContext_t ctx, cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaExecutionCtxRecordEvent, "cudaExecutionCtxRecordEvent($module, ctx, event, /)\n--\n\ncudaError_t cudaExecutionCtxRecordEvent(cudaExecutionContext_t ctx, cudaEvent_t event)\n\nRecords an event for the specified execution context.\n\nParameters:\n    ctx: Execution context to record event for (required parameter, see note below)\n    event: Event to record\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidHandle, cudaErrorStreamCaptureUnsupported");
 
 static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5586,7 +5593,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaExecutionCtxStreamCreate, "cudaExecutionCtxStreamCreate($module, phStream, ctx, flags, priority, /)\n--\n\ncudaError_t cudaExecutionCtxStreamCreate(cudaStream_t *phStream, cudaExecutionContext_t ctx, unsigned int flags, int priority)");
+PyDoc_STRVAR(cudart_doc_cudaExecutionCtxStreamCreate, "cudaExecutionCtxStreamCreate($module, phStream, ctx, flags, priority, /)\n--\n\ncudaError_t cudaExecutionCtxStreamCreate(cudaStream_t *phStream, cudaExecutionContext_t ctx, unsigned int flags, int priority)\n\nCreates a stream and initializes it for the given execution context.\n\nParameters:\n    phStream: Returned stream handle\n    ctx: Execution context to initialize the stream with (required parameter, see note below)\n    flags: Flags for stream creation\n    priority: Stream priority\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorOutOfMemory, cudaErrorCudartUnloading, cudaErrorInitializationError");
 
 static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5610,7 +5617,7 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -5647,7 +5654,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaExecutionCtxSynchronize, "cudaExecutionCtxSynchronize($module, ctx, /)\n--\n\ncudaError_t cudaExecutionCtxSynchronize(cudaExecutionContext_t ctx)");
+PyDoc_STRVAR(cudart_doc_cudaExecutionCtxSynchronize, "cudaExecutionCtxSynchronize($module, ctx, /)\n--\n\ncudaError_t cudaExecutionCtxSynchronize(cudaExecutionContext_t ctx)\n\nBlock for the specified execution context's tasks to complete.\n\nParameters:\n    ctx: Execution context to synchronize (required parameter, see note below)\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorDeviceUninitialized, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5694,7 +5701,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaExecutionCtxWaitEvent, "cudaExecutionCtxWaitEvent($module, ctx, event, /)\n--\n\ncudaError_t cudaExecutionCtxWaitEvent(cudaExecutionContext_t ctx, cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaExecutionCtxWaitEvent, "cudaExecutionCtxWaitEvent($module, ctx, event, /)\n--\n\ncudaError_t cudaExecutionCtxWaitEvent(cudaExecutionContext_t ctx, cudaEvent_t event)\n\nMake an execution context wait on an event.\n\nParameters:\n    ctx: Execution context to wait for (required parameter, see note below)\n    event: Event to wait on\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidHandle, cudaErrorStreamCaptureUnsupported");
 
 static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5749,7 +5756,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGetMappedBuffer($module, devPtr, extMem, bufferDesc, /)\n--\n\ncudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc)");
+PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGetMappedBuffer($module, devPtr, extMem, bufferDesc, /)\n--\n\ncudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc)\n\nMaps a buffer onto an imported memory object.\n\nParameters:\n    devPtr: Returned device pointer to buffer\n    extMem: Handle to external memory object\n    bufferDesc: Buffer descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5774,7 +5781,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -5812,7 +5819,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternalMemoryGetMappedMipmappedArray($module, mipmap, extMem, mipmapDesc, /)\n--\n\ncudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t *mipmap, cudaExternalMemory_t extMem, const struct cudaExternalMemoryMipmappedArrayDesc *mipmapDesc)");
+PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternalMemoryGetMappedMipmappedArray($module, mipmap, extMem, mipmapDesc, /)\n--\n\ncudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t *mipmap, cudaExternalMemory_t extMem, const struct cudaExternalMemoryMipmappedArrayDesc *mipmapDesc)\n\nMaps a CUDA mipmapped array onto an external memory object.\n\nParameters:\n    mipmap: Returned CUDA mipmapped array\n    extMem: Handle to external memory object\n    mipmapDesc: CUDA array descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5837,7 +5844,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -5875,7 +5882,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError_t cudaFree(void *devPtr)");
+PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError_t cudaFree(void *devPtr)\n\nFrees memory on the device.\n\nParameters:\n    devPtr: Device pointer to memory to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5922,7 +5929,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\ncudaError_t cudaFreeArray(cudaArray_t array)");
+PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\ncudaError_t cudaFreeArray(cudaArray_t array)\n\nFrees an array on the device.\n\nParameters:\n    array: Pointer to array to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -5969,7 +5976,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, /)\n--\n\ncudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)");
+PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, /)\n--\n\ncudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)\n\nFrees memory with stream ordered semantics.\n\nParameters:\n    devPtr:\n    hStream: The stream establishing the stream ordering promise\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6024,7 +6031,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncudaError_t cudaFreeHost(void *ptr)");
+PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncudaError_t cudaFreeHost(void *ptr)\n\nFrees page-locked memory.\n\nParameters:\n    ptr: Pointer to memory to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6071,7 +6078,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module, mipmappedArray, /)\n--\n\ncudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)");
+PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module, mipmappedArray, /)\n--\n\ncudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)\n\nFrees a mipmapped array on the device.\n\nParameters:\n    mipmappedArray: Pointer to mipmapped array to free\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6118,7 +6125,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, attr, func, /)\n--\n\ncudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)");
+PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, attr, func, /)\n--\n\ncudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)\n\nFind out attributes for a given function.\n\nParameters:\n    attr: Return pointer to function's attributes\n    func: Device function symbol\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction");
 
 static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6173,7 +6180,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFuncGetName, "cudaFuncGetName($module, name, func, /)\n--\n\ncudaError_t cudaFuncGetName(const char **name, const void *func)");
+PyDoc_STRVAR(cudart_doc_cudaFuncGetName, "cudaFuncGetName($module, name, func, /)\n--\n\ncudaError_t cudaFuncGetName(const char **name, const void *func)\n\nReturns the function name for a device entry function pointer.\n\nParameters:\n    name: The returned name of the function\n    func: The function pointer to retrieve name for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction");
 
 static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6195,7 +6202,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -6228,7 +6235,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFuncGetParamCount, "cudaFuncGetParamCount($module, func, paramCount, /)\n--\n\ncudaError_t cudaFuncGetParamCount(const void *func, size_t *paramCount)");
+PyDoc_STRVAR(cudart_doc_cudaFuncGetParamCount, "cudaFuncGetParamCount($module, func, paramCount, /)\n--\n\ncudaError_t cudaFuncGetParamCount(const void *func, size_t *paramCount)\n\nReturns the number of parameters used by the function.\n\nParameters:\n    func: The function to query\n    paramCount: Returns the number of parameters used by the function\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE,");
 
 static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6254,7 +6261,7 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetParamCount];
@@ -6283,7 +6290,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFuncGetParamInfo, "cudaFuncGetParamInfo($module, func, paramIndex, paramOffset, paramSize, /)\n--\n\ncudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)");
+PyDoc_STRVAR(cudart_doc_cudaFuncGetParamInfo, "cudaFuncGetParamInfo($module, func, paramIndex, paramOffset, paramSize, /)\n--\n\ncudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)\n\nReturns the offset and size of a kernel parameter in the device-side parameter layout.\n\nParameters:\n    func: The function to query\n    paramIndex: The parameter index to query\n    paramOffset: The offset into the device-side parameter layout at which the parameter resides\n    paramSize: The size of the parameter in the device-side parameter layout\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE,");
 
 static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6315,11 +6322,11 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetParamInfo];
@@ -6349,7 +6356,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, func, attr, value, /)\n--\n\ncudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)");
+PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, func, attr, value, /)\n--\n\ncudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)\n\nSet attributes for a given function.\n\nParameters:\n    func: Function to get attributes of\n    attr: Attribute to set\n    value: Value to set\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6402,7 +6409,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module, func, cacheConfig, /)\n--\n\ncudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)");
+PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module, func, cacheConfig, /)\n--\n\ncudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)\n\nSets the preferred cache configuration for a device function.\n\nParameters:\n    func: Device function symbol\n    cacheConfig: Requested cache configuration\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction");
 
 static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6452,7 +6459,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig($module, func, config, /)\n--\n\ncudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)");
+PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig($module, func, config, /)\n--\n\ncudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)\n\nSets the shared memory configuration for a device function.\n\nParameters:\n    func: Device function symbol\n    config: Requested shared memory configuration\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue,\n\nDeprecated.");
 
 static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6502,7 +6509,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList, /)\n--\n\ncudaError_t cudaGLGetDevices(unsigned int *pCudaDeviceCount, int *pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList)");
+PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList, /)\n--\n\ncudaError_t cudaGLGetDevices(unsigned int *pCudaDeviceCount, int *pCudaDevices, unsigned int cudaDeviceCount, enum cudaGLDeviceList deviceList)\n\nGets the CUDA devices associated with the current OpenGL context.\n\nParameters:\n    pCudaDeviceCount: Returned number of CUDA devices corresponding to the current OpenGL context\n    pCudaDevices: Returned CUDA devices corresponding to the current OpenGL context\n    cudaDeviceCount: The size of the output device array pCudaDevices\n    deviceList: The set of devices to return.\n\nReturns: cudaSuccess, cudaErrorNoDevice, cudaErrorInvalidGraphicsContext, cudaErrorOperatingSystem, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6526,11 +6533,11 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -6563,7 +6570,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, devPtr, bufObj, /)\n--\n\ncudaError_t cudaGLMapBufferObject(void **devPtr, GLuint bufObj)");
+PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, devPtr, bufObj, /)\n--\n\ncudaError_t cudaGLMapBufferObject(void **devPtr, GLuint bufObj)\n\nMaps a buffer object for access by CUDA.\n\nParameters:\n    devPtr: Returned device pointer to CUDA object\n    bufObj: Buffer object ID to map\n\nReturns: cudaSuccess, cudaErrorMapBufferObjectFailed\n\nDeprecated. This function is deprecated as of CUDA 3.0.");
 
 static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6583,7 +6590,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -6613,7 +6620,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync($module, devPtr, bufObj, stream, /)\n--\n\ncudaError_t cudaGLMapBufferObjectAsync(void **devPtr, GLuint bufObj, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync($module, devPtr, bufObj, stream, /)\n--\n\ncudaError_t cudaGLMapBufferObjectAsync(void **devPtr, GLuint bufObj, cudaStream_t stream)\n\nMaps a buffer object for access by CUDA.\n\nParameters:\n    devPtr: Returned device pointer to CUDA object\n    bufObj: Buffer object ID to map\n    stream: Stream to synchronize\n\nReturns: cudaSuccess, cudaErrorMapBufferObjectFailed\n\nDeprecated. This function is deprecated as of CUDA 3.0.");
 
 static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6636,7 +6643,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -6671,7 +6678,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGLRegisterBufferObject, "cudaGLRegisterBufferObject($module, bufObj, /)\n--\n\ncudaError_t cudaGLRegisterBufferObject(GLuint bufObj)");
+PyDoc_STRVAR(cudart_doc_cudaGLRegisterBufferObject, "cudaGLRegisterBufferObject($module, bufObj, /)\n--\n\ncudaError_t cudaGLRegisterBufferObject(GLuint bufObj)\n\nRegisters a buffer object for access by CUDA.\n\nParameters:\n    bufObj: Buffer object ID to register\n\nReturns: cudaSuccess, cudaErrorInitializationError\n\nDeprecated. This function is deprecated as of CUDA 3.0.");
 
 static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6704,7 +6711,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGLSetBufferObjectMapFlags, "cudaGLSetBufferObjectMapFlags($module, bufObj, flags, /)\n--\n\ncudaError_t cudaGLSetBufferObjectMapFlags(GLuint bufObj, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGLSetBufferObjectMapFlags, "cudaGLSetBufferObjectMapFlags($module, bufObj, flags, /)\n--\n\ncudaError_t cudaGLSetBufferObjectMapFlags(GLuint bufObj, unsigned int flags)\n\nSet usage flags for mapping an OpenGL buffer.\n\nParameters:\n    bufObj: Registered buffer object to set flags for\n    flags: Parameters for buffer mapping\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown\n\nDeprecated. This function is deprecated as of CUDA 3.0.");
 
 static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6740,7 +6747,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGLSetGLDevice, "cudaGLSetGLDevice($module, device, /)\n--\n\ncudaError_t cudaGLSetGLDevice(int device)");
+PyDoc_STRVAR(cudart_doc_cudaGLSetGLDevice, "cudaGLSetGLDevice($module, device, /)\n--\n\ncudaError_t cudaGLSetGLDevice(int device)\n\nSets a CUDA device to use OpenGL interoperability.\n\nParameters:\n    device: Device to use for OpenGL interoperability\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorSetOnActiveProcess\n\nDeprecated. This function is deprecated as of CUDA 5.0.");
 
 static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6773,7 +6780,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObject, "cudaGLUnmapBufferObject($module, bufObj, /)\n--\n\ncudaError_t cudaGLUnmapBufferObject(GLuint bufObj)");
+PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObject, "cudaGLUnmapBufferObject($module, bufObj, /)\n--\n\ncudaError_t cudaGLUnmapBufferObject(GLuint bufObj)\n\nUnmaps a buffer object for access by CUDA.\n\nParameters:\n    bufObj: Buffer object to unmap\n\nReturns: cudaSuccess, cudaErrorUnmapBufferObjectFailed\n\nDeprecated. This function is deprecated as of CUDA 3.0.");
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6806,7 +6813,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAsync($module, bufObj, stream, /)\n--\n\ncudaError_t cudaGLUnmapBufferObjectAsync(GLuint bufObj, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAsync($module, bufObj, stream, /)\n--\n\ncudaError_t cudaGLUnmapBufferObjectAsync(GLuint bufObj, cudaStream_t stream)\n\nUnmaps a buffer object for access by CUDA.\n\nParameters:\n    bufObj: Buffer object to unmap\n    stream: Stream to synchronize\n\nReturns: cudaSuccess, cudaErrorUnmapBufferObjectFailed\n\nDeprecated. This function is deprecated as of CUDA 3.0.");
 
 static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6856,7 +6863,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGLUnregisterBufferObject, "cudaGLUnregisterBufferObject($module, bufObj, /)\n--\n\ncudaError_t cudaGLUnregisterBufferObject(GLuint bufObj)");
+PyDoc_STRVAR(cudart_doc_cudaGLUnregisterBufferObject, "cudaGLUnregisterBufferObject($module, bufObj, /)\n--\n\ncudaError_t cudaGLUnregisterBufferObject(GLuint bufObj)\n\nUnregisters a buffer object for access by CUDA.\n\nParameters:\n    bufObj: Buffer object to unregister\n\nReturns: cudaSuccess\n\nDeprecated. This function is deprecated as of CUDA 3.0.");
 
 static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6889,7 +6896,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, array, /)\n--\n\ncudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc, cudaArray_const_t array)");
+PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, array, /)\n--\n\ncudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc, cudaArray_const_t array)\n\nGet the channel descriptor of an array.\n\nParameters:\n    desc: Channel format\n    array: Memory array on device\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6944,7 +6951,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\ncudaError_t cudaGetDevice(int *device)");
+PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\ncudaError_t cudaGetDevice(int *device)\n\nReturns which device is currently being used.\n\nParameters:\n    device: Returns the device on which the active host thread executes the device code.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorDeviceUnavailable,");
 
 static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -6963,7 +6970,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDevice];
@@ -6991,7 +6998,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, /)\n--\n\ncudaError_t cudaGetDeviceCount(int *count)");
+PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, /)\n--\n\ncudaError_t cudaGetDeviceCount(int *count)\n\nReturns the number of compute-capable devices.\n\nParameters:\n    count: Returns the number of devices with compute capability greater or equal to 2.0\n\nReturns: cudaSuccess");
 
 static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7010,7 +7017,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceCount];
@@ -7038,7 +7045,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, /)\n--\n\ncudaError_t cudaGetDeviceFlags(unsigned int *flags)");
+PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, /)\n--\n\ncudaError_t cudaGetDeviceFlags(unsigned int *flags)\n\nGets the flags for the current device.\n\nParameters:\n    flags: Pointer to store the device flags\n\nReturns: cudaSuccess, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7057,7 +7064,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceFlags];
@@ -7085,7 +7092,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($module, prop, device, /)\n--\n\ncudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)");
+PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($module, prop, device, /)\n--\n\ncudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)\n\nReturns information about the compute-device.\n\nParameters:\n    prop: Properties for the specified device\n    device: Device number to get properties for\n\nReturns: cudaSuccess, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7135,7 +7142,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($module, symbol, funcPtr, flags, driverStatus, /)\n--\n\ncudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)");
+PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($module, symbol, funcPtr, flags, driverStatus, /)\n--\n\ncudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)\n\nReturns the requested driver API function pointer.\n\nParameters:\n    symbol: The base name of the driver API function to look for.\n    funcPtr: Location to return the function pointer to the requested driver function\n    flags: Flags to specify search options.\n    driverStatus: Optional location to store the status of finding the symbol from the driver.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported\n\nDeprecated. This function is deprecated as of CUDA 13.0");
 
 static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7165,13 +7172,13 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 4, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint];
@@ -7201,7 +7208,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPointByVersion, "cudaGetDriverEntryPointByVersion($module, symbol, funcPtr, cudaVersion, flags, driverStatus, /)\n--\n\ncudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)");
+PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPointByVersion, "cudaGetDriverEntryPointByVersion($module, symbol, funcPtr, cudaVersion, flags, driverStatus, /)\n--\n\ncudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)\n\nReturns the requested driver API function pointer by CUDA version.\n\nParameters:\n    symbol: The base name of the driver API function to look for.\n    funcPtr: Location to return the function pointer to the requested driver function\n    cudaVersion: The CUDA version to look for the requested driver symbol\n    flags: Flags to specify search options.\n    driverStatus: Optional location to store the status of finding the symbol from the driver.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7232,7 +7239,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -7240,7 +7247,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 4, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPointByVersion];
@@ -7270,7 +7277,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetErrorName, "cudaGetErrorName($module, error, /)\n--\n\nconst char *cudaGetErrorName(cudaError_t error)");
+PyDoc_STRVAR(cudart_doc_cudaGetErrorName, "cudaGetErrorName($module, error, /)\n--\n\nconst char *cudaGetErrorName(cudaError_t error)\n\nReturns the string representation of an error code enum name.\n\nParameters:\n    error: Error code to convert to string\n\nReturns: char* pointer to a NULL-terminated string");
 
 static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7303,7 +7310,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetErrorString, "cudaGetErrorString($module, error, /)\n--\n\nconst char *cudaGetErrorString(cudaError_t error)");
+PyDoc_STRVAR(cudart_doc_cudaGetErrorString, "cudaGetErrorString($module, error, /)\n--\n\nconst char *cudaGetErrorString(cudaError_t error)\n\nReturns the description string for an error code.\n\nParameters:\n    error: Error code to convert to string\n\nReturns: char* pointer to a NULL-terminated string");
 
 static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7358,7 +7365,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7391,7 +7398,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, functionPtr, symbolPtr, /)\n--\n\ncudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)");
+PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, functionPtr, symbolPtr, /)\n--\n\ncudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)\n\nGet pointer to device entry function that matches entry function symbolPtr.\n\nParameters:\n    functionPtr: Returns the device entry function\n    symbolPtr: Pointer to device entry function to search for\n\nReturns: cudaSuccess");
 
 static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7413,7 +7420,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7446,7 +7453,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetKernel, "cudaGetKernel($module, kernelPtr, entryFuncAddr, /)\n--\n\ncudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)");
+PyDoc_STRVAR(cudart_doc_cudaGetKernel, "cudaGetKernel($module, kernelPtr, entryFuncAddr, /)\n--\n\ncudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)\n\nGet pointer to device kernel that matches entry function entryFuncAddr.\n\nParameters:\n    kernelPtr: Returns the device kernel\n    entryFuncAddr: Address of device entry function to search kernel for\n\nReturns: cudaSuccess");
 
 static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7468,7 +7475,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7501,7 +7508,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetLastError, "cudaGetLastError($module)\n--\n\ncudaError_t cudaGetLastError(void)");
+PyDoc_STRVAR(cudart_doc_cudaGetLastError, "cudaGetLastError($module)\n--\n\ncudaError_t cudaGetLastError(void)\n\nReturns the last error from a runtime call.\n\nReturns: cudaSuccess, cudaErrorMissingConfiguration, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidSymbol, cudaErrorUnmapBufferObjectFailed, cudaErrorInvalidDevicePointer, cudaErrorInvalidTexture, cudaErrorInvalidTextureBinding, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidMemcpyDirection, cudaErrorInvalidFilterSetting, cudaErrorInvalidNormSetting, cudaErrorUnknown, cudaErrorInvalidResourceHandle, cudaErrorInsufficientDriver, cudaErrorNoDevice, cudaErrorSetOnActiveProcess, cudaErrorStartupFailure, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled");
 
 static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7532,7 +7539,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel($module, levelArray, mipmappedArray, level, /)\n--\n\ncudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level)");
+PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel($module, levelArray, mipmappedArray, level, /)\n--\n\ncudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level)\n\nGets a mipmap level of a CUDA mipmapped array.\n\nParameters:\n    levelArray: Returned mipmap level CUDA array\n    mipmappedArray: CUDA mipmapped array\n    level: Mipmap level\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7555,7 +7562,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7590,7 +7597,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectResourceDesc($module, pResDesc, surfObject, /)\n--\n\ncudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject)");
+PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectResourceDesc($module, pResDesc, surfObject, /)\n--\n\ncudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject)\n\nReturns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject.\n\nParameters:\n    pResDesc: Resource descriptor\n    surfObject: Surface object\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7640,7 +7647,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, devPtr, symbol, /)\n--\n\ncudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)");
+PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, devPtr, symbol, /)\n--\n\ncudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)\n\nFinds the address associated with a CUDA symbol.\n\nParameters:\n    devPtr: Return device pointer associated with symbol\n    symbol: Device symbol address\n\nReturns: cudaSuccess, cudaErrorInvalidSymbol, cudaErrorNoKernelImageForDevice");
 
 static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7662,7 +7669,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7695,7 +7702,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, symbol, /)\n--\n\ncudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)");
+PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, symbol, /)\n--\n\ncudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)\n\nFinds the size of the object associated with a CUDA symbol.\n\nParameters:\n    size: Size of object associated with symbol\n    symbol: Device symbol address\n\nReturns: cudaSuccess, cudaErrorInvalidSymbol, cudaErrorNoKernelImageForDevice");
 
 static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7717,7 +7724,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7750,7 +7757,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectResourceDesc($module, pResDesc, texObject, /)\n--\n\ncudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject)");
+PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectResourceDesc($module, pResDesc, texObject, /)\n--\n\ncudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject)\n\nReturns a texture object's resource descriptor.\n\nParameters:\n    pResDesc: Resource descriptor\n    texObject: Texture object\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7800,7 +7807,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObjectResourceViewDesc($module, pResViewDesc, texObject, /)\n--\n\ncudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *pResViewDesc, cudaTextureObject_t texObject)");
+PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObjectResourceViewDesc($module, pResViewDesc, texObject, /)\n--\n\ncudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *pResViewDesc, cudaTextureObject_t texObject)\n\nReturns a texture object's resource view descriptor.\n\nParameters:\n    pResViewDesc: Resource view descriptor\n    texObject: Texture object\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7850,7 +7857,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTextureDesc($module, pTexDesc, texObject, /)\n--\n\ncudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *pTexDesc, cudaTextureObject_t texObject)");
+PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTextureDesc($module, pTexDesc, texObject, /)\n--\n\ncudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *pTexDesc, cudaTextureObject_t texObject)\n\nReturns a texture object's texture descriptor.\n\nParameters:\n    pTexDesc: Texture descriptor\n    texObject: Texture object\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7900,7 +7907,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode($module, pGraphNode, graph, pDependencies, numDependencies, childGraph, /)\n--\n\ncudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaGraph_t childGraph)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode($module, pGraphNode, graph, pDependencies, numDependencies, childGraph, /)\n--\n\ncudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaGraph_t childGraph)\n\nCreates a child graph node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    childGraph: The graph to clone into this node\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -7929,7 +7936,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7937,7 +7944,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -7974,7 +7981,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($module, graph, from_, to, edgeData, numDependencies, /)\n--\n\ncudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($module, graph, from_, to, edgeData, numDependencies, /)\n--\n\ncudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)\n\nAdds dependency edges to a graph.\n\nParameters:\n    graph: Graph to which dependencies are added\n    from: Array of nodes that provide the dependencies\n    to: Array of dependent nodes\n    edgeData: Optional array of edge data.\n    numDependencies: Number of dependencies to be added\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8007,11 +8014,11 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -8048,7 +8055,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, pGraphNode, graph, pDependencies, numDependencies, /)\n--\n\ncudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, pGraphNode, graph, pDependencies, numDependencies, /)\n--\n\ncudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)\n\nCreates an empty node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8074,7 +8081,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8082,7 +8089,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8114,7 +8121,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNode($module, pGraphNode, graph, pDependencies, numDependencies, event, /)\n--\n\ncudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNode($module, pGraphNode, graph, pDependencies, numDependencies, event, /)\n--\n\ncudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)\n\nCreates an event record node and adds it to a graph.\n\nParameters:\n    pGraphNode:\n    graph:\n    pDependencies:\n    numDependencies: Number of dependencies\n    event: Event for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8143,7 +8150,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8151,7 +8158,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8188,7 +8195,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($module, pGraphNode, graph, pDependencies, numDependencies, event, /)\n--\n\ncudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($module, pGraphNode, graph, pDependencies, numDependencies, event, /)\n--\n\ncudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)\n\nCreates an event wait node and adds it to a graph.\n\nParameters:\n    pGraphNode:\n    graph:\n    pDependencies:\n    numDependencies: Number of dependencies\n    event: Event for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8217,7 +8224,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8225,7 +8232,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8262,7 +8269,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddExternalSemaphoresSignalNode($module, pGraphNode, graph, pDependencies, numDependencies, nodeParams, /)\n--\n\ncudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddExternalSemaphoresSignalNode($module, pGraphNode, graph, pDependencies, numDependencies, nodeParams, /)\n--\n\ncudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)\n\nCreates an external semaphore signal node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    nodeParams: Parameters for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8291,7 +8298,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8299,7 +8306,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8336,7 +8343,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExternalSemaphoresWaitNode($module, pGraphNode, graph, pDependencies, numDependencies, nodeParams, /)\n--\n\ncudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExternalSemaphoresWaitNode($module, pGraphNode, graph, pDependencies, numDependencies, nodeParams, /)\n--\n\ncudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)\n\nCreates an external semaphore wait node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    nodeParams: Parameters for the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8365,7 +8372,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8373,7 +8380,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8410,7 +8417,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGraphNode, graph, pDependencies, numDependencies, pNodeParams, /)\n--\n\ncudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGraphNode, graph, pDependencies, numDependencies, pNodeParams, /)\n--\n\ncudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams)\n\nCreates a host execution node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pNodeParams: Parameters for the host node\n\nReturns: cudaSuccess, cudaErrorNotSupported, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8439,7 +8446,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8447,7 +8454,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8484,7 +8491,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module, pGraphNode, graph, pDependencies, numDependencies, pNodeParams, /)\n--\n\ncudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module, pGraphNode, graph, pDependencies, numDependencies, pNodeParams, /)\n--\n\ncudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams)\n\nCreates a kernel execution node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pNodeParams: Parameters for the GPU execution node\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction");
 
 static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8513,7 +8520,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8521,7 +8528,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8558,7 +8565,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($module, pGraphNode, graph, pDependencies, numDependencies, nodeParams, /)\n--\n\ncudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($module, pGraphNode, graph, pDependencies, numDependencies, nodeParams, /)\n--\n\ncudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams)\n\nCreates an allocation node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    nodeParams: Parameters for the node\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue, cudaErrorOutOfMemory");
 
 static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8587,7 +8594,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8595,7 +8602,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8632,7 +8639,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($module, pGraphNode, graph, pDependencies, numDependencies, dptr, /)\n--\n\ncudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($module, pGraphNode, graph, pDependencies, numDependencies, dptr, /)\n--\n\ncudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr)\n\nCreates a memory free node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    dptr: Address of memory to free\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue, cudaErrorOutOfMemory");
 
 static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8661,7 +8668,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8669,7 +8676,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8706,7 +8713,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module, pGraphNode, graph, pDependencies, numDependencies, pCopyParams, /)\n--\n\ncudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module, pGraphNode, graph, pDependencies, numDependencies, pCopyParams, /)\n--\n\ncudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams)\n\nCreates a memcpy node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pCopyParams: Parameters for the memory copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8735,7 +8742,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8743,7 +8750,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8780,7 +8787,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($module, pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind, /)\n--\n\ncudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($module, pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind, /)\n--\n\ncudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nCreates a 1D memcpy node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8814,7 +8821,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8822,7 +8829,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8868,7 +8875,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNodeFromSymbol($module, pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNodeFromSymbol($module, pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCreates a memcpy node to copy from a symbol on the device and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8903,7 +8910,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     unsigned long long u8;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8911,7 +8918,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -8959,7 +8966,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeToSymbol($module, pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeToSymbol($module, pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCreates a memcpy node to copy to a symbol on the device and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -8994,7 +9001,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     unsigned long long u8;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9002,7 +9009,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -9050,7 +9057,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module, pGraphNode, graph, pDependencies, numDependencies, pMemsetParams, /)\n--\n\ncudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module, pGraphNode, graph, pDependencies, numDependencies, pMemsetParams, /)\n--\n\ncudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams)\n\nCreates a memset node and adds it to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    numDependencies: Number of dependencies\n    pMemsetParams: Parameters for the memory set\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9079,7 +9086,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9087,7 +9094,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -9124,7 +9131,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphAddNode, "cudaGraphAddNode($module, pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams, /)\n--\n\ncudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, struct cudaGraphNodeParams *nodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphAddNode, "cudaGraphAddNode($module, pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams, /)\n--\n\ncudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, struct cudaGraphNodeParams *nodeParams)\n\nAdds a node of arbitrary type to a graph.\n\nParameters:\n    pGraphNode: Returns newly created node\n    graph: Graph to which to add the node\n    pDependencies: Dependencies of the node\n    dependencyData: Optional edge data for the dependencies.\n    numDependencies: Number of dependencies\n    nodeParams: Specification of the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9156,7 +9163,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     b5.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9164,7 +9171,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -9206,7 +9213,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNodeGetGraph($module, node, pGraph, /)\n--\n\ncudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph)");
+PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNodeGetGraph($module, node, pGraph, /)\n--\n\ncudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph)\n\nGets a handle to the embedded graph of a child graph node.\n\nParameters:\n    node: Node to get the embedded graph for\n    pGraph: Location to store a handle to the graph\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9232,7 +9239,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph];
@@ -9261,7 +9268,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, originalGraph, /)\n--\n\ncudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)");
+PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, originalGraph, /)\n--\n\ncudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)\n\nClones a graph.\n\nParameters:\n    pGraphClone: Returns newly created cloned graph\n    originalGraph: Graph to clone\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9283,7 +9290,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9316,7 +9323,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate, "cudaGraphConditionalHandleCreate($module, pHandle_out, graph, defaultLaunchValue, flags, /)\n--\n\ncudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate, "cudaGraphConditionalHandleCreate($module, pHandle_out, graph, defaultLaunchValue, flags, /)\n--\n\ncudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags)\n\nCreate a conditional handle.\n\nParameters:\n    pHandle_out: Pointer used to return the handle to the caller.\n    graph: Graph which will contain the conditional node using this handle.\n    defaultLaunchValue: Optional initial value for the conditional variable.\n    flags: Currently must be cudaGraphCondAssignDefault or 0.\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED");
 
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9340,7 +9347,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9377,7 +9384,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate_v2, "cudaGraphConditionalHandleCreate_v2($module, pHandle_out, graph, ctx, defaultLaunchValue, flags, /)\n--\n\ncudaError_t cudaGraphConditionalHandleCreate_v2(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, cudaExecutionContext_t ctx, unsigned int defaultLaunchValue, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate_v2, "cudaGraphConditionalHandleCreate_v2($module, pHandle_out, graph, ctx, defaultLaunchValue, flags, /)\n--\n\ncudaError_t cudaGraphConditionalHandleCreate_v2(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, cudaExecutionContext_t ctx, unsigned int defaultLaunchValue, unsigned int flags)\n\nCreate a conditional handle.\n\nParameters:\n    pHandle_out: Pointer used to return the handle to the caller.\n    graph: Graph which will contain the conditional node using this handle.\n    ctx: Execution context for the handle and associated conditional node.\n    defaultLaunchValue: Optional initial value for the conditional variable.\n    flags: Currently must be cudaGraphCondAssignDefault or 0.\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED");
 
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9404,7 +9411,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9446,7 +9453,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags, /)\n--\n\ncudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags, /)\n--\n\ncudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)\n\nCreates a graph.\n\nParameters:\n    pGraph: Returns newly created graph\n    flags: Graph creation flags, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9466,7 +9473,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -9496,7 +9503,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module, graph, path, flags, /)\n--\n\ncudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module, graph, path, flags, /)\n--\n\ncudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)\n\nWrite a DOT file describing graph structure.\n\nParameters:\n    graph: The graph to create a DOT file from\n    path: The path to write the DOT file to\n    flags: Flags from cudaGraphDebugDotFlags for specifying which additional node information to write\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOperatingSystem");
 
 static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9554,7 +9561,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n--\n\ncudaError_t cudaGraphDestroy(cudaGraph_t graph)");
+PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n--\n\ncudaError_t cudaGraphDestroy(cudaGraph_t graph)\n\nDestroys a graph.\n\nParameters:\n    graph: Graph to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9601,7 +9608,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, node, /)\n--\n\ncudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)");
+PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, node, /)\n--\n\ncudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)\n\nRemove a node from the graph.\n\nParameters:\n    node: Node to remove\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9648,7 +9655,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordNodeGetEvent($module, node, event_out, /)\n--\n\ncudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out)");
+PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordNodeGetEvent($module, node, event_out, /)\n--\n\ncudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out)\n\nReturns the event associated with an event record node.\n\nParameters:\n    node:\n    event_out: Pointer to return the event\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9674,7 +9681,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent];
@@ -9703,7 +9710,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordNodeSetEvent($module, node, event, /)\n--\n\ncudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordNodeSetEvent($module, node, event, /)\n--\n\ncudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event)\n\nSets an event record node's event.\n\nParameters:\n    node:\n    event: Event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9758,7 +9765,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeGetEvent($module, node, event_out, /)\n--\n\ncudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out)");
+PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeGetEvent($module, node, event_out, /)\n--\n\ncudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out)\n\nReturns the event associated with an event wait node.\n\nParameters:\n    node:\n    event_out: Pointer to return the event\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9784,7 +9791,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent];
@@ -9813,7 +9820,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeSetEvent($module, node, event, /)\n--\n\ncudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeSetEvent($module, node, event, /)\n--\n\ncudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event)\n\nSets an event wait node's event.\n\nParameters:\n    node:\n    event: Event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9868,7 +9875,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChildGraphNodeSetParams($module, hGraphExec, node, childGraph, /)\n--\n\ncudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChildGraphNodeSetParams($module, hGraphExec, node, childGraph, /)\n--\n\ncudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph)\n\nUpdates node parameters in the child graph node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Host node from the graph which was used to instantiate graphExec\n    childGraph: The graph supplying the updated parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9931,7 +9938,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, graphExec, /)\n--\n\ncudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, graphExec, /)\n--\n\ncudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)\n\nDestroys an executable graph.\n\nParameters:\n    graphExec: Executable graph to destroy\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -9978,7 +9985,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEventRecordNodeSetEvent($module, hGraphExec, hNode, event, /)\n--\n\ncudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEventRecordNodeSetEvent($module, hGraphExec, hNode, event, /)\n--\n\ncudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event)\n\nSets the event for an event record node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Event record node from the graph from which graphExec was instantiated\n    event: Updated event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10041,7 +10048,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventWaitNodeSetEvent($module, hGraphExec, hNode, event, /)\n--\n\ncudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventWaitNodeSetEvent($module, hGraphExec, hNode, event, /)\n--\n\ncudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event)\n\nSets the event for an event wait node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Event wait node from the graph from which graphExec was instantiated\n    event: Updated event to use\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10104,7 +10111,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cudaGraphExecExternalSemaphoresSignalNodeSetParams($module, hGraphExec, hNode, nodeParams, /)\n--\n\ncudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cudaGraphExecExternalSemaphoresSignalNodeSetParams($module, hGraphExec, hNode, nodeParams, /)\n--\n\ncudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)\n\nSets the parameters for an external semaphore signal node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: semaphore signal node from the graph from which graphExec was instantiated\n    nodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10167,7 +10174,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaGraphExecExternalSemaphoresWaitNodeSetParams($module, hGraphExec, hNode, nodeParams, /)\n--\n\ncudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaGraphExecExternalSemaphoresWaitNodeSetParams($module, hGraphExec, hNode, nodeParams, /)\n--\n\ncudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)\n\nSets the parameters for an external semaphore wait node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: semaphore wait node from the graph from which graphExec was instantiated\n    nodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10230,7 +10237,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, graphExec, flags, /)\n--\n\ncudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long *flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, graphExec, flags, /)\n--\n\ncudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long *flags)\n\nQuery the instantiation flags of an executable graph.\n\nParameters:\n    graphExec: The executable graph to query\n    flags: Returns the instantiation flags\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10256,7 +10263,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetFlags];
@@ -10285,7 +10292,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecGetId, "cudaGraphExecGetId($module, hGraphExec, graphID, /)\n--\n\ncudaError_t cudaGraphExecGetId(cudaGraphExec_t hGraphExec, unsigned int *graphID)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecGetId, "cudaGraphExecGetId($module, hGraphExec, graphID, /)\n--\n\ncudaError_t cudaGraphExecGetId(cudaGraphExec_t hGraphExec, unsigned int *graphID)\n\nReturns the id of a given graph exec.\n\nParameters:\n    hGraphExec: Graph to query\n    graphID: Pointer to return the graphId\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10311,7 +10318,7 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetId];
@@ -10340,7 +10347,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSetParams($module, hGraphExec, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSetParams($module, hGraphExec, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)\n\nSets the parameters for a host node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Host node from the graph which was used to instantiate graphExec\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10403,7 +10410,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNodeSetParams($module, hGraphExec, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNodeSetParams($module, hGraphExec, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)\n\nSets the parameters for a kernel node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: kernel node from the graph from which graphExec was instantiated\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10466,7 +10473,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNodeSetParams($module, hGraphExec, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNodeSetParams($module, hGraphExec, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)\n\nSets the parameters for a memcpy node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10529,7 +10536,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpyNodeSetParams1D($module, hGraphExec, node, dst, src, count, kind, /)\n--\n\ncudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpyNodeSetParams1D($module, hGraphExec, node, dst, src, count, kind, /)\n--\n\ncudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nSets the parameters for a memcpy node in the given graphExec to perform a 1-dimensional copy.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10606,7 +10613,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphExecMemcpyNodeSetParamsFromSymbol($module, hGraphExec, node, dst, symbol, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphExecMemcpyNodeSetParamsFromSymbol($module, hGraphExec, node, dst, symbol, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets the parameters for a memcpy node in the given graphExec to copy from a symbol on the device.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10686,7 +10693,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExecMemcpyNodeSetParamsToSymbol($module, hGraphExec, node, symbol, src, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExecMemcpyNodeSetParamsToSymbol($module, hGraphExec, node, symbol, src, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets the parameters for a memcpy node in the given graphExec to copy to a symbol on the device.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memcpy node from the graph which was used to instantiate graphExec\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10766,7 +10773,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNodeSetParams($module, hGraphExec, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNodeSetParams($module, hGraphExec, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)\n\nSets the parameters for a memset node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    node: Memset node from the graph which was used to instantiate graphExec\n    pNodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10829,7 +10836,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecNodeSetParams, "cudaGraphExecNodeSetParams($module, graphExec, node, nodeParams, /)\n--\n\ncudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecNodeSetParams, "cudaGraphExecNodeSetParams($module, graphExec, node, nodeParams, /)\n--\n\ncudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)\n\nUpdate a graph node's parameters in an instantiated graph.\n\nParameters:\n    graphExec: The executable graph in which to update the specified node\n    node: Corresponding node from the graph from which graphExec was instantiated\n    nodeParams: Updated Parameters to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10892,7 +10899,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGraphExec, hGraph, resultInfo, /)\n--\n\ncudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGraphExec, hGraph, resultInfo, /)\n--\n\ncudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo)\n\nCheck whether an executable graph can be updated with a graph and perform the update if possible.\n\nParameters:\n    hGraphExec: The instantiated graph to be updated\n    hGraph: The graph containing the updated parameters\n    resultInfo: the error info structure\n\nReturns: cudaSuccess, cudaErrorGraphExecUpdateFailure,");
 
 static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -10955,7 +10962,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGraphExternalSemaphoresSignalNodeGetParams($module, hNode, params_out, /)\n--\n\ncudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams *params_out)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGraphExternalSemaphoresSignalNodeGetParams($module, hNode, params_out, /)\n--\n\ncudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams *params_out)\n\nReturns an external semaphore signal node's parameters.\n\nParameters:\n    hNode: Node to get the parameters for\n    params_out: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11010,7 +11017,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGraphExternalSemaphoresSignalNodeSetParams($module, hNode, nodeParams, /)\n--\n\ncudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGraphExternalSemaphoresSignalNodeSetParams($module, hNode, nodeParams, /)\n--\n\ncudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)\n\nSets an external semaphore signal node's parameters.\n\nParameters:\n    hNode: Node to set the parameters for\n    nodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11065,7 +11072,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraphExternalSemaphoresWaitNodeGetParams($module, hNode, params_out, /)\n--\n\ncudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams *params_out)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraphExternalSemaphoresWaitNodeGetParams($module, hNode, params_out, /)\n--\n\ncudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams *params_out)\n\nReturns an external semaphore wait node's parameters.\n\nParameters:\n    hNode: Node to get the parameters for\n    params_out: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11120,7 +11127,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraphExternalSemaphoresWaitNodeSetParams($module, hNode, nodeParams, /)\n--\n\ncudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraphExternalSemaphoresWaitNodeSetParams($module, hNode, nodeParams, /)\n--\n\ncudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)\n\nSets an external semaphore wait node's parameters.\n\nParameters:\n    hNode: Node to set the parameters for\n    nodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11175,7 +11182,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, from_, to, edgeData, numEdges, /)\n--\n\ncudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to, cudaGraphEdgeData *edgeData, size_t *numEdges)");
+PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, from_, to, edgeData, numEdges, /)\n--\n\ncudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to, cudaGraphEdgeData *edgeData, size_t *numEdges)\n\nReturns a graph's dependency edges.\n\nParameters:\n    graph: Graph to get the edges from\n    from: Location to return edge endpoints\n    to: Location to return edge endpoints\n    edgeData: Optional location to return edge data\n    numEdges: See description\n\nReturns: cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11210,11 +11217,11 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -11222,7 +11229,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetEdges];
@@ -11254,7 +11261,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphGetId, "cudaGraphGetId($module, hGraph, graphID, /)\n--\n\ncudaError_t cudaGraphGetId(cudaGraph_t hGraph, unsigned int *graphID)");
+PyDoc_STRVAR(cudart_doc_cudaGraphGetId, "cudaGraphGetId($module, hGraph, graphID, /)\n--\n\ncudaError_t cudaGraphGetId(cudaGraph_t hGraph, unsigned int *graphID)\n\nReturns the id of a given graph.\n\nParameters:\n    hGraph: Graph to query\n    graphID: Pointer to return the graphId\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11280,7 +11287,7 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetId];
@@ -11309,7 +11316,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, nodes, numNodes, /)\n--\n\ncudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)");
+PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, nodes, numNodes, /)\n--\n\ncudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)\n\nReturns a graph's nodes.\n\nParameters:\n    graph: Graph to query\n    nodes: Pointer to return the nodes\n    numNodes: See description\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11338,11 +11345,11 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetNodes];
@@ -11372,7 +11379,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, graph, pRootNodes, pNumRootNodes, /)\n--\n\ncudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes)");
+PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, graph, pRootNodes, pNumRootNodes, /)\n--\n\ncudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes)\n\nReturns a graph's root nodes.\n\nParameters:\n    graph: Graph to query\n    pRootNodes: Pointer to return the root nodes\n    pNumRootNodes: See description\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11401,11 +11408,11 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphGetRootNodes];
@@ -11435,7 +11442,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams)\n\nReturns a host node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11490,7 +11497,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)\n\nSets a host node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11545,7 +11552,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGraphExec, graph, flags, /)\n--\n\ncudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGraphExec, graph, flags, /)\n--\n\ncudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)\n\nCreates an executable graph from a graph.\n\nParameters:\n    pGraphExec: Returns instantiated graph\n    graph: Graph to instantiate\n    flags: Flags to control instantiation.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11568,7 +11575,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11603,7 +11610,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWithFlags($module, pGraphExec, graph, flags, /)\n--\n\ncudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWithFlags($module, pGraphExec, graph, flags, /)\n--\n\ncudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)\n\nCreates an executable graph from a graph.\n\nParameters:\n    pGraphExec: Returns instantiated graph\n    graph: Graph to instantiate\n    flags: Flags to control instantiation.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11626,7 +11633,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11661,7 +11668,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWithParams($module, pGraphExec, graph, instantiateParams, /)\n--\n\ncudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWithParams($module, pGraphExec, graph, instantiateParams, /)\n--\n\ncudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams)\n\nCreates an executable graph from a graph.\n\nParameters:\n    pGraphExec: Returns instantiated graph\n    graph: Graph to instantiate\n    instantiateParams: Instantiation parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11686,7 +11693,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11724,7 +11731,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeCopyAttributes($module, hDst, hSrc, /)\n--\n\ncudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc)");
+PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeCopyAttributes($module, hDst, hSrc, /)\n--\n\ncudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc)\n\nCopies attributes from source node to destination node.\n\nParameters:\n    hDst: Destination node\n    hSrc: Source node For list of attributes see cudaKernelNodeAttrID\n\nReturns: cudaSuccess, cudaErrorInvalidContext");
 
 static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11779,7 +11786,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGetAttribute($module, hNode, attr, value_out, /)\n--\n\ncudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)");
+PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGetAttribute($module, hNode, attr, value_out, /)\n--\n\ncudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)\n\nQueries node attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11837,7 +11844,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams)\n\nReturns a kernel node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction");
 
 static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11892,7 +11899,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSetAttribute($module, hNode, attr, value, /)\n--\n\ncudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)");
+PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSetAttribute($module, hNode, attr, value, /)\n--\n\ncudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)\n\nSets node attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -11950,7 +11957,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)\n\nSets a kernel node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12005,7 +12012,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, stream, /)\n--\n\ncudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, stream, /)\n--\n\ncudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)\n\nLaunches an executable graph in a stream.\n\nParameters:\n    graphExec: Executable graph to launch\n    stream: Stream in which to launch the graph\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12060,7 +12067,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGetParams($module, node, params_out, /)\n--\n\ncudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out)");
+PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGetParams($module, node, params_out, /)\n--\n\ncudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out)\n\nReturns a memory alloc node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    params_out: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12115,7 +12122,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetParams($module, node, dptr_out, /)\n--\n\ncudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out)");
+PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetParams($module, node, dptr_out, /)\n--\n\ncudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out)\n\nReturns a memory free node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    dptr_out: Pointer to return the device address\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12170,7 +12177,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams)\n\nReturns a memcpy node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12225,7 +12232,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)\n\nSets a memcpy node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12280,7 +12287,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetParams1D($module, node, dst, src, count, kind, /)\n--\n\ncudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetParams1D($module, node, dst, src, count, kind, /)\n--\n\ncudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nSets a memcpy node's parameters to perform a 1-dimensional copy.\n\nParameters:\n    node: Node to set the parameters for\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12349,7 +12356,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpyNodeSetParamsFromSymbol($module, node, dst, symbol, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpyNodeSetParamsFromSymbol($module, node, dst, symbol, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets a memcpy node's parameters to copy from a symbol on the device.\n\nParameters:\n    node: Node to set the parameters for\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12421,7 +12428,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNodeSetParamsToSymbol($module, node, symbol, src, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNodeSetParamsToSymbol($module, node, symbol, src, count, offset, kind, /)\n--\n\ncudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nSets a memcpy node's parameters to copy to a symbol on the device.\n\nParameters:\n    node: Node to set the parameters for\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12493,7 +12500,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams *pNodeParams)\n\nReturns a memset node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    pNodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12548,7 +12555,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetParams($module, node, pNodeParams, /)\n--\n\ncudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)\n\nSets a memset node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    pNodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12603,7 +12610,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($module, pNode, originalNode, clonedGraph, /)\n--\n\ncudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)");
+PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($module, pNode, originalNode, clonedGraph, /)\n--\n\ncudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)\n\nFinds a cloned version of a node.\n\nParameters:\n    pNode: Returns handle to the cloned node\n    originalNode: Handle to the original node\n    clonedGraph: Cloned graph to query\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12628,7 +12635,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12666,7 +12673,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetContainingGraph, "cudaGraphNodeGetContainingGraph($module, hNode, phGraph, /)\n--\n\ncudaError_t cudaGraphNodeGetContainingGraph(cudaGraphNode_t hNode, cudaGraph_t *phGraph)");
+PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetContainingGraph, "cudaGraphNodeGetContainingGraph($module, hNode, phGraph, /)\n--\n\ncudaError_t cudaGraphNodeGetContainingGraph(cudaGraphNode_t hNode, cudaGraph_t *phGraph)\n\nReturns the graph that contains a given graph node.\n\nParameters:\n    hNode: Node to query\n    phGraph: Pointer to return the containing graph\n\nReturns: cudaSuccess cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12692,7 +12699,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetContainingGraph];
@@ -12721,7 +12728,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependencies($module, node, pDependencies, edgeData, pNumDependencies, /)\n--\n\ncudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies, cudaGraphEdgeData *edgeData, size_t *pNumDependencies)");
+PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependencies($module, node, pDependencies, edgeData, pNumDependencies, /)\n--\n\ncudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies, cudaGraphEdgeData *edgeData, size_t *pNumDependencies)\n\nReturns a node's dependencies.\n\nParameters:\n    node: Node to query\n    pDependencies: Pointer to return the dependencies\n    edgeData: Optional array to return edge data for each dependency\n    pNumDependencies: See description\n\nReturns: cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12753,7 +12760,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -12761,7 +12768,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies];
@@ -12792,7 +12799,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDependentNodes($module, node, pDependentNodes, edgeData, pNumDependentNodes, /)\n--\n\ncudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes, cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes)");
+PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDependentNodes($module, node, pDependentNodes, edgeData, pNumDependentNodes, /)\n--\n\ncudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes, cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes)\n\nReturns a node's dependent nodes.\n\nParameters:\n    node: Node to query\n    pDependentNodes: Pointer to return the dependent nodes\n    edgeData: Optional pointer to return edge data for dependent nodes\n    pNumDependentNodes: See description\n\nReturns: cudaSuccess, cudaErrorLossyQuery, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12824,7 +12831,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -12832,7 +12839,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes];
@@ -12863,7 +12870,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($module, hGraphExec, hNode, isEnabled, /)\n--\n\ncudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int *isEnabled)");
+PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($module, hGraphExec, hNode, isEnabled, /)\n--\n\ncudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int *isEnabled)\n\nQuery whether a node in the given graphExec is enabled.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Node from the graph from which graphExec was instantiated\n    isEnabled: Location to return the enabled status of the node\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12896,7 +12903,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled];
@@ -12926,7 +12933,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetLocalId, "cudaGraphNodeGetLocalId($module, hNode, nodeId, /)\n--\n\ncudaError_t cudaGraphNodeGetLocalId(cudaGraphNode_t hNode, unsigned int *nodeId)");
+PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetLocalId, "cudaGraphNodeGetLocalId($module, hNode, nodeId, /)\n--\n\ncudaError_t cudaGraphNodeGetLocalId(cudaGraphNode_t hNode, unsigned int *nodeId)\n\nReturns the node id of a given graph node.\n\nParameters:\n    hNode: Node to query\n    nodeId: Pointer to return the nodeId\n\nReturns: cudaSuccess cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -12952,7 +12959,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetLocalId];
@@ -12981,7 +12988,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetParams, "cudaGraphNodeGetParams($module, node, nodeParams, /)\n--\n\ncudaError_t cudaGraphNodeGetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetParams, "cudaGraphNodeGetParams($module, node, nodeParams, /)\n--\n\ncudaError_t cudaGraphNodeGetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)\n\nReturns a graph node's parameters.\n\nParameters:\n    node: Node to get the parameters for\n    nodeParams: Pointer to return the parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13036,7 +13043,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetToolsId, "cudaGraphNodeGetToolsId($module, hNode, toolsNodeId, /)\n--\n\ncudaError_t cudaGraphNodeGetToolsId(cudaGraphNode_t hNode, unsigned long long *toolsNodeId)");
+PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetToolsId, "cudaGraphNodeGetToolsId($module, hNode, toolsNodeId, /)\n--\n\ncudaError_t cudaGraphNodeGetToolsId(cudaGraphNode_t hNode, unsigned long long *toolsNodeId)\n\nReturns an id used by tools to identify a given node.\n\nParameters:\n    hNode: Node to query\n    toolsNodeId: Pointer to return the id used by tools\n\nReturns: CUDA_SUCCESS cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13062,7 +13069,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetToolsId];
@@ -13091,7 +13098,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, node, pType, /)\n--\n\ncudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType)");
+PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, node, pType, /)\n--\n\ncudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType)\n\nReturns a node's type.\n\nParameters:\n    node: Node to query\n    pType: Pointer to return the node type\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13117,7 +13124,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetType];
@@ -13146,7 +13153,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($module, hGraphExec, hNode, isEnabled, /)\n--\n\ncudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled)");
+PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($module, hGraphExec, hNode, isEnabled, /)\n--\n\ncudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled)\n\nEnables or disables the specified node in the given graphExec.\n\nParameters:\n    hGraphExec: The executable graph in which to set the specified node\n    hNode: Node from the graph from which graphExec was instantiated\n    isEnabled: Node is enabled if != 0, otherwise the node is disabled\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13204,7 +13211,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetParams, "cudaGraphNodeSetParams($module, node, nodeParams, /)\n--\n\ncudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)");
+PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetParams, "cudaGraphNodeSetParams($module, node, nodeParams, /)\n--\n\ncudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)\n\nUpdate a graph node's parameters.\n\nParameters:\n    node: Node to set the parameters for\n    nodeParams: Parameters to copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13259,7 +13266,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject($module, graph, object, count, /)\n--\n\ncudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count)");
+PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject($module, graph, object, count, /)\n--\n\ncudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count)\n\nRelease a user object reference from a graph.\n\nParameters:\n    graph: The graph that will release the reference\n    object: The user object to release a reference for\n    count: The number of references to release, typically 1.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13317,7 +13324,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencies($module, graph, from_, to, edgeData, numDependencies, /)\n--\n\ncudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)");
+PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencies($module, graph, from_, to, edgeData, numDependencies, /)\n--\n\ncudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)\n\nRemoves dependency edges from a graph.\n\nParameters:\n    graph: Graph from which to remove dependencies\n    from: Array of nodes that provide the dependencies\n    to: Array of dependent nodes\n    edgeData: Optional array of edge data.\n    numDependencies: Number of dependencies to be removed\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13350,11 +13357,11 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -13391,7 +13398,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($module, graph, object, count, flags, /)\n--\n\ncudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($module, graph, object, count, flags, /)\n--\n\ncudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags)\n\nRetain a reference to a user object from a graph.\n\nParameters:\n    graph: The graph to associate the reference with\n    object: The user object to retain a reference for\n    count: The number of references to add to the graph, typically 1.\n    flags: The optional flag cudaGraphUserObjectMove transfers references from the calling thread, rather than create new references.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13452,7 +13459,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, stream, /)\n--\n\ncudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, stream, /)\n--\n\ncudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)\n\nUploads an executable graph in a stream.\n\nParameters:\n    graphExec: Executable graph to upload\n    stream: Stream in which to upload the graph\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13507,7 +13514,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterImage($module, pCudaResource, image, flags, /)\n--\n\ncudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource **pCudaResource, EGLImageKHR image, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterImage($module, pCudaResource, image, flags, /)\n--\n\ncudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource **pCudaResource, EGLImageKHR image, unsigned int flags)\n\nRegisters an EGL image.\n\nParameters:\n    pCudaResource: Pointer to the returned object handle\n    image: An EGLImageKHR image which can be used to create target resource.\n    flags: Map flags\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13530,7 +13537,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -13565,7 +13572,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuffer($module, resource, buffer, flags, /)\n--\n\ncudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource **resource, GLuint buffer, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuffer($module, resource, buffer, flags, /)\n--\n\ncudaError_t cudaGraphicsGLRegisterBuffer(struct cudaGraphicsResource **resource, GLuint buffer, unsigned int flags)\n\nRegisters an OpenGL buffer object.\n\nParameters:\n    resource: Pointer to the returned object handle\n    buffer: name of buffer object to be registered\n    flags: Register flags\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13586,7 +13593,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -13618,7 +13625,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImage($module, resource, image, target, flags, /)\n--\n\ncudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource **resource, GLuint image, GLenum target, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImage($module, resource, image, target, flags, /)\n--\n\ncudaError_t cudaGraphicsGLRegisterImage(struct cudaGraphicsResource **resource, GLuint image, GLenum target, unsigned int flags)\n\nRegister an OpenGL texture or renderbuffer object.\n\nParameters:\n    resource: Pointer to the returned object handle\n    image: name of texture or renderbuffer object to be registered\n    target: Identifies the type of object specified by image\n    flags: Register flags\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13640,7 +13647,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -13674,7 +13681,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($module, count, resources, stream, /)\n--\n\ncudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($module, count, resources, stream, /)\n--\n\ncudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)\n\nMap graphics resources for access by CUDA.\n\nParameters:\n    count: Number of resources to map\n    resources: Resources to map for CUDA\n    stream: Stream for synchronization\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13699,7 +13706,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -13732,7 +13739,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsResourceGetMappedEglFrame($module, eglFrame, resource, index, mipLevel, /)\n--\n\ncudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame *eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsResourceGetMappedEglFrame($module, eglFrame, resource, index, mipLevel, /)\n--\n\ncudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame *eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel)\n\nGet an eglFrame through which to access a registered EGL graphics resource.\n\nParameters:\n    eglFrame: Returned eglFrame.\n    resource: Registered resource to access.\n    index: Index for cubemap surfaces.\n    mipLevel: Mipmap level for the subresource to access.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13793,7 +13800,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphicsResourceGetMappedMipmappedArray($module, mipmappedArray, resource, /)\n--\n\ncudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t *mipmappedArray, cudaGraphicsResource_t resource)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphicsResourceGetMappedMipmappedArray($module, mipmappedArray, resource, /)\n--\n\ncudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t *mipmappedArray, cudaGraphicsResource_t resource)\n\nGet a mipmapped array through which to access a mapped graphics resource.\n\nParameters:\n    mipmappedArray: Returned mipmapped array through which resource may be accessed\n    resource: Mapped resource to access\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13815,7 +13822,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -13848,7 +13855,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResourceGetMappedPointer($module, devPtr, size, resource, /)\n--\n\ncudaError_t cudaGraphicsResourceGetMappedPointer(void **devPtr, size_t *size, cudaGraphicsResource_t resource)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResourceGetMappedPointer($module, devPtr, size, resource, /)\n--\n\ncudaError_t cudaGraphicsResourceGetMappedPointer(void **devPtr, size_t *size, cudaGraphicsResource_t resource)\n\nGet an device pointer through which to access a mapped graphics resource.\n\nParameters:\n    devPtr: Returned pointer through which resource may be accessed\n    size: Returned size of the buffer accessible starting at *devPtr\n    resource: Mapped resource to access\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13873,11 +13880,11 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -13911,7 +13918,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSetMapFlags($module, resource, flags, /)\n--\n\ncudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSetMapFlags($module, resource, flags, /)\n--\n\ncudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags)\n\nSet usage flags for mapping a graphics resource.\n\nParameters:\n    resource: Registered resource to set flags for\n    flags: Parameters for resource mapping\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown,");
 
 static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13961,7 +13968,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubResourceGetMappedArray($module, array, resource, arrayIndex, mipLevel, /)\n--\n\ncudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubResourceGetMappedArray($module, array, resource, arrayIndex, mipLevel, /)\n--\n\ncudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel)\n\nGet an array through which to access a subresource of a mapped graphics resource.\n\nParameters:\n    array: Returned array through which a subresource of resource may be accessed\n    resource: Mapped resource to access\n    arrayIndex: Array index for array textures or cubemap face index as defined by cudaGraphicsCubeFace for cubemap textures for the subresource to access\n    mipLevel: Mipmap level for the subresource to access\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -13985,7 +13992,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -14022,7 +14029,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources($module, count, resources, stream, /)\n--\n\ncudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources($module, count, resources, stream, /)\n--\n\ncudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t *resources, cudaStream_t stream)\n\nUnmap graphics resources.\n\nParameters:\n    count: Number of resources to unmap\n    resources: Resources to unmap\n    stream: Stream for synchronization\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14047,7 +14054,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -14080,7 +14087,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterResource($module, resource, /)\n--\n\ncudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterResource($module, resource, /)\n--\n\ncudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource)\n\nUnregisters a graphics resource for access by CUDA.\n\nParameters:\n    resource: Resource to unregister\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14127,7 +14134,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDPAURegisterOutputSurface($module, resource, vdpSurface, flags, /)\n--\n\ncudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource **resource, VdpOutputSurface vdpSurface, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDPAURegisterOutputSurface($module, resource, vdpSurface, flags, /)\n--\n\ncudaError_t cudaGraphicsVDPAURegisterOutputSurface(struct cudaGraphicsResource **resource, VdpOutputSurface vdpSurface, unsigned int flags)\n\nRegister a VdpOutputSurface object.\n\nParameters:\n    resource: Pointer to the returned object handle\n    vdpSurface: VDPAU object to be registered\n    flags: Map flags\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14148,7 +14155,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -14180,7 +14187,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPAURegisterVideoSurface($module, resource, vdpSurface, flags, /)\n--\n\ncudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource **resource, VdpVideoSurface vdpSurface, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPAURegisterVideoSurface($module, resource, vdpSurface, flags, /)\n--\n\ncudaError_t cudaGraphicsVDPAURegisterVideoSurface(struct cudaGraphicsResource **resource, VdpVideoSurface vdpSurface, unsigned int flags)\n\nRegister a VdpVideoSurface object.\n\nParameters:\n    resource: Pointer to the returned object handle\n    vdpSurface: VDPAU object to be registered\n    flags: Map flags\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorUnknown");
 
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14201,7 +14208,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -14233,7 +14240,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaGreenCtxCreate, "cudaGreenCtxCreate($module, phCtx, desc, device, flags, /)\n--\n\ncudaError_t cudaGreenCtxCreate(cudaExecutionContext_t *phCtx, cudaDevResourceDesc_t desc, int device, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaGreenCtxCreate, "cudaGreenCtxCreate($module, phCtx, desc, device, flags, /)\n--\n\ncudaError_t cudaGreenCtxCreate(cudaExecutionContext_t *phCtx, cudaDevResourceDesc_t desc, int device, unsigned int flags)\n\nCreates a green context with a specified set of resources.\n\nParameters:\n    phCtx: Pointer for the output handle to the green context\n    desc: Descriptor generated via cudaDevResourceGenerateDesc which contains the set of resources to be used\n    device: Device on which to create the green context.\n    flags: Green context creation flags.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorNotPermitted, cudaErrorNotSupported, cudaErrorOutOfMemory, cudaErrorCudartUnloading, cudaErrorInitializationError");
 
 static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14257,7 +14264,7 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -14294,7 +14301,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flags, /)\n--\n\ncudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flags, /)\n--\n\ncudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)\n\nAllocates page-locked memory on the host.\n\nParameters:\n    pHost: Device pointer to allocated memory\n    size: Requested allocation size in bytes\n    flags: Requested properties of allocated memory\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorExternalDevice");
 
 static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14315,7 +14322,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -14347,7 +14354,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($module, pDevice, pHost, flags, /)\n--\n\ncudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($module, pDevice, pHost, flags, /)\n--\n\ncudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)\n\nPasses back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister.\n\nParameters:\n    pDevice: Returned device pointer for mapped memory\n    pHost: Requested host pointer mapping\n    flags: Flags for extensions (must be 0 for now)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14370,7 +14377,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -14405,7 +14412,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHost, /)\n--\n\ncudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)");
+PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHost, /)\n--\n\ncudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)\n\nPasses back flags used to allocate pinned host memory allocated by cudaHostAlloc.\n\nParameters:\n    pFlags: Returned flags word\n    pHost: Host pointer\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14427,7 +14434,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -14460,7 +14467,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, flags, /)\n--\n\ncudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, flags, /)\n--\n\ncudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)\n\nRegisters an existing host memory range for use by CUDA.\n\nParameters:\n    ptr: Host pointer to memory to page-lock\n    size: Size in bytes of the address range to page-lock in bytes\n    flags: Flags for allocation request\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorHostMemoryAlreadyRegistered, cudaErrorNotSupported, cudaErrorExternalDevice");
 
 static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14513,7 +14520,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)\n--\n\ncudaError_t cudaHostUnregister(void *ptr)");
+PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)\n--\n\ncudaError_t cudaHostUnregister(void *ptr)\n\nUnregisters a memory range that was registered with cudaHostRegister.\n\nParameters:\n    ptr: Host pointer to memory to unregister\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorHostMemoryNotRegistered");
 
 static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14560,7 +14567,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($module, extMem_out, memHandleDesc, /)\n--\n\ncudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc)");
+PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($module, extMem_out, memHandleDesc, /)\n--\n\ncudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc)\n\nImports an external memory object.\n\nParameters:\n    extMem_out: Returned handle to an external memory object\n    memHandleDesc: Memory import handle descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem");
 
 static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14582,7 +14589,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -14615,7 +14622,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphore($module, extSem_out, semHandleDesc, /)\n--\n\ncudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t *extSem_out, const struct cudaExternalSemaphoreHandleDesc *semHandleDesc)");
+PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphore($module, extSem_out, semHandleDesc, /)\n--\n\ncudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t *extSem_out, const struct cudaExternalSemaphoreHandleDesc *semHandleDesc)\n\nImports an external semaphore.\n\nParameters:\n    extSem_out: Returned handle to an external semaphore\n    semHandleDesc: Semaphore import handle descriptor\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorOperatingSystem");
 
 static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14637,7 +14644,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -14670,7 +14677,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaInitDevice, "cudaInitDevice($module, device, deviceFlags, flags, /)\n--\n\ncudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaInitDevice, "cudaInitDevice($module, device, deviceFlags, flags, /)\n--\n\ncudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)\n\nInitialize device to be used for GPU executions.\n\nParameters:\n    device: Device on which the runtime will initialize itself.\n    deviceFlags: Parameters for device operation.\n    flags: Flags for controlling the device initialization.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice,");
 
 static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14709,7 +14716,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, devPtr, /)\n--\n\ncudaError_t cudaIpcCloseMemHandle(void *devPtr)");
+PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, devPtr, /)\n--\n\ncudaError_t cudaIpcCloseMemHandle(void *devPtr)\n\nAttempts to close memory mapped with cudaIpcOpenMemHandle.\n\nParameters:\n    devPtr: Device pointer returned by cudaIpcOpenMemHandle\n\nReturns: cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14756,7 +14763,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, handle, event, /)\n--\n\ncudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)");
+PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, handle, event, /)\n--\n\ncudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)\n\nGets an interprocess handle for a previously allocated event.\n\nParameters:\n    handle: Pointer to a user allocated cudaIpcEventHandle in which to return the opaque event handle\n    event: Event allocated with cudaEventInterprocess and cudaEventDisableTiming flags.\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorMemoryAllocation, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14811,7 +14818,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handle, devPtr, /)\n--\n\ncudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)");
+PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handle, devPtr, /)\n--\n\ncudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)\n\nGets an interprocess memory handle for an existing device memory allocation.\n\nParameters:\n    handle: Pointer to user allocated cudaIpcMemHandle to return the handle in.\n    devPtr: Base pointer to previously allocated device memory\n\nReturns: cudaSuccess, cudaErrorMemoryAllocation, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14866,7 +14873,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module, event, handle, /)\n--\n\ncudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)");
+PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module, event, handle, /)\n--\n\ncudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)\n\nOpens an interprocess event handle for use in the current process.\n\nParameters:\n    event: Returns the imported event\n    handle: Interprocess handle to open\n\nReturns: cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorNotSupported, cudaErrorInvalidValue, cudaErrorDeviceUninitialized");
 
 static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14886,9 +14893,9 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
@@ -14916,7 +14923,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, devPtr, handle, flags, /)\n--\n\ncudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, devPtr, handle, flags, /)\n--\n\ncudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)\n\nOpens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.\n\nParameters:\n    devPtr: Returned device pointer\n    handle: cudaIpcMemHandle to open\n    flags: Flags for this operation.\n\nReturns: cudaSuccess, cudaErrorMapBufferObjectFailed, cudaErrorInvalidResourceHandle, cudaErrorDeviceUninitialized, cudaErrorTooManyPeers, cudaErrorNotSupported, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -14937,9 +14944,9 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14969,7 +14976,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaKernelSetAttributeForDevice, "cudaKernelSetAttributeForDevice($module, kernel, attr, value, device, /)\n--\n\ncudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device)");
+PyDoc_STRVAR(cudart_doc_cudaKernelSetAttributeForDevice, "cudaKernelSetAttributeForDevice($module, kernel, attr, value, device, /)\n--\n\ncudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device)\n\nSets information about a kernel.\n\nParameters:\n    kernel: Kernel to set attribute of\n    attr: Attribute requested\n    value: Value to set\n    device: Device to set attribute of\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15025,7 +15032,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKernel($module, func, gridDim, blockDim, args, sharedMem, stream, /)\n--\n\ncudaError_t cudaLaunchCooperativeKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKernel($module, func, gridDim, blockDim, args, sharedMem, stream, /)\n--\n\ncudaError_t cudaLaunchCooperativeKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)\n\nLaunches a device function where thread blocks can cooperate and synchronize as they execute.\n\nParameters:\n    func: Device function symbol\n    gridDim: Grid dimentions\n    blockDim: Block dimentions\n    args: Arguments\n    sharedMem: Shared memory\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorCooperativeLaunchTooLarge, cudaErrorSharedObjectInitFailed");
 
 static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15055,13 +15062,13 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -15097,7 +15104,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream, fn, userData, /)\n--\n\ncudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)");
+PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream, fn, userData, /)\n--\n\ncudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)\n\nEnqueues a host function call in a stream.\n\nParameters:\n    stream: Stream to enqueue function call in\n    fn: The function to call once preceding stream operations are complete\n    userData: User-specified data to be passed to the function\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15160,7 +15167,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc_v2, "cudaLaunchHostFunc_v2($module, stream, fn, userData, syncMode, /)\n--\n\ncudaError_t cudaLaunchHostFunc_v2(cudaStream_t stream, cudaHostFn_t fn, void *userData, unsigned int syncMode)");
+PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc_v2, "cudaLaunchHostFunc_v2($module, stream, fn, userData, syncMode, /)\n--\n\ncudaError_t cudaLaunchHostFunc_v2(cudaStream_t stream, cudaHostFn_t fn, void *userData, unsigned int syncMode)\n\nEnqueues a host function call in a stream.\n\nParameters:\n    stream: Stream to enqueue function call in\n    fn: The function to call once preceding stream operations are complete\n    userData: User-specified data to be passed to the function\n    syncMode: Sync mode for the host function\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15226,7 +15233,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridDim, blockDim, args, sharedMem, stream, /)\n--\n\ncudaError_t cudaLaunchKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridDim, blockDim, args, sharedMem, stream, /)\n--\n\ncudaError_t cudaLaunchKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)\n\nLaunches a device function.\n\nParameters:\n    func: Device function symbol\n    gridDim: Grid dimentions\n    blockDim: Block dimentions\n    args: Arguments\n    sharedMem: Shared memory\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorSharedObjectInitFailed, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled");
 
 static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15256,13 +15263,13 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -15298,7 +15305,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, config, func, args, /)\n--\n\ncudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)");
+PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, config, func, args, /)\n--\n\ncudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)\n\nLaunches a CUDA function with launch-time configuration.\n\nParameters:\n    config: Launch configuration\n    func: Kernel to launch\n    args: Array of pointers to kernel parameters\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorSharedObjectInitFailed, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled");
 
 static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15331,7 +15338,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernelExC];
@@ -15361,7 +15368,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLibraryEnumerateKernels, "cudaLibraryEnumerateKernels($module, kernels, numKernels, lib, /)\n--\n\ncudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib)");
+PyDoc_STRVAR(cudart_doc_cudaLibraryEnumerateKernels, "cudaLibraryEnumerateKernels($module, kernels, numKernels, lib, /)\n--\n\ncudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib)\n\nRetrieve the kernel handles within a library.\n\nParameters:\n    kernels: Buffer where the kernel handles are returned to\n    numKernels: Maximum number of kernel handles may be returned to the buffer\n    lib: Library to query from\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15384,7 +15391,7 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -15419,7 +15426,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLibraryGetGlobal, "cudaLibraryGetGlobal($module, dptr, bytes, library, name, /)\n--\n\ncudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name)");
+PyDoc_STRVAR(cudart_doc_cudaLibraryGetGlobal, "cudaLibraryGetGlobal($module, dptr, bytes, library, name, /)\n--\n\ncudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name)\n\nReturns a global device pointer.\n\nParameters:\n    dptr: Returned global device pointer for the requested library\n    bytes: Returned global size in bytes\n    library: Library to retrieve global from\n    name: Name of global to retrieve\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound cudaErrorDeviceUninitialized, cudaErrorContextIsDestroyed");
 
 static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15447,11 +15454,11 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
     b3.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -15490,7 +15497,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernel, "cudaLibraryGetKernel($module, pKernel, library, name, /)\n--\n\ncudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name)");
+PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernel, "cudaLibraryGetKernel($module, pKernel, library, name, /)\n--\n\ncudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name)\n\nReturns a kernel handle.\n\nParameters:\n    pKernel: Returned kernel handle\n    library: Library to retrieve kernel from\n    name: Name of kernel to retrieve\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound");
 
 static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15515,7 +15522,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -15553,7 +15560,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernelCount, "cudaLibraryGetKernelCount($module, count, lib, /)\n--\n\ncudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLibrary_t lib)");
+PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernelCount, "cudaLibraryGetKernelCount($module, count, lib, /)\n--\n\ncudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLibrary_t lib)\n\nReturns the number of kernels within a library.\n\nParameters:\n    count: Number of kernels found within the library\n    lib: Library to query\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15575,7 +15582,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -15608,7 +15615,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLibraryGetManaged, "cudaLibraryGetManaged($module, dptr, bytes, library, name, /)\n--\n\ncudaError_t cudaLibraryGetManaged(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name)");
+PyDoc_STRVAR(cudart_doc_cudaLibraryGetManaged, "cudaLibraryGetManaged($module, dptr, bytes, library, name, /)\n--\n\ncudaError_t cudaLibraryGetManaged(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name)\n\nReturns a pointer to managed memory.\n\nParameters:\n    dptr: Returned pointer to the managed memory\n    bytes: Returned memory size in bytes\n    library: Library to retrieve managed memory from\n    name: Name of managed memory to retrieve\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound");
 
 static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15636,11 +15643,11 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
     b3.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -15679,7 +15686,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLibraryGetUnifiedFunction, "cudaLibraryGetUnifiedFunction($module, fptr, library, symbol, /)\n--\n\ncudaError_t cudaLibraryGetUnifiedFunction(void **fptr, cudaLibrary_t library, const char *symbol)");
+PyDoc_STRVAR(cudart_doc_cudaLibraryGetUnifiedFunction, "cudaLibraryGetUnifiedFunction($module, fptr, library, symbol, /)\n--\n\ncudaError_t cudaLibraryGetUnifiedFunction(void **fptr, cudaLibrary_t library, const char *symbol)\n\nReturns a pointer to a unified function.\n\nParameters:\n    fptr: Returned pointer to a unified function\n    library: Library to retrieve function pointer memory from\n    symbol: Name of function pointer to retrieve\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound");
 
 static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15704,7 +15711,7 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -15742,7 +15749,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLibraryLoadData, "cudaLibraryLoadData($module, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions, /)\n--\n\ncudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)");
+PyDoc_STRVAR(cudart_doc_cudaLibraryLoadData, "cudaLibraryLoadData($module, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions, /)\n--\n\ncudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)\n\nLoad a library with specified code and options.\n\nParameters:\n    library: Returned library\n    code: Code to load\n    jitOptions: Options for JIT\n    jitOptionsValues: Option values for JIT\n    numJitOptions: Number of options\n    libraryOptions: Options for loading\n    libraryOptionValues: Option values for loading\n    numLibraryOptions: Number of options for loading\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorCudartUnloading, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorSharedObjectSymbolNotFound, cudaErrorSharedObjectInitFailed, cudaErrorJitCompilerNotFound");
 
 static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15778,7 +15785,7 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -15786,21 +15793,21 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     if ((spec.outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 4, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if ((spec.outs >> 6) & 1)
         a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
@@ -15835,7 +15842,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLibraryLoadFromFile, "cudaLibraryLoadFromFile($module, library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions, /)\n--\n\ncudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)");
+PyDoc_STRVAR(cudart_doc_cudaLibraryLoadFromFile, "cudaLibraryLoadFromFile($module, library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions, /)\n--\n\ncudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)\n\nLoad a library with specified file and options.\n\nParameters:\n    library: Returned library\n    fileName: File to load from\n    jitOptions: Options for JIT\n    jitOptionsValues: Option values for JIT\n    numJitOptions: Number of options\n    libraryOptions: Options for loading\n    libraryOptionValues: Option values for loading\n    numLibraryOptions: Number of options for loading\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorCudartUnloading, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorSharedObjectSymbolNotFound, cudaErrorSharedObjectInitFailed, cudaErrorJitCompilerNotFound");
 
 static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15871,7 +15878,7 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -15879,21 +15886,21 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     if ((spec.outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 4, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if ((spec.outs >> 6) & 1)
         a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
@@ -15928,7 +15935,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLibraryUnload, "cudaLibraryUnload($module, library, /)\n--\n\ncudaError_t cudaLibraryUnload(cudaLibrary_t library)");
+PyDoc_STRVAR(cudart_doc_cudaLibraryUnload, "cudaLibraryUnload($module, library, /)\n--\n\ncudaError_t cudaLibraryUnload(cudaLibrary_t library)\n\nUnloads a library.\n\nParameters:\n    library: Library to unload\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15975,7 +15982,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLogsCurrent, "cudaLogsCurrent($module, iterator_out, flags, /)\n--\n\ncudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaLogsCurrent, "cudaLogsCurrent($module, iterator_out, flags, /)\n--\n\ncudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigned int flags)\n\nSets log iterator to point to the end of log buffer, where the next message would be written.\n\nParameters:\n    iterator_out: Location to store an iterator to the current tail of the logs\n    flags: Reserved for future use, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -15995,7 +16002,7 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -16025,7 +16032,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLogsDumpToFile, "cudaLogsDumpToFile($module, iterator, pathToFile, flags, /)\n--\n\ncudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const char *pathToFile, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaLogsDumpToFile, "cudaLogsDumpToFile($module, iterator, pathToFile, flags, /)\n--\n\ncudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const char *pathToFile, unsigned int flags)\n\nDump accumulated driver logs into a file.\n\nParameters:\n    iterator: Optional auto-advancing iterator specifying the starting log to read.\n    pathToFile: Path to output file for dumping logs\n    flags: Reserved for future use, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16048,7 +16055,7 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -16083,7 +16090,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLogsDumpToMemory, "cudaLogsDumpToMemory($module, iterator, buffer, size, flags, /)\n--\n\ncudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaLogsDumpToMemory, "cudaLogsDumpToMemory($module, iterator, buffer, size, flags, /)\n--\n\ncudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags)\n\nDump accumulated driver logs into a buffer.\n\nParameters:\n    iterator: Optional auto-advancing iterator specifying the starting log to read.\n    buffer: Pointer to dump logs\n    size: See description\n    flags: Reserved for future use, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16109,7 +16116,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -16117,7 +16124,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -16149,7 +16156,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLogsRegisterCallback, "cudaLogsRegisterCallback($module, callbackFunc, userData, callback_out, /)\n--\n\ncudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData, cudaLogsCallbackHandle *callback_out)");
+PyDoc_STRVAR(cudart_doc_cudaLogsRegisterCallback, "cudaLogsRegisterCallback($module, callbackFunc, userData, callback_out, /)\n--\n\ncudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData, cudaLogsCallbackHandle *callback_out)\n\nRegister a callback function to receive error log messages.\n\nParameters:\n    callbackFunc: The function to register as a callback\n    userData: A generic pointer to user data.\n    callback_out: Optional location to store the callback handle after it is registered\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16182,7 +16189,7 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsRegisterCallback];
@@ -16212,7 +16219,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaLogsUnregisterCallback, "cudaLogsUnregisterCallback($module, callback, /)\n--\n\ncudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)");
+PyDoc_STRVAR(cudart_doc_cudaLogsUnregisterCallback, "cudaLogsUnregisterCallback($module, callback, /)\n--\n\ncudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)\n\nUnregister a log message callback.\n\nParameters:\n    callback: The callback instance to unregister from receiving log messages\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16259,7 +16266,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\ncudaError_t cudaMalloc(void **devPtr, size_t size)");
+PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\ncudaError_t cudaMalloc(void **devPtr, size_t size)\n\nAllocate memory on the device.\n\nParameters:\n    devPtr: Pointer to allocated device memory\n    size: Requested allocation size in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorExternalDevice");
 
 static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16279,7 +16286,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -16309,7 +16316,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, extent, /)\n--\n\ncudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)");
+PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, extent, /)\n--\n\ncudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)\n\nAllocates logical 1D, 2D, or 3D memory objects on the device.\n\nParameters:\n    pitchedDevPtr: Pointer to allocated pitched device memory\n    extent: Requested allocation size (width field in bytes)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16331,7 +16338,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
@@ -16359,7 +16366,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, desc, extent, flags, /)\n--\n\ncudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, desc, extent, flags, /)\n--\n\ncudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)\n\nAllocate an array on the device.\n\nParameters:\n    array: Pointer to allocated array in device memory\n    desc: Requested channel format\n    extent: Requested allocation size (width field in elements)\n    flags: Flags for extensions\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16383,13 +16390,13 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -16420,7 +16427,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, width, height, flags, /)\n--\n\ncudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, width, height, flags, /)\n--\n\ncudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)\n\nAllocate an array on the device.\n\nParameters:\n    array: Pointer to allocated array in device memory\n    desc: Requested channel format\n    width: Requested array allocation width\n    height: Requested array allocation height\n    flags: Requested properties of allocated array\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16445,7 +16452,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -16484,7 +16491,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size, hStream, /)\n--\n\ncudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)");
+PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size, hStream, /)\n--\n\ncudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)\n\nAllocates memory with stream ordered semantics.\n\nParameters:\n    devPtr: Returned device pointer\n    size: Number of bytes to allocate\n    hStream: The stream establishing the stream ordering contract and the memory pool to allocate from\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported, cudaErrorOutOfMemory,");
 
 static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16507,7 +16514,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -16542,7 +16549,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($module, ptr, size, memPool, stream, /)\n--\n\ncudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($module, ptr, size, memPool, stream, /)\n--\n\ncudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)\n\nAllocates memory from a specified pool with stream ordered semantics.\n\nParameters:\n    ptr: Returned device pointer\n    size:\n    memPool: The pool to allocate from\n    stream: The stream establishing the stream ordering semantic\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported, cudaErrorOutOfMemory");
 
 static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16568,7 +16575,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     b3.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -16608,7 +16615,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n--\n\ncudaError_t cudaMallocHost(void **ptr, size_t size)");
+PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n--\n\ncudaError_t cudaMallocHost(void **ptr, size_t size)\n\nAllocates page-locked memory on the host.\n\nParameters:\n    ptr: Pointer to allocated host memory\n    size: Requested allocation size in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorExternalDevice");
 
 static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16628,7 +16635,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -16658,7 +16665,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, size, flags, /)\n--\n\ncudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, size, flags, /)\n--\n\ncudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)\n\nAllocates memory that will be automatically managed by the Unified Memory system.\n\nParameters:\n    devPtr: Pointer to allocated device memory\n    size: Requested allocation size in bytes\n    flags: Must be either cudaMemAttachGlobal or cudaMemAttachHost (defaults to cudaMemAttachGlobal)\n\nReturns: cudaSuccess, cudaErrorMemoryAllocation, cudaErrorNotSupported, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16679,7 +16686,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -16711,7 +16718,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($module, mipmappedArray, desc, extent, numLevels, flags, /)\n--\n\ncudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($module, mipmappedArray, desc, extent, numLevels, flags, /)\n--\n\ncudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)\n\nAllocate a mipmapped array on the device.\n\nParameters:\n    mipmappedArray: Pointer to allocated mipmapped array in device memory\n    desc: Requested channel format\n    extent: Requested allocation size (width field in elements)\n    numLevels: Number of mipmap levels to allocate\n    flags: Flags for extensions\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16736,13 +16743,13 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -16775,7 +16782,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch, width, height, /)\n--\n\ncudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)");
+PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch, width, height, /)\n--\n\ncudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)\n\nAllocates pitched memory on the device.\n\nParameters:\n    devPtr: Pointer to allocated pitched device memory\n    pitch: Pitch for allocation\n    width: Requested pitched allocation width (in bytes)\n    height: Requested pitched allocation height\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation");
 
 static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16799,11 +16806,11 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -16836,7 +16843,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, advice, location, /)\n--\n\ncudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location)");
+PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, advice, location, /)\n--\n\ncudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location)\n\nAdvise about the usage of a given memory range.\n\nParameters:\n    devPtr: Pointer to memory to set the advice for\n    count: Size in bytes of the memory range\n    advice: Advice to be applied for the specified memory range\n    location: location to apply the advice for\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16864,7 +16871,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &a3) < 0)
+    if (cudart_by_value(args[k++], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
@@ -16892,7 +16899,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemDiscardAndPrefetchBatchAsync, "cudaMemDiscardAndPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream, /)\n--\n\ncudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemDiscardAndPrefetchBatchAsync, "cudaMemDiscardAndPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream, /)\n--\n\ncudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)\n\nPerforms a batch of memory discards and prefetches asynchronously.\n\nParameters:\n    dptrs: Array of pointers to be discarded\n    sizes: Array of sizes for memory discard operations.\n    count: Size of dptrs and sizes arrays.\n    prefetchLocs: Array of locations to prefetch to.\n    prefetchLocIdxs: Array of indices to specify which operands each entry in the prefetchLocs array applies to.\n    numPrefetchLocs: Size of prefetchLocs and prefetchLocIdxs arrays.\n    flags: Flags reserved for future use.\n    stream: The stream to enqueue the operations in.");
 
 static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -16926,11 +16933,11 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
     b7.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -16940,7 +16947,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -16980,7 +16987,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemDiscardBatchAsync, "cudaMemDiscardBatchAsync($module, dptrs, sizes, count, flags, stream, /)\n--\n\ncudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemDiscardBatchAsync, "cudaMemDiscardBatchAsync($module, dptrs, sizes, count, flags, stream, /)\n--\n\ncudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags, cudaStream_t stream)\n\nPerforms a batch of memory discards asynchronously.\n\nParameters:\n    dptrs: Array of pointers to be discarded\n    sizes: Array of sizes for memory discard operations.\n    count: Size of dptrs and sizes arrays.\n    flags: Flags reserved for future use.\n    stream: The stream to enqueue the operations in.");
 
 static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17007,11 +17014,11 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
     b4.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -17049,7 +17056,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemGetDefaultMemPool, "cudaMemGetDefaultMemPool($module, memPool, location, type, /)\n--\n\ncudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)");
+PyDoc_STRVAR(cudart_doc_cudaMemGetDefaultMemPool, "cudaMemGetDefaultMemPool($module, memPool, location, type, /)\n--\n\ncudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)\n\nReturns the default memory pool for a given location and allocation type.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported,");
 
 static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17072,7 +17079,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -17107,7 +17114,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)\n--\n\ncudaError_t cudaMemGetInfo(size_t *free, size_t *total)");
+PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)\n--\n\ncudaError_t cudaMemGetInfo(size_t *free, size_t *total)\n\nGets free and total device memory.\n\nParameters:\n    free: Returned free memory in bytes\n    total: Returned total memory in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorLaunchFailure");
 
 static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17129,11 +17136,11 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemGetInfo];
@@ -17162,7 +17169,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemGetLocationInfo, "cudaMemGetLocationInfo($module, devPtr, size, summaryGranularity, samplingGranularity, location_out, /)\n--\n\ncudaError_t cudaMemGetLocationInfo(void *devPtr, size_t size, size_t summaryGranularity, size_t samplingGranularity, struct cudaMemLocation *location_out)");
+PyDoc_STRVAR(cudart_doc_cudaMemGetLocationInfo, "cudaMemGetLocationInfo($module, devPtr, size, summaryGranularity, samplingGranularity, location_out, /)\n--\n\ncudaError_t cudaMemGetLocationInfo(void *devPtr, size_t size, size_t summaryGranularity, size_t samplingGranularity, struct cudaMemLocation *location_out)\n\nGets location information for a memory address range.\n\nParameters:\n    devPtr:\n    size: Size in bytes of the memory range to query\n    summaryGranularity: Granularity in bytes at which to summarize location information\n    samplingGranularity: Granularity in bytes at which to sample memory within each summary region\n    location_out: Array to store location information, one entry per summary region\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaMemGetLocationInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17226,7 +17233,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemGetMemPool, "cudaMemGetMemPool($module, memPool, location, type, /)\n--\n\ncudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)");
+PyDoc_STRVAR(cudart_doc_cudaMemGetMemPool, "cudaMemGetMemPool($module, memPool, location, type, /)\n--\n\ncudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)\n\nGets the current memory pool for a given memory location and allocation type.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17249,7 +17256,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -17284,7 +17291,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, poolProps, /)\n--\n\ncudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)");
+PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, poolProps, /)\n--\n\ncudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)\n\nCreates a memory pool.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17306,7 +17313,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     b1.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -17339,7 +17346,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool, /)\n--\n\ncudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)");
+PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool, /)\n--\n\ncudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)\n\nDestroys the specified memory pool.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17386,7 +17393,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($module, exportData, ptr, /)\n--\n\ncudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *exportData, void *ptr)");
+PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($module, exportData, ptr, /)\n--\n\ncudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *exportData, void *ptr)\n\nExport data to share a memory pool allocation between processes.\n\nParameters:\n    exportData:\n    ptr: pointer to memory being exported\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOutOfMemory");
 
 static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17441,7 +17448,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportToShareableHandle($module, shareableHandle, memPool, handleType, flags, /)\n--\n\ncudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportToShareableHandle($module, shareableHandle, memPool, handleType, flags, /)\n--\n\ncudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)\n\nExports a memory pool to the requested handle type.\n\nParameters:\n    shareableHandle:\n    memPool:\n    handleType: the type of handle to create\n    flags: must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOutOfMemory");
 
 static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17502,7 +17509,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, flags, memPool, location, /)\n--\n\ncudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool, struct cudaMemLocation *location)");
+PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, flags, memPool, location, /)\n--\n\ncudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool, struct cudaMemLocation *location)\n\nReturns the accessibility of a pool from a device.\n\nParameters:\n    flags: the accessibility of the pool from the specified location\n    memPool: the pool being queried\n    location: the location accessing the pool");
 
 static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17527,7 +17534,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -17565,7 +17572,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($module, memPool, attr, value, /)\n--\n\ncudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)");
+PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($module, memPool, attr, value, /)\n--\n\ncudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)\n\nGets attributes of a memory pool.\n\nParameters:\n    memPool:\n    attr: The attribute to get\n    value: Retrieved value\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17623,7 +17630,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImportFromShareableHandle($module, memPool, shareableHandle, handleType, flags, /)\n--\n\ncudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImportFromShareableHandle($module, memPool, shareableHandle, handleType, flags, /)\n--\n\ncudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)\n\nimports a memory pool from a shared handle.\n\nParameters:\n    memPool:\n    shareableHandle:\n    handleType: The type of handle being imported\n    flags: must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorOutOfMemory");
 
 static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17647,7 +17654,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -17684,7 +17691,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($module, ptr, memPool, exportData, /)\n--\n\ncudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData)");
+PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($module, ptr, memPool, exportData, /)\n--\n\ncudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData)\n\nImport a memory pool allocation from another process.\n\nReturns: CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_OUT_OF_MEMORY");
 
 static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17709,7 +17716,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -17747,7 +17754,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, memPool, descList, count, /)\n--\n\ncudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)");
+PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, memPool, descList, count, /)\n--\n\ncudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)\n\nControls visibility of pools between devices.\n\nParameters:\n    memPool:\n    descList:\n    count: Number of descriptors in the map array.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17805,7 +17812,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($module, memPool, attr, value, /)\n--\n\ncudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)");
+PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($module, memPool, attr, value, /)\n--\n\ncudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)\n\nSets attributes of a memory pool.\n\nParameters:\n    memPool:\n    attr: The attribute to modify\n    value: Pointer to the value to assign\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17863,7 +17870,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, minBytesToKeep, /)\n--\n\ncudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)");
+PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, minBytesToKeep, /)\n--\n\ncudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)\n\nTries to release memory back to the OS.\n\nParameters:\n    memPool:\n    minBytesToKeep: If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17913,7 +17920,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, devPtr, count, location, flags, stream, /)\n--\n\ncudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, devPtr, count, location, flags, stream, /)\n--\n\ncudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream)\n\nPrefetches memory to the specified destination location.\n\nParameters:\n    devPtr: Pointer to be prefetched\n    count: Size in bytes\n    location: location to prefetch to\n    flags: flags for future use, must be zero now.\n    stream: Stream to enqueue prefetch operation\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -17942,7 +17949,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &cudart_class_cudaMemLocation, &a2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -17977,7 +17984,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemPrefetchBatchAsync, "cudaMemPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream, /)\n--\n\ncudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemPrefetchBatchAsync, "cudaMemPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream, /)\n--\n\ncudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)\n\nPerforms a batch of memory prefetches asynchronously.\n\nParameters:\n    dptrs: Array of pointers to be prefetched\n    sizes: Array of sizes for memory prefetch operations.\n    count: Size of dptrs and sizes arrays.\n    prefetchLocs: Array of locations to prefetch to.\n    prefetchLocIdxs: Array of indices to specify which operands each entry in the prefetchLocs array applies to.\n    numPrefetchLocs: Size of prefetchLocs and prefetchLocIdxs arrays.\n    flags: Flags reserved for future use.\n    stream: The stream to enqueue the operations in.");
 
 static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18011,11 +18018,11 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
     b7.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -18025,7 +18032,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -18065,7 +18072,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($module, data, dataSize, attribute, devPtr, count, /)\n--\n\ncudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)");
+PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($module, data, dataSize, attribute, devPtr, count, /)\n--\n\ncudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute, const void *devPtr, size_t count)\n\nQuery an attribute of a given memory range.\n\nParameters:\n    data: A pointers to a memory location where the result of each attribute query will be written to.\n    dataSize: Array containing the size of data\n    attribute: The attribute to query\n    devPtr: Start of the range to query\n    count: Size of the range to query\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18129,7 +18136,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($module, data, dataSizes, attributes, numAttributes, devPtr, count, /)\n--\n\ncudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)");
+PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($module, data, dataSizes, attributes, numAttributes, devPtr, count, /)\n--\n\ncudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)\n\nQuery attributes of a given memory range.\n\nParameters:\n    data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.\n    dataSizes: Array containing the sizes of each result\n    attributes: An array of attributes to query (numAttributes and the number of attributes in this array should match)\n    numAttributes: Number of attributes to query\n    devPtr: Start of the range to query\n    count: Size of the range to query\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18159,15 +18166,15 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     unsigned long long u5;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 4, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -18206,7 +18213,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemSetMemPool, "cudaMemSetMemPool($module, location, type, memPool, /)\n--\n\ncudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool)");
+PyDoc_STRVAR(cudart_doc_cudaMemSetMemPool, "cudaMemSetMemPool($module, location, type, memPool, /)\n--\n\ncudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool)\n\nSets the current memory pool for a memory location and allocation type.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18264,7 +18271,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, /)\n--\n\ncudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, /)\n--\n\ncudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection");
 
 static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18325,7 +18332,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, spitch, width, height, kind, /)\n--\n\ncudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, spitch, width, height, kind, /)\n--\n\ncudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection");
 
 static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18395,7 +18402,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($module, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind, /)\n--\n\ncudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($module, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind, /)\n--\n\ncudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffsetDst: Destination starting X offset (columns in bytes)\n    hOffsetDst: Destination starting Y offset (rows)\n    src: Source memory address\n    wOffsetSrc: Source starting X offset (columns in bytes)\n    hOffsetSrc: Source starting Y offset (rows)\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection");
 
 static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18471,7 +18478,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpitch, src, spitch, width, height, kind, stream, /)\n--\n\ncudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpitch, src, spitch, width, height, kind, stream, /)\n--\n\ncudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection");
 
 static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18549,7 +18556,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, dst, dpitch, src, wOffset, hOffset, width, height, kind, /)\n--\n\ncudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, dst, dpitch, src, wOffset, hOffset, width, height, kind, /)\n--\n\ncudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection");
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18622,7 +18629,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync($module, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream, /)\n--\n\ncudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync($module, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream, /)\n--\n\ncudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    dpitch: Pitch of destination memory\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection");
 
 static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18703,7 +18710,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, wOffset, hOffset, src, spitch, width, height, kind, /)\n--\n\ncudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, wOffset, hOffset, src, spitch, width, height, kind, /)\n--\n\ncudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection");
 
 static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18776,7 +18783,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($module, dst, wOffset, hOffset, src, spitch, width, height, kind, stream, /)\n--\n\ncudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($module, dst, wOffset, hOffset, src, spitch, width, height, kind, stream, /)\n--\n\ncudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    spitch: Pitch of source memory\n    width: Width of matrix transfer (columns in bytes)\n    height: Height of matrix transfer (rows)\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection");
 
 static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18857,7 +18864,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)\n\nCopies data between 3D objects.\n\nParameters:\n    p: 3D memory copy parameters\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection");
 
 static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18904,7 +18911,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream, /)\n--\n\ncudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream, /)\n--\n\ncudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream)\n\nCopies data between 3D objects.\n\nParameters:\n    p: 3D memory copy parameters\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidMemcpyDirection");
 
 static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -18959,7 +18966,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy3DBatchAsync, "cudaMemcpy3DBatchAsync($module, numOps, opList, flags, stream, /)\n--\n\ncudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList, unsigned long long flags, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy3DBatchAsync, "cudaMemcpy3DBatchAsync($module, numOps, opList, flags, stream, /)\n--\n\ncudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList, unsigned long long flags, cudaStream_t stream)\n\nPerforms a batch of 3D memory copies asynchronously.\n\nParameters:\n    numOps: Total number of memcpy operations.\n    opList: Array of size numOps containing the actual memcpy operations.\n    flags: Flags for future use, must be zero now.\n    stream: The stream to enqueue the operations in.\n\nReturns: cudaSuccess cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19020,7 +19027,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n\ncudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n\ncudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)\n\nCopies memory between devices.\n\nParameters:\n    p: Parameters for the memory copy\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorInvalidPitchValue");
 
 static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19067,7 +19074,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p, stream, /)\n--\n\ncudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p, stream, /)\n--\n\ncudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)\n\nCopies memory between devices asynchronously.\n\nParameters:\n    p: Parameters for the memory copy\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice, cudaErrorInvalidPitchValue");
 
 static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19122,7 +19129,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpy3DWithAttributesAsync, "cudaMemcpy3DWithAttributesAsync($module, op, flags, stream, /)\n--\n\ncudaError_t cudaMemcpy3DWithAttributesAsync(struct cudaMemcpy3DBatchOp *op, unsigned long long flags, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpy3DWithAttributesAsync, "cudaMemcpy3DWithAttributesAsync($module, op, flags, stream, /)\n--\n\ncudaError_t cudaMemcpy3DWithAttributesAsync(struct cudaMemcpy3DBatchOp *op, unsigned long long flags, cudaStream_t stream)\n\nParameters:\n    op: Operation to perform\n    flags: Flags for the copy, must be zero now.\n    stream: Stream to enqueue the operation in\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19180,7 +19187,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind, /)\n--\n\ncudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind, /)\n--\n\ncudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffsetDst: Destination starting X offset (columns in bytes)\n    hOffsetDst: Destination starting Y offset (rows)\n    src: Source memory address\n    wOffsetSrc: Source starting X offset (columns in bytes)\n    hOffsetSrc: Source starting Y offset (rows)\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.");
 
 static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19253,7 +19260,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, count, kind, stream, /)\n--\n\ncudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, count, kind, stream, /)\n--\n\ncudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection");
 
 static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19322,7 +19329,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyBatchAsync, "cudaMemcpyBatchAsync($module, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream, /)\n--\n\ncudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyBatchAsync, "cudaMemcpyBatchAsync($module, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream, /)\n--\n\ncudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)\n\nPerforms a batch of memory copies asynchronously.\n\nParameters:\n    dsts: Array of destination pointers.\n    srcs: Array of memcpy source pointers.\n    sizes: Array of sizes for memcpy operations.\n    count: Size of dsts, srcs and sizes arrays\n    attrs: Array of memcpy attributes.\n    attrsIdxs: Array of indices to specify which copies each entry in the attrs array applies to.\n    numAttrs: Size of attrs and attrsIdxs arrays.\n    stream: The stream to enqueue the operations in.\n\nReturns: cudaSuccess cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19358,15 +19365,15 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
     b7.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -19376,7 +19383,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         goto done;
     if ((spec.outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -19415,7 +19422,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, src, wOffset, hOffset, count, kind, /)\n--\n\ncudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, src, wOffset, hOffset, count, kind, /)\n--\n\ncudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.");
 
 static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19482,7 +19489,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($module, dst, src, wOffset, hOffset, count, kind, stream, /)\n--\n\ncudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($module, dst, src, wOffset, hOffset, count, kind, stream, /)\n--\n\ncudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    src: Source memory address\n    wOffset: Source starting X offset (columns in bytes)\n    hOffset: Source starting Y offset (rows)\n    count: Size in bytes to copy\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.");
 
 static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19557,7 +19564,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst, symbol, count, offset, kind, /)\n--\n\ncudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst, symbol, count, offset, kind, /)\n--\n\ncudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCopies data from the given symbol on the device.\n\nParameters:\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice");
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19621,7 +19628,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($module, dst, symbol, count, offset, kind, stream, /)\n--\n\ncudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($module, dst, symbol, count, offset, kind, stream, /)\n--\n\ncudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data from the given symbol on the device.\n\nParameters:\n    dst: Destination memory address\n    symbol: Device symbol address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice");
 
 static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19693,7 +19700,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice, src, srcDevice, count, /)\n--\n\ncudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice, src, srcDevice, count, /)\n--\n\ncudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)\n\nCopies memory between two devices.\n\nParameters:\n    dst: Destination device pointer\n    dstDevice: Destination device\n    src: Source device pointer\n    srcDevice: Source device\n    count: Size of memory copy in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19757,7 +19764,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, dstDevice, src, srcDevice, count, stream, /)\n--\n\ncudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, dstDevice, src, srcDevice, count, stream, /)\n--\n\ncudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)\n\nCopies memory between two devices asynchronously.\n\nParameters:\n    dst: Destination device pointer\n    dstDevice: Destination device\n    src: Source device pointer\n    srcDevice: Source device\n    count: Size of memory copy in bytes\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19829,7 +19836,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOffset, hOffset, src, count, kind, /)\n--\n\ncudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOffset, hOffset, src, count, kind, /)\n--\n\ncudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.");
 
 static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19896,7 +19903,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module, dst, wOffset, hOffset, src, count, kind, stream, /)\n--\n\ncudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module, dst, wOffset, hOffset, src, count, kind, stream, /)\n--\n\ncudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data between host and device.\n\nParameters:\n    dst: Destination memory address\n    wOffset: Destination starting X offset (columns in bytes)\n    hOffset: Destination starting Y offset (rows)\n    src: Source memory address\n    count: Size in bytes to copy\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidMemcpyDirection\n\nDeprecated.");
 
 static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -19971,7 +19978,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol, src, count, offset, kind, /)\n--\n\ncudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol, src, count, offset, kind, /)\n--\n\ncudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)\n\nCopies data to the given symbol on the device.\n\nParameters:\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice");
 
 static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20035,7 +20042,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($module, symbol, src, count, offset, kind, stream, /)\n--\n\ncudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($module, symbol, src, count, offset, kind, stream, /)\n--\n\ncudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)\n\nCopies data to the given symbol on the device.\n\nParameters:\n    symbol: Device symbol address\n    src: Source memory address\n    count: Size in bytes to copy\n    offset: Offset from start of symbol in bytes\n    kind: Type of transfer\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidSymbol, cudaErrorInvalidMemcpyDirection, cudaErrorNoKernelImageForDevice");
 
 static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20107,7 +20114,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemcpyWithAttributesAsync, "cudaMemcpyWithAttributesAsync($module, dst, src, size, attr, stream, /)\n--\n\ncudaError_t cudaMemcpyWithAttributesAsync(void *dst, const void *src, size_t size, struct cudaMemcpyAttributes *attr, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemcpyWithAttributesAsync, "cudaMemcpyWithAttributesAsync($module, dst, src, size, attr, stream, /)\n--\n\ncudaError_t cudaMemcpyWithAttributesAsync(void *dst, const void *src, size_t size, struct cudaMemcpyAttributes *attr, cudaStream_t stream)\n\nParameters:\n    dst: Destination device pointer\n    src: Source device pointer\n    size: Number of bytes to copy\n    attr: Attributes for the copy\n    stream: Stream to enqueue the operation in\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20181,7 +20188,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /)\n--\n\ncudaError_t cudaMemset(void *devPtr, int value, size_t count)");
+PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /)\n--\n\ncudaError_t cudaMemset(void *devPtr, int value, size_t count)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to device memory\n    value: Value to set for each byte of specified memory\n    count: Size in bytes to set\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20234,7 +20241,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, value, width, height, /)\n--\n\ncudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)");
+PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, value, width, height, /)\n--\n\ncudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to 2D device memory\n    pitch: Pitch in bytes of 2D device memory(Unused if height is 1)\n    value: Value to set for each byte of specified memory\n    width: Width of matrix set (columns in bytes)\n    height: Height of matrix set (rows)\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20293,7 +20300,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, pitch, value, width, height, stream, /)\n--\n\ncudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, pitch, value, width, height, stream, /)\n--\n\ncudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to 2D device memory\n    pitch: Pitch in bytes of 2D device memory(Unused if height is 1)\n    value: Value to set for each byte of specified memory\n    width: Width of matrix set (columns in bytes)\n    height: Height of matrix set (rows)\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20360,7 +20367,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemset3D, "cudaMemset3D($module, pitchedDevPtr, value, extent, /)\n--\n\ncudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent)");
+PyDoc_STRVAR(cudart_doc_cudaMemset3D, "cudaMemset3D($module, pitchedDevPtr, value, extent, /)\n--\n\ncudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    pitchedDevPtr: Pointer to pitched device memory\n    value: Value to set for each byte of specified memory\n    extent: Size parameters for where to set device memory (width field in bytes)\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20371,11 +20378,11 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
     CUDART_RECORD_T(cudaExtent) a2;
-    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
+    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset3D];
     if (slot == CUDART_UNBOUND) {
@@ -20399,7 +20406,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDevPtr, value, extent, stream, /)\n--\n\ncudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDevPtr, value, extent, stream, /)\n--\n\ncudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    pitchedDevPtr: Pointer to pitched device memory\n    value: Value to set for each byte of specified memory\n    extent: Size parameters for where to set device memory (width field in bytes)\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20419,11 +20426,11 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     void *a3;
     Py_buffer b3;
     b3.obj = NULL;
-    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &a0) < 0)
+    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &a2) < 0)
+    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -20455,7 +20462,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value, count, stream, /)\n--\n\ncudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value, count, stream, /)\n--\n\ncudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)\n\nInitializes or sets device memory to a value.\n\nParameters:\n    devPtr: Pointer to device memory\n    value: Value to set for each byte of specified memory\n    count: Size in bytes to set\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20516,7 +20523,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedArrayGetMemoryRequirements($module, memoryRequirements, mipmap, device, /)\n--\n\ncudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaMipmappedArray_t mipmap, int device)");
+PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedArrayGetMemoryRequirements($module, memoryRequirements, mipmap, device, /)\n--\n\ncudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaMipmappedArray_t mipmap, int device)\n\nReturns the memory requirements of a CUDA mipmapped array.\n\nParameters:\n    memoryRequirements: Pointer to cudaArrayMemoryRequirements\n    mipmap: CUDA mipmapped array to get the memory requirements of\n    device: Device to get the memory requirements for\n\nReturns: cudaSuccess cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20574,7 +20581,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArrayGetSparseProperties($module, sparseProperties, mipmap, /)\n--\n\ncudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaMipmappedArray_t mipmap)");
+PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArrayGetSparseProperties($module, sparseProperties, mipmap, /)\n--\n\ncudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaMipmappedArray_t mipmap)\n\nReturns the layout properties of a sparse CUDA mipmapped array.\n\nParameters:\n    sparseProperties: Pointer to return cudaArraySparseProperties\n    mipmap: The CUDA mipmapped array to get the sparse properties of\n\nReturns: cudaSuccess cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20629,7 +20636,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupancyAvailableDynamicSMemPerBlock($module, dynamicSmemSize, func, numBlocks, blockSize, /)\n--\n\ncudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks, int blockSize)");
+PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupancyAvailableDynamicSMemPerBlock($module, dynamicSmemSize, func, numBlocks, blockSize, /)\n--\n\ncudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks, int blockSize)\n\nReturns dynamic shared memory available per block when launching numBlocks blocks on SM.\n\nParameters:\n    dynamicSmemSize: Returned maximum dynamic shared memory\n    func: Kernel function for which occupancy is calculated\n    numBlocks: Number of blocks to fit on SM\n    blockSize: Size of the block\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,");
 
 static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20653,7 +20660,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20690,7 +20697,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccupancyMaxActiveBlocksPerMultiprocessor($module, numBlocks, func, blockSize, dynamicSMemSize, /)\n--\n\ncudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize)");
+PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccupancyMaxActiveBlocksPerMultiprocessor($module, numBlocks, func, blockSize, dynamicSMemSize, /)\n--\n\ncudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize)\n\nReturns occupancy for a device function.\n\nParameters:\n    numBlocks: Returned occupancy\n    func: Kernel function for which occupancy is calculated\n    blockSize: Block size the kernel is intended to be launched with\n    dynamicSMemSize: Per-block dynamic shared memory usage intended, in bytes\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,");
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20714,7 +20721,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20751,7 +20758,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags($module, numBlocks, func, blockSize, dynamicSMemSize, flags, /)\n--\n\ncudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags($module, numBlocks, func, blockSize, dynamicSMemSize, flags, /)\n--\n\ncudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned int flags)\n\nReturns occupancy for a device function with the specified flags.\n\nParameters:\n    numBlocks: Returned occupancy\n    func: Kernel function for which occupancy is calculated\n    blockSize: Block size the kernel is intended to be launched with\n    dynamicSMemSize: Per-block dynamic shared memory usage intended, in bytes\n    flags: Requested behavior for the occupancy calculator\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,");
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20776,7 +20783,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20815,7 +20822,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveClusters($module, numClusters, func, launchConfig, /)\n--\n\ncudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func, const cudaLaunchConfig_t *launchConfig)");
+PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveClusters($module, numClusters, func, launchConfig, /)\n--\n\ncudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func, const cudaLaunchConfig_t *launchConfig)\n\nGiven the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.\n\nParameters:\n    numClusters: Returned maximum number of clusters that could co-exist on the target device\n    func: Kernel function for which maximum number of clusters are calculated\n    launchConfig:\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorInvalidClusterSize, cudaErrorUnknown,");
 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20840,7 +20847,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20878,7 +20885,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxPotentialClusterSize($module, clusterSize, func, launchConfig, /)\n--\n\ncudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func, const cudaLaunchConfig_t *launchConfig)");
+PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxPotentialClusterSize($module, clusterSize, func, launchConfig, /)\n--\n\ncudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func, const cudaLaunchConfig_t *launchConfig)\n\nGiven the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.\n\nParameters:\n    clusterSize: Returned maximum cluster size that can be launched for the given kernel function and launch configuration\n    func: Kernel function for which maximum cluster size is calculated\n    launchConfig:\n\nReturns: cudaSuccess, cudaErrorInvalidDeviceFunction, cudaErrorInvalidValue, cudaErrorUnknown,");
 
 static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20903,7 +20910,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20941,7 +20948,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaPeekAtLastError, "cudaPeekAtLastError($module)\n--\n\ncudaError_t cudaPeekAtLastError(void)");
+PyDoc_STRVAR(cudart_doc_cudaPeekAtLastError, "cudaPeekAtLastError($module)\n--\n\ncudaError_t cudaPeekAtLastError(void)\n\nReturns the last error from a runtime call.\n\nReturns: cudaSuccess, cudaErrorMissingConfiguration, cudaErrorMemoryAllocation, cudaErrorInitializationError, cudaErrorLaunchFailure, cudaErrorLaunchTimeout, cudaErrorLaunchOutOfResources, cudaErrorInvalidDeviceFunction, cudaErrorInvalidConfiguration, cudaErrorInvalidDevice, cudaErrorInvalidValue, cudaErrorInvalidPitchValue, cudaErrorInvalidSymbol, cudaErrorUnmapBufferObjectFailed, cudaErrorInvalidDevicePointer, cudaErrorInvalidTexture, cudaErrorInvalidTextureBinding, cudaErrorInvalidChannelDescriptor, cudaErrorInvalidMemcpyDirection, cudaErrorInvalidFilterSetting, cudaErrorInvalidNormSetting, cudaErrorUnknown, cudaErrorInvalidResourceHandle, cudaErrorInsufficientDriver, cudaErrorNoDevice, cudaErrorSetOnActiveProcess, cudaErrorStartupFailure, cudaErrorInvalidPtx, cudaErrorUnsupportedPtxVersion, cudaErrorNoKernelImageForDevice, cudaErrorJitCompilerNotFound, cudaErrorJitCompilationDisabled");
 
 static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -20972,7 +20979,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($module, attributes, ptr, /)\n--\n\ncudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)");
+PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($module, attributes, ptr, /)\n--\n\ncudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)\n\nReturns attributes about a specified pointer.\n\nParameters:\n    attributes: Attributes for the specified pointer\n    ptr: Pointer to get attributes for\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21027,7 +21034,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaProfilerStart, "cudaProfilerStart($module)\n--\n\ncudaError_t cudaProfilerStart(void)");
+PyDoc_STRVAR(cudart_doc_cudaProfilerStart, "cudaProfilerStart($module)\n--\n\ncudaError_t cudaProfilerStart(void)\n\nEnable profiling.\n\nReturns: cudaSuccess");
 
 static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21058,7 +21065,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaProfilerStop, "cudaProfilerStop($module)\n--\n\ncudaError_t cudaProfilerStop(void)");
+PyDoc_STRVAR(cudart_doc_cudaProfilerStop, "cudaProfilerStop($module)\n--\n\ncudaError_t cudaProfilerStop(void)\n\nDisable profiling.\n\nReturns: cudaSuccess");
 
 static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21089,7 +21096,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, runtimeVersion, /)\n--\n\ncudaError_t cudaRuntimeGetVersion(int *runtimeVersion)");
+PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, runtimeVersion, /)\n--\n\ncudaError_t cudaRuntimeGetVersion(int *runtimeVersion)\n\nReturns the CUDA Runtime version.\n\nParameters:\n    runtimeVersion: Returns the CUDA Runtime version.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21108,7 +21115,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaRuntimeGetVersion];
@@ -21136,7 +21143,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaSetDevice, "cudaSetDevice($module, device, /)\n--\n\ncudaError_t cudaSetDevice(int device)");
+PyDoc_STRVAR(cudart_doc_cudaSetDevice, "cudaSetDevice($module, device, /)\n--\n\ncudaError_t cudaSetDevice(int device)\n\nSet device to be used for GPU executions.\n\nParameters:\n    device: Device on which the active host thread should execute the device code.\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorDeviceUnavailable,");
 
 static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21169,7 +21176,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaSetDeviceFlags, "cudaSetDeviceFlags($module, flags, /)\n--\n\ncudaError_t cudaSetDeviceFlags(unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaSetDeviceFlags, "cudaSetDeviceFlags($module, flags, /)\n--\n\ncudaError_t cudaSetDeviceFlags(unsigned int flags)\n\nSets flags to be used for device executions.\n\nParameters:\n    flags: Parameters for device operation\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21202,7 +21209,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, device_arr, len, /)\n--\n\ncudaError_t cudaSetValidDevices(int *device_arr, int len)");
+PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, device_arr, len, /)\n--\n\ncudaError_t cudaSetValidDevices(int *device_arr, int len)\n\nSet a list of devices that can be used for CUDA.\n\nParameters:\n    device_arr: List of devices to try\n    len: Number of devices in specified list\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidDevice");
 
 static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21222,7 +21229,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -21252,7 +21259,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream, /)\n--\n\ncudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream, /)\n--\n\ncudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)\n\nSignals a set of external semaphore objects.\n\nParameters:\n    extSemArray: Set of external semaphores to be signaled\n    paramsArray: Array of semaphore parameters\n    numExtSems: Number of semaphores to signal\n    stream: Stream to enqueue the signal operations in\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21278,7 +21285,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     b3.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -21318,7 +21325,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, stream, callback, userData, flags, /)\n--\n\ncudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, stream, callback, userData, flags, /)\n--\n\ncudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags)\n\nAdd a callback to a compute stream.\n\nParameters:\n    stream: Stream to add callback to\n    callback: The function to call once preceding stream operations are complete\n    userData: User specified data to be passed to the callback function\n    flags: Reserved for future use, must be 0\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle, cudaErrorInvalidValue, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21384,7 +21391,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($module, stream, devPtr, length, flags, /)\n--\n\ncudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($module, stream, devPtr, length, flags, /)\n--\n\ncudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)\n\nAttach memory to a stream asynchronously.\n\nParameters:\n    stream: Stream in which to enqueue the attach operation\n    devPtr: Pointer to memory (must be a pointer to managed memory or to a valid host-accessible region of system-allocated memory)\n    length: Length of memory (defaults to zero)\n    flags: Must be one of cudaMemAttachGlobal, cudaMemAttachHost or cudaMemAttachSingle (defaults to cudaMemAttachSingle)\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21445,7 +21452,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module, stream, mode, /)\n--\n\ncudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)");
+PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module, stream, mode, /)\n--\n\ncudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)\n\nBegins graph capture on a stream.\n\nParameters:\n    stream: Stream in which to initiate capture\n    mode: Controls the interaction of this capture sequence with other API calls that are potentially unsafe.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21495,7 +21502,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamBeginCaptureToGraph, "cudaStreamBeginCaptureToGraph($module, stream, graph, dependencies, dependencyData, numDependencies, mode, /)\n--\n\ncudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode)");
+PyDoc_STRVAR(cudart_doc_cudaStreamBeginCaptureToGraph, "cudaStreamBeginCaptureToGraph($module, stream, graph, dependencies, dependencyData, numDependencies, mode, /)\n--\n\ncudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode)\n\nBegins graph capture on a stream to an existing graph.\n\nParameters:\n    stream: Stream in which to initiate capture.\n    graph: Graph to capture into.\n    dependencies: Dependencies of the first node captured in the stream.\n    dependencyData: Optional array of data associated with each dependency.\n    numDependencies: Number of dependencies.\n    mode: Controls the interaction of this capture sequence with other API calls that are potentially unsafe.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21533,7 +21540,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -21572,7 +21579,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamBeginRecaptureToGraph, "cudaStreamBeginRecaptureToGraph($module, stream, mode, graph, callbackData, /)\n--\n\ncudaError_t cudaStreamBeginRecaptureToGraph(cudaStream_t stream, enum cudaStreamCaptureMode mode, cudaGraph_t graph, struct cudaGraphRecaptureCallbackData *callbackData)");
+PyDoc_STRVAR(cudart_doc_cudaStreamBeginRecaptureToGraph, "cudaStreamBeginRecaptureToGraph($module, stream, mode, graph, callbackData, /)\n--\n\ncudaError_t cudaStreamBeginRecaptureToGraph(cudaStream_t stream, enum cudaStreamCaptureMode mode, cudaGraph_t graph, struct cudaGraphRecaptureCallbackData *callbackData)\n\nBegin graph capture on a stream to an existing graph.\n\nParameters:\n    stream: Stream in which to initiate capture\n    mode: Controls the interaction of this capture sequence with other API calls that are potentially unsafe.\n    graph: Existing CUDA graph to be captured into\n    callbackData: Optional struct of callback data that will be invoked for all parameter mismatches from the original graph\n\nReturns: cudaSuccess, cudaErrorDeinitialized, cudaErrorNotInitialized, cudaErrorInvalidValue,");
 
 static PyObject *cudart_fn_cudaStreamBeginRecaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21638,7 +21645,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($module, dst, src, /)\n--\n\ncudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src)");
+PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($module, dst, src, /)\n--\n\ncudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src)\n\nCopies attributes from source stream to destination stream.\n\nParameters:\n    dst: Destination stream\n    src: Source stream For attributes see cudaStreamAttrID\n\nReturns: cudaSuccess, cudaErrorNotSupported");
 
 static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21693,7 +21700,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)\n--\n\ncudaError_t cudaStreamCreate(cudaStream_t *pStream)");
+PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)\n--\n\ncudaError_t cudaStreamCreate(cudaStream_t *pStream)\n\nCreate an asynchronous stream.\n\nParameters:\n    pStream: Pointer to new stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorExternalDevice");
 
 static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21712,7 +21719,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCreate];
@@ -21740,7 +21747,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($module, pStream, flags, /)\n--\n\ncudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($module, pStream, flags, /)\n--\n\ncudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)\n\nCreate an asynchronous stream.\n\nParameters:\n    pStream: Pointer to new stream identifier\n    flags: Parameters for stream creation\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorExternalDevice");
 
 static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21760,7 +21767,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -21790,7 +21797,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPriority($module, pStream, flags, priority, /)\n--\n\ncudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)");
+PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPriority($module, pStream, flags, priority, /)\n--\n\ncudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)\n\nCreate an asynchronous stream with the specified priority.\n\nParameters:\n    pStream: Pointer to new stream identifier\n    flags: Flags for stream creation.\n    priority: Priority of the stream.\n\nReturns: cudaSuccess, cudaErrorInvalidValue cudaErrorExternalDevice");
 
 static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21811,7 +21818,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     long long i2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -21843,7 +21850,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /)\n--\n\ncudaError_t cudaStreamDestroy(cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /)\n--\n\ncudaError_t cudaStreamDestroy(cudaStream_t stream)\n\nDestroys and cleans up an asynchronous stream.\n\nParameters:\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle cudaErrorExternalDevice");
 
 static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21890,7 +21897,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, stream, pGraph, /)\n--\n\ncudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)");
+PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, stream, pGraph, /)\n--\n\ncudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)\n\nEnds capture on a stream, returning the captured graph.\n\nParameters:\n    stream: Stream to query\n    pGraph: The captured graph\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureWrongThread");
 
 static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -21916,7 +21923,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamEndCapture];
@@ -21945,7 +21952,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module, hStream, attr, value_out, /)\n--\n\ncudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)");
+PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module, hStream, attr, value_out, /)\n--\n\ncudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)\n\nQueries stream attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22003,7 +22010,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($module, stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out, /)\n--\n\ncudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)");
+PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($module, stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out, /)\n--\n\ncudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)\n\nQuery a stream's capture state.\n\nParameters:\n    stream: The stream to query\n    captureStatus_out: Location to return the capture status of the stream; required\n    id_out: Optional location to return an id for the capture sequence, which is unique over the lifetime of the process\n    graph_out: Optional location to return the graph being captured into.\n    dependencies_out: Optional location to store a pointer to an array of nodes.\n    edgeData_out: Optional location to store a pointer to an array of graph edge data.\n    numDependencies_out: Optional location to store the size of the array returned in dependencies_out.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureImplicit, cudaErrorLossyQuery");
 
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22044,27 +22051,27 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if ((spec.outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 8, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if ((spec.outs >> 6) & 1)
         a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 8, &a6, &b6) < 0)
+    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo];
@@ -22098,7 +22105,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamGetDevResource, "cudaStreamGetDevResource($module, hStream, resource, type, /)\n--\n\ncudaError_t cudaStreamGetDevResource(cudaStream_t hStream, cudaDevResource *resource, enum cudaDevResourceType type)");
+PyDoc_STRVAR(cudart_doc_cudaStreamGetDevResource, "cudaStreamGetDevResource($module, hStream, resource, type, /)\n--\n\ncudaError_t cudaStreamGetDevResource(cudaStream_t hStream, cudaDevResource *resource, enum cudaDevResourceType type)\n\nGet stream resources.\n\nParameters:\n    hStream: Stream to get resource for\n    resource: Output pointer to a cudaDevResource structure\n    type: Type of resource to retrieve\n\nReturns: cudaSuccess, cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorDeviceUninitialized, cudaErrorInvalidResourceType, cudaErrorInvalidValue, cudaErrorInvalidHandle, cudaErrorNotPermitted, cudaErrorCallRequiresNewerDriver,");
 
 static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22156,7 +22163,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamGetDevice, "cudaStreamGetDevice($module, hStream, device, /)\n--\n\ncudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)");
+PyDoc_STRVAR(cudart_doc_cudaStreamGetDevice, "cudaStreamGetDevice($module, hStream, device, /)\n--\n\ncudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)\n\nQuery the device of a stream.\n\nParameters:\n    hStream: Handle to the stream to be queried\n    device: Returns the device to which the stream belongs\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorDeviceUnavailable,");
 
 static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22182,7 +22189,7 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetDevice];
@@ -22211,7 +22218,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream, flags, /)\n--\n\ncudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)");
+PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream, flags, /)\n--\n\ncudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)\n\nQuery the flags of a stream.\n\nParameters:\n    hStream: Handle to the stream to be queried\n    flags: Pointer to an unsigned integer in which the stream's flags are returned\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22237,7 +22244,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetFlags];
@@ -22266,7 +22273,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, streamId, /)\n--\n\ncudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId)");
+PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, streamId, /)\n--\n\ncudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId)\n\nQuery the Id of a stream.\n\nParameters:\n    hStream: Handle to the stream to be queried\n    streamId: Pointer to an unsigned long long in which the stream Id is returned\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22292,7 +22299,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetId];
@@ -22321,7 +22328,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, hStream, priority, /)\n--\n\ncudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)");
+PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, hStream, priority, /)\n--\n\ncudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)\n\nQuery the priority of a stream.\n\nParameters:\n    hStream: Handle to the stream to be queried\n    priority: Pointer to a signed integer in which the stream's priority is returned\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22347,7 +22354,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetPriority];
@@ -22376,7 +22383,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, stream, pCaptureStatus, /)\n--\n\ncudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)");
+PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, stream, pCaptureStatus, /)\n--\n\ncudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)\n\nReturns a stream's capture status.\n\nParameters:\n    stream: Stream to query\n    pCaptureStatus: Returns the stream's capture status\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorStreamCaptureImplicit");
 
 static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22402,7 +22409,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 4, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamIsCapturing];
@@ -22431,7 +22438,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n--\n\ncudaError_t cudaStreamQuery(cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n--\n\ncudaError_t cudaStreamQuery(cudaStream_t stream)\n\nQueries an asynchronous stream for completion status.\n\nParameters:\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorNotReady, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22478,7 +22485,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module, hStream, attr, value, /)\n--\n\ncudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)");
+PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module, hStream, attr, value, /)\n--\n\ncudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)\n\nSets stream attribute.\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22536,7 +22543,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, stream, /)\n--\n\ncudaError_t cudaStreamSynchronize(cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, stream, /)\n--\n\ncudaError_t cudaStreamSynchronize(cudaStream_t stream)\n\nWaits for stream tasks to complete.\n\nParameters:\n    stream: Stream identifier\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22583,7 +22590,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCaptureDependencies($module, stream, dependencies, dependencyData, numDependencies, flags, /)\n--\n\ncudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCaptureDependencies($module, stream, dependencies, dependencyData, numDependencies, flags, /)\n--\n\ncudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)\n\nUpdate the set of dependencies in a capturing stream.\n\nParameters:\n    stream: The stream to update\n    dependencies: The set of dependencies to add\n    dependencyData: Optional array of data associated with each dependency.\n    numDependencies: The size of the dependencies array\n    flags: See above\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorIllegalState");
 
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22614,7 +22621,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -22652,7 +22659,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, stream, event, flags, /)\n--\n\ncudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, stream, event, flags, /)\n--\n\ncudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)\n\nMake a compute stream wait on an event.\n\nParameters:\n    stream: Stream to wait\n    event: Event to wait on\n    flags: Parameters for the operation(See above)\n\nReturns: cudaSuccess, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle");
 
 static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22710,7 +22717,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchangeStreamCaptureMode($module, mode, /)\n--\n\ncudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)");
+PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchangeStreamCaptureMode($module, mode, /)\n--\n\ncudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)\n\nSwaps the stream capture interaction mode for a thread.\n\nParameters:\n    mode: Pointer to mode value to swap with the current mode\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22729,7 +22736,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     b0.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode];
@@ -22757,7 +22764,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, object_out, ptr, destroy, initialRefcount, flags, /)\n--\n\ncudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags)");
+PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, object_out, ptr, destroy, initialRefcount, flags, /)\n--\n\ncudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags)\n\nCreate a user object.\n\nParameters:\n    object_out: Location to return the user object handle\n    ptr: The pointer to pass to the destroy function\n    destroy: Callback to free the user object when it is no longer in use\n    initialRefcount: The initial refcount to create the object with, typically 1.\n    flags: Currently it is required to pass cudaUserObjectNoDestructorSync, which is the only defined flag.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22784,7 +22791,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22826,7 +22833,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, object, count, /)\n--\n\ncudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)");
+PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, object, count, /)\n--\n\ncudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)\n\nRelease a reference to a user object.\n\nParameters:\n    object: The object to release\n    count: The number of references to release, typically 1.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22876,7 +22883,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, object, count, /)\n--\n\ncudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count)");
+PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, object, count, /)\n--\n\ncudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count)\n\nRetain a reference to a user object.\n\nParameters:\n    object: The object to retain\n    count: The number of references to retain, typically 1.\n\nReturns: cudaSuccess, cudaErrorInvalidValue");
 
 static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22926,7 +22933,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device, vdpDevice, vdpGetProcAddress, /)\n--\n\ncudaError_t cudaVDPAUGetDevice(int *device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)");
+PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device, vdpDevice, vdpGetProcAddress, /)\n--\n\ncudaError_t cudaVDPAUGetDevice(int *device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)\n\nGets the CUDA device associated with a VdpDevice.\n\nParameters:\n    device: Returns the device associated with vdpDevice, or -1 if the device associated with vdpDevice is not a compute device.\n    vdpDevice: A VdpDevice handle\n    vdpGetProcAddress: VDPAU's VdpGetProcAddress function pointer\n\nReturns: cudaSuccess");
 
 static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -22949,7 +22956,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     b2.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 4, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -22984,7 +22991,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($module, device, vdpDevice, vdpGetProcAddress, /)\n--\n\ncudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)");
+PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($module, device, vdpDevice, vdpGetProcAddress, /)\n--\n\ncudaError_t cudaVDPAUSetVDPAUDevice(int device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)\n\nSets a CUDA device to use VDPAU interoperability.\n\nParameters:\n    device: Device to use for VDPAU interoperability\n    vdpDevice: The VdpDevice to interoperate with\n    vdpGetProcAddress: VDPAU's VdpGetProcAddress function pointer\n\nReturns: cudaSuccess, cudaErrorInvalidDevice, cudaErrorSetOnActiveProcess");
 
 static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -23037,7 +23044,7 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream, /)\n--\n\ncudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)");
+PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream, /)\n--\n\ncudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)\n\nWaits on a set of external semaphore objects.\n\nParameters:\n    extSemArray: External semaphores to be waited on\n    paramsArray: Array of semaphore parameters\n    numExtSems: Number of semaphores to wait on\n    stream: Stream to enqueue the wait operations in\n\nReturns: cudaSuccess, cudaErrorInvalidResourceHandle cudaErrorTimeout");
 
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -23063,7 +23070,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     b3.obj = NULL;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];

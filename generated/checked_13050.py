@@ -721,7 +721,6 @@ if TYPE_CHECKING:
     _cudaGraphLaunch: _Callable[..., int]
     _cudaGraphMemAllocNodeGetParams: _Callable[..., int]
     _cudaGraphMemFreeNodeGetParams: _Callable[..., int]
-    _cudaGraphMemFreeNodeGetParams_out: _Callable[..., tuple[int, int | None]]
     _cudaGraphMemcpyNodeGetParams: _Callable[..., int]
     _cudaGraphMemcpyNodeSetParams: _Callable[..., int]
     _cudaGraphMemcpyNodeSetParams1D: _Callable[..., int]
@@ -1429,7 +1428,7 @@ _c.bind_on_first_call(
         "cudaGraphKernelNodeSetParams": (c_uint, (c_void_p, c_void_p)),
         "cudaGraphLaunch": (c_uint, (c_void_p, c_void_p)),
         "cudaGraphMemAllocNodeGetParams": (c_uint, (c_void_p, POINTER(cudaMemAllocNodeParams))),
-        "cudaGraphMemFreeNodeGetParams": (c_uint, (c_void_p, POINTER(c_void_p)), (1,)),
+        "cudaGraphMemFreeNodeGetParams": (c_uint, (c_void_p, POINTER(c_void_p))),
         "cudaGraphMemcpyNodeGetParams": (c_uint, (c_void_p, POINTER(cudaMemcpy3DParms))),
         "cudaGraphMemcpyNodeSetParams": (c_uint, (c_void_p, c_void_p)),
         "cudaGraphMemcpyNodeSetParams1D": (
@@ -9176,20 +9175,16 @@ def cudaGraphMemFreeNodeGetParams(node: cudaGraphNode_t | _HandleLike) -> int:
     """
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
+    dptr_out = c_void_p()
     try:
-        if _compiled:
-            err, dptr_out = _cudaGraphMemFreeNodeGetParams_out(node)
-        else:
-            dptr_out_ = c_void_p()
-            err = _cudaGraphMemFreeNodeGetParams(node, dptr_out_)
-            dptr_out = dptr_out_.value
+        err = _cudaGraphMemFreeNodeGetParams(node, dptr_out)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaGraphMemFreeNodeGetParams", ("node", "dptr_out")
         ) from None
     if err:
         raise _error(err, _lib)
-    return dptr_out or 0
+    return dptr_out.value or 0
 
 
 def cudaGraphMemcpyNodeGetParams(node: cudaGraphNode_t | _HandleLike) -> cudaMemcpy3DParms:

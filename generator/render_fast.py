@@ -99,6 +99,7 @@ class FastRecord:
     c_spelling: str  # how the headers spell it ("struct cudaExtent", "dim3")
     size: int
     align: int
+    argument: bool  # passed by value somewhere (not only returned)
 
 
 def render_fast(model: ApiModel, context: RenderContext, headers: tuple[str, ...]) -> str:
@@ -185,7 +186,7 @@ class FastView:
                 raise RenderError("no compiled conversion for a long double argument")
             return FastParam(index, name, "double", spelled)
         if kind is TypeKind.RECORD:
-            rec = self._record(t)
+            rec = self._record(t, argument=True)
             return FastParam(index, name, "record", f"CUDART_RECORD_T({rec.name})", record=rec.name)
         raise RenderError(f"no compiled conversion for a {kind.value} argument ({t!r})")
 
@@ -228,7 +229,7 @@ class FastView:
             return 8
         return 0
 
-    def _record(self, t: CType) -> FastRecord:
+    def _record(self, t: CType, argument: bool = False) -> FastRecord:
         name = self.types.record_class(t)
         rec = self.types.records[self.types.resolved(t, RecordRef).name]
         assert rec.size is not None and rec.align is not None
@@ -238,7 +239,9 @@ class FastView:
                 "goes in floating-point registers, which bytes of its size do not reproduce"
             )
         spelling = name if name != rec.name else (rec.c_spelling or f"struct {rec.name}")
-        self._records[name] = FastRecord(name, spelling, rec.size, rec.align)
+        seen = self._records.get(name)
+        argument = argument or (seen is not None and seen.argument)
+        self._records[name] = FastRecord(name, spelling, rec.size, rec.align, argument)
         return self._records[name]
 
     def _has_float(self, rec) -> bool:

@@ -33,13 +33,15 @@ def _number(key: str) -> int:
     return int(major) * 1000 + int(minor) * 10
 
 
-def _judge(source: Path, include_dirs, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """The pinned-headers build of one generated module, syntax and types only."""
-    cmd = [compiler() or "cc", *JUDGE_FLAGS, "-fsyntax-only", "-DCUDART_FAST_PINNED_HEADERS"]
-    cmd += ["-isystem", str(SHIMS)]
-    for d in include_dirs:
-        cmd += ["-isystem", str(d)]
-    cmd += ["-I", python_include(), "-I", str(REPO / "cudart"), *extra, str(source)]
+def _judge(source: Path, include_dirs=None) -> subprocess.CompletedProcess:
+    """One generated module, syntax and types only, every warning an error: against the
+    pinned headers (`include_dirs`), or as users build it (None: no CUDA header)."""
+    cmd = [compiler() or "cc", *JUDGE_FLAGS, "-fsyntax-only"]
+    if include_dirs is not None:
+        cmd += ["-DCUDART_FAST_PINNED_HEADERS", "-isystem", str(SHIMS)]
+        for d in include_dirs:
+            cmd += ["-isystem", str(d)]
+    cmd += ["-I", python_include(), "-I", str(REPO / "cudart"), str(source)]
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
@@ -48,12 +50,14 @@ def judged(header_sets):
     if compiler() is None:
         pytest.skip("no C compiler")
 
-    def one(key: str):
+    def one(job: tuple[str, bool]):
+        key, pinned = job
         source = REPO / "generated" / f"_fast_{_number(key)}.c"
-        return key, _judge(source, header_sets[key].include_dirs)
+        return job, _judge(source, header_sets[key].include_dirs if pinned else None)
 
+    jobs = [(key, pinned) for key in header_sets for pinned in (True, False)]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(one, header_sets))
+        return dict(pool.map(one, jobs))
 
 
 @pytest.mark.parametrize("key", version_keys())
@@ -61,7 +65,16 @@ def test_every_call_compiles_against_the_pinned_headers_without_a_warning(judged
     # Each function pointer is __typeof__(&name) of NVIDIA's declaration, each
     # prototype as the model reads it is asserted compatible with it, and each record
     # by value has the header's size and alignment: -Werror -Wconversion.
-    proc = judged[key]
+    proc = judged[key, True]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr == ""
+
+
+@pytest.mark.parametrize("key", version_keys())
+def test_the_users_build_compiles_without_a_warning(judged, key):
+    # No CUDA header: the model's own prototypes, and only the limited API (a function
+    # outside it would be an implicit declaration, an error here).
+    proc = judged[key, False]
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stderr == ""
 
@@ -326,3 +339,11 @@ def test_the_backend_switch():
     )
     assert missing.returncode != 0
     assert "CUDART_BACKEND=compiled, but cudart._fast_99990 is not built" in missing.stderr
+
+
+def test_the_hand_written_launcher_compiles_without_a_warning():
+    if compiler() is None:
+        pytest.skip("no C compiler")
+    proc = _judge(REPO / "cudart" / "_fastlaunch.c")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr == ""

@@ -93,6 +93,4 @@ def test_a_real_module_formats_as_the_whole_file_does(empty_cache, manifest, hea
     assert len(sources) == 2 * len(manifest.families["12"].surfaces) == 4
     assert all(len(split_top_level(source)) > 100 for source in sources[:2])
     python = [text for name, text in rendered.files.items() if name.endswith(".py")]
-    assert sorted(black.format_str(s, mode=BLACK_MODE) for s in sources) == sorted(
-        python
-    )
+    assert sorted(black.format_str(s, mode=BLACK_MODE) for s in sources) == sorted(python)
